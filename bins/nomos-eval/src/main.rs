@@ -1,0 +1,3 @@
+//! `nomos-eval`: replays golden conversations and evaluates the classifier corpus.
+
+fn main() {}

@@ -1,0 +1,213 @@
+//! Domain events: every change to a session is one (DESIGN "State, events and the store").
+//!
+//! The core emits them; the store commits them with a per-session sequence number in
+//! the same transaction as the rows they describe; the activity log is derived from
+//! them ([`crate::activity`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::id::{ApprovalId, ExecutionId, MessageId, SessionId};
+use crate::status::{
+    ApprovalStatus, CommandClass, ExecutionStatus, Outcome, Role, SessionStatus, StepStatus,
+};
+use crate::time::Timestamp;
+
+/// What happened. The serde tag is the event's kind (`task.status`, `plan.proposed`...).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum DomainEvent {
+    /// The session was created.
+    #[serde(rename = "session.created")]
+    SessionCreated,
+    /// SESSION-6: the status changed.
+    #[serde(rename = "task.status")]
+    TaskStatus {
+        /// Previous status.
+        from: SessionStatus,
+        /// New status.
+        to: SessionStatus,
+        /// Why (completion summary, sweep reason...).
+        reason: Option<String>,
+    },
+    /// `set_goal` set (or reset) the goal.
+    #[serde(rename = "task.goal")]
+    GoalSet {
+        /// The goal text.
+        goal: String,
+    },
+    /// WRITEBACK-2: the board shows this outcome while the session stays open.
+    #[serde(rename = "task.board_outcome")]
+    BoardOutcome {
+        /// Outcome shown.
+        outcome: Outcome,
+    },
+    /// PLAN-2/3: a plan (generation) was proposed or revised.
+    #[serde(rename = "plan.proposed")]
+    PlanProposed {
+        /// The generation the steps belong to.
+        generation: u32,
+        /// Step titles in seq order (seq = index + 1).
+        steps: Vec<String>,
+        /// Why the plan was revised, for a new generation after execution started.
+        revision_reason: Option<String>,
+    },
+    /// PLAN-9: a step started.
+    #[serde(rename = "plan.step.started")]
+    StepStarted {
+        /// Generation.
+        generation: u32,
+        /// Seq within the generation.
+        seq: u32,
+    },
+    /// PLAN-9: a step reached a closed status (`done`, `failed`, `skipped`, `replaced`).
+    #[serde(rename = "plan.step.finished")]
+    StepFinished {
+        /// Generation.
+        generation: u32,
+        /// Seq within the generation.
+        seq: u32,
+        /// The status it closed with.
+        status: StepStatus,
+    },
+    /// GATE-4: the operator assented to a plan generation.
+    #[serde(rename = "plan.assent")]
+    AssentOpened {
+        /// Generation assented to.
+        generation: u32,
+        /// When the window closes.
+        expires_at: Timestamp,
+    },
+    /// The assent window closed (plan completed, revised, or expired).
+    #[serde(rename = "plan.assent_closed")]
+    AssentClosed {
+        /// Generation whose window closed.
+        generation: u32,
+    },
+    /// An execution was created.
+    #[serde(rename = "execution.created")]
+    ExecutionCreated {
+        /// Its id.
+        execution_id: ExecutionId,
+        /// Host slug.
+        host: String,
+        /// Exact command.
+        command: String,
+        /// Its class.
+        class: CommandClass,
+        /// Initial status.
+        status: ExecutionStatus,
+    },
+    /// An execution moved to a new status.
+    #[serde(rename = "execution.status")]
+    ExecutionStatusChanged {
+        /// Its id.
+        execution_id: ExecutionId,
+        /// New status.
+        status: ExecutionStatus,
+        /// Exit code when completed.
+        exit_code: Option<i32>,
+        /// Error text when failed or cancelled.
+        error: Option<String>,
+    },
+    /// GATE-7: an approval request was persisted.
+    #[serde(rename = "approval.requested")]
+    ApprovalRequested {
+        /// Its id.
+        approval_id: ApprovalId,
+        /// The execution it guards.
+        execution_id: ExecutionId,
+        /// When it expires.
+        expires_at: Timestamp,
+    },
+    /// GATE-7: an approval was decided, expired or voided.
+    #[serde(rename = "approval.resolved")]
+    ApprovalResolved {
+        /// Its id.
+        approval_id: ApprovalId,
+        /// Its final status.
+        status: ApprovalStatus,
+    },
+    /// A transcript message was appended.
+    #[serde(rename = "message.appended")]
+    MessageAppended {
+        /// Its id.
+        message_id: MessageId,
+        /// Who wrote it.
+        role: Role,
+    },
+    /// TURN-4: a tool call was persisted with its result.
+    #[serde(rename = "tool.called")]
+    ToolCalled {
+        /// The model's call id.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// `ok`, `refused`, `error` or `interrupted`.
+        outcome: crate::record::ToolCallOutcome,
+    },
+    /// SWEEP-1: the idle sweep nudged the session.
+    #[serde(rename = "task.nudged")]
+    Nudged,
+}
+
+impl DomainEvent {
+    /// The event's kind, as the SSE `event:` field and the store's `kind` column spell it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            DomainEvent::SessionCreated => "session.created",
+            DomainEvent::TaskStatus { .. } => "task.status",
+            DomainEvent::GoalSet { .. } => "task.goal",
+            DomainEvent::BoardOutcome { .. } => "task.board_outcome",
+            DomainEvent::PlanProposed { .. } => "plan.proposed",
+            DomainEvent::StepStarted { .. } => "plan.step.started",
+            DomainEvent::StepFinished { .. } => "plan.step.finished",
+            DomainEvent::AssentOpened { .. } => "plan.assent",
+            DomainEvent::AssentClosed { .. } => "plan.assent_closed",
+            DomainEvent::ExecutionCreated { .. } => "execution.created",
+            DomainEvent::ExecutionStatusChanged { .. } => "execution.status",
+            DomainEvent::ApprovalRequested { .. } => "approval.requested",
+            DomainEvent::ApprovalResolved { .. } => "approval.resolved",
+            DomainEvent::MessageAppended { .. } => "message.appended",
+            DomainEvent::ToolCalled { .. } => "tool.called",
+            DomainEvent::Nudged => "task.nudged",
+        }
+    }
+}
+
+/// An event as committed: with its session, per-session sequence number and time.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventRecord {
+    /// Position in the global log (strictly increasing across sessions).
+    pub global_seq: i64,
+    /// The session it belongs to.
+    pub session_id: SessionId,
+    /// Position in the session's log: 1, 2, 3... with no gaps.
+    pub seq: i64,
+    /// When it happened.
+    pub at: Timestamp,
+    /// What happened.
+    pub event: DomainEvent,
+}
+
+/// An event the core produced and the store has not committed yet.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingEvent {
+    /// When it happened.
+    pub at: Timestamp,
+    /// What happened.
+    pub event: DomainEvent,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serde_tag_matches_kind() {
+        let event = DomainEvent::StepStarted { generation: 2, seq: 1 };
+        let json = serde_json::to_value(&event).unwrap();
+        assert_eq!(json["type"], event.kind());
+        let back: DomainEvent = serde_json::from_value(json).unwrap();
+        assert_eq!(back, event);
+    }
+}

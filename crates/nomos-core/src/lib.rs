@@ -1,0 +1,40 @@
+//! The pure core of Nomos: it decides, the shell does.
+//!
+//! # Brief overview
+//!
+//! * [`session::Session`] is the aggregate of one chat: its status (SESSION), its plan
+//!   generations (PLAN), the gate for `run` (GATE), executions and approvals (EXEC).
+//!   Inputs arrive through `handle_*` methods with the current time as an argument;
+//!   the rows and [`event::DomainEvent`]s they produce leave through
+//!   [`session::Session::take_commit`].
+//! * [`classify`] reads a shell command the way a shell would and returns its
+//!   [`status::CommandClass`] with a reason (CLASSIFY).
+//! * [`activity`] derives the operator's activity log from persisted facts (ACTIVITY).
+//! * [`sweep`] decides what to do with idle sessions and stale executions (SWEEP, EXEC-3),
+//!   for the runtime's sweeps and the backfill tool alike.
+//! * [`resume`] writes the notes that resume a session (RESUME).
+//! * [`ports`] defines the traits the shell implements: store, executor, chat model.
+//!
+//! Nothing here performs I/O, reads a clock, draws a random number or spawns a task.
+
+pub mod activity;
+pub mod assent;
+pub mod classification;
+pub mod classify;
+pub mod event;
+pub mod id;
+pub mod ports;
+pub mod record;
+pub mod resume;
+pub mod session;
+pub mod status;
+pub mod sweep;
+pub mod time;
+
+pub use classification::Classification;
+pub use id::{ApprovalId, ExecutionId, MessageId, SessionId, StepId};
+pub use status::{
+    ApprovalStatus, CommandClass, Decision, ExecutionStatus, Outcome, Role, SessionStatus,
+    StepStatus,
+};
+pub use time::{Span, Timestamp};

@@ -1,0 +1,114 @@
+//! The executor port: run one exact command string on one host.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::record::ExecOutput;
+use crate::time::Span;
+
+/// Bounds on one command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExecLimits {
+    /// Kill the command after this long.
+    pub timeout: Span,
+    /// Keep at most this many bytes of stdout and of stderr each (EXEC-5).
+    pub output_cap: usize,
+}
+
+impl ExecLimits {
+    /// The defaults of EXEC-5 with a caller-chosen timeout.
+    pub fn with_timeout(timeout: Span) -> ExecLimits {
+        ExecLimits { timeout, output_cap: 64 * 1024 }
+    }
+}
+
+/// A host the executor can reach.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostInfo {
+    /// Slug (`local`, `lxc:nextcloud`, `host:hubris`).
+    pub slug: String,
+    /// Address or `local`.
+    pub address: String,
+    /// Tags from the inventory.
+    pub tags: Vec<String>,
+}
+
+/// Why a command could not produce a result (EXEC-2: each ends the execution as failed).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExecError {
+    /// The host slug is not in the inventory.
+    #[error("unknown host `{host}`; known hosts: {}", known.join(", "))]
+    UnknownHost {
+        /// The slug asked for.
+        host: String,
+        /// The slugs that exist.
+        known: Vec<String>,
+    },
+    /// The host could not be reached (down, DNS, refused).
+    #[error("could not connect to {host}: {message}")]
+    Connect {
+        /// Host slug.
+        host: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The host's key did not match the known one.
+    #[error("host key mismatch for {host}: expected {expected}, got {actual}")]
+    HostKeyMismatch {
+        /// Host slug.
+        host: String,
+        /// Fingerprint on record.
+        expected: String,
+        /// Fingerprint presented.
+        actual: String,
+    },
+    /// The host's key is not known and trust-on-first-use is off.
+    #[error("host key of {host} is not known ({fingerprint}); add it to known_hosts")]
+    UnknownHostKey {
+        /// Host slug.
+        host: String,
+        /// Fingerprint presented.
+        fingerprint: String,
+    },
+    /// Authentication was refused.
+    #[error("authentication to {host} was refused: {message}")]
+    Auth {
+        /// Host slug.
+        host: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The command ran past its timeout and was stopped.
+    #[error("command timed out after {after_ms} ms")]
+    Timeout {
+        /// The timeout that elapsed.
+        after_ms: u64,
+    },
+    /// The connection dropped before the command finished.
+    #[error("connection to {host} was lost: {message}")]
+    Disconnected {
+        /// Host slug.
+        host: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// Anything else, with its text.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Runs commands on hosts. Implementations run exactly the string given (EXEC-7).
+#[async_trait]
+pub trait Executor: Send + Sync {
+    /// Runs `command` on `host` and returns its captured output.
+    async fn run(
+        &self,
+        host: &str,
+        command: &str,
+        limits: ExecLimits,
+    ) -> Result<ExecOutput, ExecError>;
+
+    /// The hosts this executor knows.
+    fn hosts(&self) -> Vec<HostInfo>;
+}

@@ -1,0 +1,281 @@
+//! The store port: sessions as aggregates committed atomically with their events,
+//! the event log, the transcript, executions and approvals, and the knowledge graph.
+//!
+//! Every adapter (SQLite, Postgres, an embedder's own) must pass the same contract
+//! suite; a behaviour difference between two adapters is a bug.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::event::{EventRecord, PendingEvent};
+use crate::id::{ApprovalId, ExecutionId, SessionId, StepId};
+use crate::record::{
+    Approval, Entity, Execution, KnowledgeEntry, Message, PlanStep, Relationship, SessionRecord,
+    ToolCallRecord,
+};
+use crate::status::{ExecutionStatus, SessionStatus};
+use crate::time::Timestamp;
+
+/// A session with everything the core needs to decide: its row, all plan steps of
+/// every generation, its executions and its approvals.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SessionSnapshot {
+    /// The session row (its `version` is the one to commit against).
+    pub record: SessionRecord,
+    /// Every step of every generation, ordered by `(generation, seq)`.
+    pub steps: Vec<PlanStep>,
+    /// Every execution, ordered by creation.
+    pub executions: Vec<Execution>,
+    /// Every approval, ordered by request time.
+    pub approvals: Vec<Approval>,
+}
+
+/// One decision of the core, to be committed atomically: rows and their events.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Commit {
+    /// `None` inserts a new session; `Some(v)` requires the stored version to be `v`.
+    pub expected_version: Option<i64>,
+    /// The session row as it must be after the commit (its `version` field is ignored:
+    /// the store writes `expected_version + 1`, or 1 for a new session).
+    pub session: Option<SessionRecord>,
+    /// Steps to insert or update, by id.
+    pub steps: Vec<PlanStep>,
+    /// Steps to delete (a plan revised before any step started, PLAN-2).
+    pub removed_steps: Vec<StepId>,
+    /// Executions to insert or update, by id.
+    pub executions: Vec<Execution>,
+    /// Approvals to insert or update, by id.
+    pub approvals: Vec<Approval>,
+    /// Messages to append.
+    pub messages: Vec<Message>,
+    /// Tool calls to append; a second record with the same `(session, call_id)` is an error.
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// The events, in order; the store numbers them.
+    pub events: Vec<PendingEvent>,
+}
+
+impl Commit {
+    /// Whether the commit would change nothing.
+    pub fn is_empty(&self) -> bool {
+        self.session.is_none()
+            && self.steps.is_empty()
+            && self.removed_steps.is_empty()
+            && self.executions.is_empty()
+            && self.approvals.is_empty()
+            && self.messages.is_empty()
+            && self.tool_calls.is_empty()
+            && self.events.is_empty()
+    }
+}
+
+/// What a successful commit produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CommitReceipt {
+    /// The session's new version.
+    pub version: i64,
+    /// The committed events with their sequence numbers, for publishing.
+    pub events: Vec<EventRecord>,
+}
+
+/// Whether a session has a goal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum GoalFilter {
+    /// Either.
+    #[default]
+    Any,
+    /// Only sessions that called `set_goal`.
+    Set,
+    /// Only sessions that never did.
+    Unset,
+}
+
+/// Which sessions to list. Results are ordered by id, for keyset pagination.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct SessionFilter {
+    /// Only these statuses (empty: all).
+    pub statuses: Vec<SessionStatus>,
+    /// Only sessions whose last activity is strictly before this time.
+    pub idle_since: Option<Timestamp>,
+    /// Goal filter.
+    pub goal: GoalFilter,
+    /// Only sessions with an id greater than this (keyset pagination).
+    pub after: Option<SessionId>,
+    /// At most this many.
+    pub limit: Option<u32>,
+}
+
+/// Which executions to list, ordered by `created_at` then id.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ExecutionFilter {
+    /// Only these statuses (empty: all).
+    pub statuses: Vec<ExecutionStatus>,
+    /// Only this session's.
+    pub session: Option<SessionId>,
+    /// Only those started strictly before this time (EXEC-3 sweep).
+    pub started_before: Option<Timestamp>,
+    /// Only those created strictly before this time (EXEC-3 start-up clean-up).
+    pub created_before: Option<Timestamp>,
+    /// At most this many.
+    pub limit: Option<u32>,
+}
+
+/// A knowledge entry found by full-text search.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct KnowledgeHit {
+    /// The entry.
+    pub entry: KnowledgeEntry,
+    /// Relevance; higher is better, comparable only within one result list.
+    pub rank: f64,
+}
+
+/// A host's last audit (WRITEBACK-3).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditMark {
+    /// The entity slug.
+    pub slug: String,
+    /// The newest knowledge entry about it tagged `audit` or `update`, if any.
+    pub last_audited_at: Option<Timestamp>,
+}
+
+/// Why a store call failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// Another writer committed first; reload the session and decide again.
+    #[error("session {session} changed concurrently (expected version {expected}, found {found})")]
+    Conflict {
+        /// The session.
+        session: SessionId,
+        /// The version the commit expected.
+        expected: i64,
+        /// The version stored (0: the session does not exist).
+        found: i64,
+    },
+    /// The thing asked for does not exist.
+    #[error("{what} not found")]
+    NotFound {
+        /// What was looked up, with its id.
+        what: String,
+    },
+    /// A unique key was already taken.
+    #[error("duplicate {what}")]
+    Duplicate {
+        /// What collided.
+        what: String,
+    },
+    /// The input breaks a rule of the schema (a check, a foreign key, a bad value).
+    #[error("invalid data: {0}")]
+    Invalid(String),
+    /// The database could not be reached.
+    #[error("cannot reach the database: {0}")]
+    Unavailable(String),
+    /// The database has no Nomos schema (run the migrations).
+    #[error("the database has no Nomos schema; run the migrations first")]
+    NotMigrated,
+    /// The database is at a migration this binary does not know.
+    #[error("the database is at migration {found}, newer than this binary knows ({known}); upgrade Nomos")]
+    SchemaTooNew {
+        /// The newest migration applied in the database.
+        found: i64,
+        /// The newest migration this binary ships.
+        known: i64,
+    },
+    /// Any other backend error, with its text.
+    #[error("database error: {0}")]
+    Backend(String),
+}
+
+/// The persistence port.
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// Checks the database is reachable and migrated (for `/readyz`).
+    async fn check(&self) -> Result<(), StoreError>;
+
+    /// Loads a session aggregate.
+    async fn load_session(&self, id: SessionId) -> Result<Option<SessionSnapshot>, StoreError>;
+
+    /// Commits one decision atomically, with the optimistic version check.
+    async fn commit(&self, commit: Commit) -> Result<CommitReceipt, StoreError>;
+
+    /// Commits several decisions in one transaction. A commit whose version check fails
+    /// is skipped (its slot holds the `Conflict`); the others still commit.
+    async fn commit_batch(
+        &self,
+        commits: Vec<Commit>,
+    ) -> Result<Vec<Result<CommitReceipt, StoreError>>, StoreError>;
+
+    /// Deletes a session and everything it owns.
+    async fn delete_session(&self, id: SessionId) -> Result<(), StoreError>;
+
+    /// Lists session rows, ordered by id.
+    async fn list_sessions(&self, filter: &SessionFilter) -> Result<Vec<SessionRecord>, StoreError>;
+
+    /// The transcript of a session, in order.
+    async fn messages(&self, session: SessionId) -> Result<Vec<Message>, StoreError>;
+
+    /// The tool calls of a session, in order.
+    async fn tool_calls(&self, session: SessionId) -> Result<Vec<ToolCallRecord>, StoreError>;
+
+    /// One execution.
+    async fn execution(&self, id: ExecutionId) -> Result<Option<Execution>, StoreError>;
+
+    /// Executions matching a filter.
+    async fn list_executions(&self, filter: &ExecutionFilter)
+    -> Result<Vec<Execution>, StoreError>;
+
+    /// One approval.
+    async fn approval(&self, id: ApprovalId) -> Result<Option<Approval>, StoreError>;
+
+    /// Pending approvals, of one session or of all, ordered by request time.
+    async fn pending_approvals(
+        &self,
+        session: Option<SessionId>,
+    ) -> Result<Vec<Approval>, StoreError>;
+
+    /// Events after a position: of one session by `seq`, or of all by `global_seq`.
+    async fn events_after(
+        &self,
+        session: Option<SessionId>,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<EventRecord>, StoreError>;
+
+    /// Inserts or replaces an entity by slug.
+    async fn upsert_entity(&self, entity: &Entity) -> Result<(), StoreError>;
+
+    /// One entity.
+    async fn entity(&self, slug: &str) -> Result<Option<Entity>, StoreError>;
+
+    /// Entities, optionally of one kind, ordered by slug.
+    async fn list_entities(&self, kind: Option<&str>) -> Result<Vec<Entity>, StoreError>;
+
+    /// Merges `patch` (a JSON object) into an entity's attributes; `null` removes a key.
+    async fn update_entity_attributes(
+        &self,
+        slug: &str,
+        patch: &serde_json::Value,
+        now: Timestamp,
+    ) -> Result<Entity, StoreError>;
+
+    /// Records a relationship (idempotent on `(from, kind, to)`); both ends must exist.
+    async fn create_relationship(&self, relationship: &Relationship) -> Result<(), StoreError>;
+
+    /// Relationships touching an entity, in either direction.
+    async fn relations(&self, slug: &str) -> Result<Vec<Relationship>, StoreError>;
+
+    /// Inserts or replaces a knowledge entry by key.
+    async fn upsert_knowledge(&self, entry: &KnowledgeEntry) -> Result<(), StoreError>;
+
+    /// One knowledge entry.
+    async fn knowledge(&self, key: &str) -> Result<Option<KnowledgeEntry>, StoreError>;
+
+    /// Full-text search over titles, contents and tags, best first.
+    async fn search_knowledge(
+        &self,
+        query: &str,
+        limit: u32,
+    ) -> Result<Vec<KnowledgeHit>, StoreError>;
+
+    /// WRITEBACK-3: the last audit of each slug, in the order given.
+    async fn last_audited(&self, slugs: &[String]) -> Result<Vec<AuditMark>, StoreError>;
+}

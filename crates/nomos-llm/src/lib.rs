@@ -1,0 +1,1 @@
+//! OpenAI-compatible chat models, a scripted stub and record/replay for Nomos.

@@ -1,0 +1,1 @@
+//! PostgreSQL store adapter for Nomos.

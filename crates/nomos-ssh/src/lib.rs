@@ -1,0 +1,1 @@
+//! SSH and local command executors for Nomos, with the host inventory.

@@ -1,0 +1,4 @@
+//! Test fixtures for Nomos: a throwaway PostgreSQL server and a loopback sshd.
+//!
+//! Failing to start a fixture is a test failure, so these helpers panic with a
+//! message that says what could not be started and why.
