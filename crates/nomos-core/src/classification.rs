@@ -16,6 +16,9 @@ pub struct Classification {
 impl Classification {
     /// Builds a classification.
     pub fn new(class: CommandClass, reason: impl Into<String>) -> Classification {
-        Classification { class, reason: reason.into() }
+        Classification {
+            class,
+            reason: reason.into(),
+        }
     }
 }

@@ -204,7 +204,10 @@ mod tests {
 
     #[test]
     fn serde_tag_matches_kind() {
-        let event = DomainEvent::StepStarted { generation: 2, seq: 1 };
+        let event = DomainEvent::StepStarted {
+            generation: 2,
+            seq: 1,
+        };
         let json = serde_json::to_value(&event).unwrap();
         assert_eq!(json["type"], event.kind());
         let back: DomainEvent = serde_json::from_value(json).unwrap();

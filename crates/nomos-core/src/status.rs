@@ -86,7 +86,10 @@ spelled_enum!(
 impl SessionStatus {
     /// `done`, `failed` and `partial` are terminal.
     pub fn is_terminal(&self) -> bool {
-        matches!(self, SessionStatus::Done | SessionStatus::Failed | SessionStatus::Partial)
+        matches!(
+            self,
+            SessionStatus::Done | SessionStatus::Failed | SessionStatus::Partial
+        )
     }
 }
 
@@ -247,16 +250,26 @@ mod tests {
             assert_eq!(class.as_str().parse::<CommandClass>().unwrap(), *class);
         }
         let err = "running".parse::<SessionStatus>().unwrap_err();
-        assert!(err.to_string().contains("unknown session status `running`"), "{err}");
+        assert!(
+            err.to_string().contains("unknown session status `running`"),
+            "{err}"
+        );
     }
 
     // rule: SESSION-1
     #[test]
     fn terminal_statuses_are_done_failed_partial() {
-        let terminal: Vec<_> = SessionStatus::ALL.iter().filter(|s| s.is_terminal()).collect();
+        let terminal: Vec<_> = SessionStatus::ALL
+            .iter()
+            .filter(|s| s.is_terminal())
+            .collect();
         assert_eq!(
             terminal,
-            [&SessionStatus::Done, &SessionStatus::Failed, &SessionStatus::Partial]
+            [
+                &SessionStatus::Done,
+                &SessionStatus::Failed,
+                &SessionStatus::Partial
+            ]
         );
     }
 

@@ -18,7 +18,10 @@ pub struct ExecLimits {
 impl ExecLimits {
     /// The defaults of EXEC-5 with a caller-chosen timeout.
     pub fn with_timeout(timeout: Span) -> ExecLimits {
-        ExecLimits { timeout, output_cap: 64 * 1024 }
+        ExecLimits {
+            timeout,
+            output_cap: 64 * 1024,
+        }
     }
 }
 

@@ -173,7 +173,9 @@ pub enum StoreError {
     #[error("the database has no Nomos schema; run the migrations first")]
     NotMigrated,
     /// The database is at a migration this binary does not know.
-    #[error("the database is at migration {found}, newer than this binary knows ({known}); upgrade Nomos")]
+    #[error(
+        "the database is at migration {found}, newer than this binary knows ({known}); upgrade Nomos"
+    )]
     SchemaTooNew {
         /// The newest migration applied in the database.
         found: i64,
@@ -208,7 +210,8 @@ pub trait Store: Send + Sync {
     async fn delete_session(&self, id: SessionId) -> Result<(), StoreError>;
 
     /// Lists session rows, ordered by id.
-    async fn list_sessions(&self, filter: &SessionFilter) -> Result<Vec<SessionRecord>, StoreError>;
+    async fn list_sessions(&self, filter: &SessionFilter)
+    -> Result<Vec<SessionRecord>, StoreError>;
 
     /// The transcript of a session, in order.
     async fn messages(&self, session: SessionId) -> Result<Vec<Message>, StoreError>;

@@ -1,1 +1,288 @@
-//! Placeholder.
+//! The session aggregate: one chat, one task, and every rule that governs it.
+//!
+//! # Protocol
+//!
+//! A [`Session`] is built from a store snapshot ([`Session::from_snapshot`]) or created
+//! fresh ([`Session::create`]). The shell then feeds it inputs, always passing the
+//! current time:
+//!
+//! * operator input: [`Session::handle_operator_message`], [`Session::handle_decision`];
+//! * model output: [`Session::append_assistant_message`], [`Session::handle_tool`],
+//!   [`Session::record_tool_call`], [`Session::handle_knowledge_use`],
+//!   [`Session::handle_turn_end`];
+//! * executor results: [`Session::handle_execution_started`],
+//!   [`Session::handle_execution_finished`];
+//! * time and sweeps: [`Session::handle_timeout`], [`Session::apply_session_verdict`],
+//!   [`Session::apply_execution_verdict`].
+//!
+//! Inputs return what the shell must do next (an [`Action`] such as "dispatch this
+//! execution") and accumulate rows and [`DomainEvent`]s. The shell drains them with
+//! [`Session::take_commit`], commits them atomically, and reports the new version with
+//! [`Session::committed`]. On a version conflict the shell reloads and decides again.
+//! [`Session::poll_timeout`] tells the shell when [`Session::handle_timeout`] is due.
+
+mod approval;
+mod execution;
+mod lifecycle;
+mod plan;
+mod run;
+pub mod text;
+mod tool;
+
+#[cfg(test)]
+mod tests;
+
+use crate::event::{DomainEvent, PendingEvent};
+use crate::id::SessionId;
+use crate::ports::store::{Commit, SessionSnapshot};
+use crate::record::{
+    Approval, Execution, KnowledgeLoop, Message, PlanStep, SessionRecord, ToolCallRecord,
+};
+use crate::status::SessionStatus;
+use crate::time::{Span, Timestamp};
+
+pub use approval::{DecisionError, binding_hash};
+pub use execution::ExecutionError;
+pub use lifecycle::OperatorMessageEffect;
+pub use plan::{StepDraft, is_writeback_step};
+pub use tool::{Action, KnowledgeUse, Revision, ToolInput, ToolReply};
+
+/// Tunable rules of a session. No `Default`: use [`SessionConfig::spec_defaults`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionConfig {
+    /// GATE-4: how long an assent window stays open.
+    pub assent_window: Span,
+    /// GATE-7: how long an approval request waits before it expires (expiry means deny).
+    pub approval_ttl: Span,
+}
+
+impl SessionConfig {
+    /// The values SPEC.md names: 30 minutes each.
+    pub fn spec_defaults() -> SessionConfig {
+        SessionConfig {
+            assent_window: Span::from_mins(30),
+            approval_ttl: Span::from_mins(30),
+        }
+    }
+}
+
+/// One session and the rules that govern it. See the module docs for the protocol.
+#[derive(Clone, Debug)]
+pub struct Session {
+    config: SessionConfig,
+    record: SessionRecord,
+    steps: Vec<PlanStep>,
+    executions: Vec<Execution>,
+    approvals: Vec<Approval>,
+    /// The state as last committed; `take_commit` diffs against it.
+    base: Option<SessionSnapshot>,
+    messages: Vec<Message>,
+    tool_calls: Vec<ToolCallRecord>,
+    events: Vec<PendingEvent>,
+}
+
+impl Session {
+    /// A new, empty session (status `active`).
+    pub fn create(id: SessionId, now: Timestamp, config: SessionConfig) -> Session {
+        let record = SessionRecord {
+            id,
+            status: SessionStatus::Active,
+            goal: None,
+            summary: None,
+            board_outcome: None,
+            plan_generation: 0,
+            assent: None,
+            knowledge: KnowledgeLoop::Untouched,
+            nudged_at: None,
+            n_messages: 0,
+            created_at: now,
+            last_activity_at: now,
+            version: 0,
+        };
+        let mut session = Session {
+            config,
+            record,
+            steps: Vec::new(),
+            executions: Vec::new(),
+            approvals: Vec::new(),
+            base: None,
+            messages: Vec::new(),
+            tool_calls: Vec::new(),
+            events: Vec::new(),
+        };
+        session.emit(now, DomainEvent::SessionCreated);
+        session
+    }
+
+    /// Rebuilds a session from what the store holds.
+    pub fn from_snapshot(snapshot: SessionSnapshot, config: SessionConfig) -> Session {
+        let mut steps = snapshot.steps.clone();
+        steps.sort_by_key(|s| (s.generation, s.seq));
+        Session {
+            config,
+            record: snapshot.record.clone(),
+            steps,
+            executions: snapshot.executions.clone(),
+            approvals: snapshot.approvals.clone(),
+            base: Some(snapshot),
+            messages: Vec::new(),
+            tool_calls: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+
+    /// The session row.
+    pub fn record(&self) -> &SessionRecord {
+        &self.record
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> SessionId {
+        self.record.id
+    }
+
+    /// Its status.
+    pub fn status(&self) -> SessionStatus {
+        self.record.status
+    }
+
+    /// Every step of every generation, ordered by `(generation, seq)` (PLAN-7).
+    pub fn all_steps(&self) -> &[PlanStep] {
+        &self.steps
+    }
+
+    /// The steps of the current generation (PLAN-7).
+    pub fn current_steps(&self) -> impl Iterator<Item = &PlanStep> {
+        let generation = self.record.plan_generation;
+        self.steps
+            .iter()
+            .filter(move |s| s.generation == generation)
+    }
+
+    /// Every execution.
+    pub fn executions(&self) -> &[Execution] {
+        &self.executions
+    }
+
+    /// Every approval.
+    pub fn approvals(&self) -> &[Approval] {
+        &self.approvals
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &SessionConfig {
+        &self.config
+    }
+
+    /// The events produced since the last [`Session::take_commit`].
+    pub fn pending_events(&self) -> &[PendingEvent] {
+        &self.events
+    }
+
+    /// When [`Session::handle_timeout`] next has something to do: the earliest expiry of
+    /// a pending approval or of the assent window.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Timestamp> {
+        let approvals = self
+            .approvals
+            .iter()
+            .filter(|a| a.status == crate::status::ApprovalStatus::Pending)
+            .map(|a| a.expires_at);
+        let assent = self.record.assent.map(|w| w.expires_at);
+        approvals.chain(assent).min()
+    }
+
+    /// Drains everything decided since the last commit into one [`Commit`].
+    #[must_use]
+    pub fn take_commit(&mut self) -> Commit {
+        let base = self.base.as_ref();
+        let expected_version = base.map(|b| b.record.version);
+        let session = match base {
+            Some(b) if b.record == self.record => None,
+            _ => Some(self.record.clone()),
+        };
+        let steps = changed(base.map(|b| b.steps.as_slice()), &self.steps, |s| s.id);
+        let removed_steps = base
+            .map(|b| {
+                b.steps
+                    .iter()
+                    .filter(|old| !self.steps.iter().any(|s| s.id == old.id))
+                    .map(|s| s.id)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let executions = changed(
+            base.map(|b| b.executions.as_slice()),
+            &self.executions,
+            |e| e.id,
+        );
+        let approvals = changed(base.map(|b| b.approvals.as_slice()), &self.approvals, |a| {
+            a.id
+        });
+        let mut commit = Commit {
+            expected_version,
+            session,
+            steps,
+            removed_steps,
+            executions,
+            approvals,
+            messages: std::mem::take(&mut self.messages),
+            tool_calls: std::mem::take(&mut self.tool_calls),
+            events: std::mem::take(&mut self.events),
+        };
+        // A new session always carries its row.
+        if commit.expected_version.is_none() && commit.session.is_none() {
+            commit.session = Some(self.record.clone());
+        }
+        self.base = Some(self.snapshot());
+        commit
+    }
+
+    /// Records the version the store assigned to the last commit.
+    pub fn committed(&mut self, version: i64) {
+        self.record.version = version;
+        if let Some(base) = self.base.as_mut() {
+            base.record.version = version;
+        }
+    }
+
+    /// The current state as a snapshot (what a store would return after a commit).
+    pub fn snapshot(&self) -> SessionSnapshot {
+        SessionSnapshot {
+            record: self.record.clone(),
+            steps: self.steps.clone(),
+            executions: self.executions.clone(),
+            approvals: self.approvals.clone(),
+        }
+    }
+
+    fn emit(&mut self, now: Timestamp, event: DomainEvent) {
+        self.record.last_activity_at = self.record.last_activity_at.max(now);
+        self.events.push(PendingEvent { at: now, event });
+    }
+
+    /// SESSION-6: every status change is an event.
+    fn set_status(&mut self, now: Timestamp, to: SessionStatus, reason: Option<String>) {
+        let from = self.record.status;
+        if from == to {
+            return;
+        }
+        self.record.status = to;
+        self.emit(now, DomainEvent::TaskStatus { from, to, reason });
+    }
+}
+
+fn changed<T: Clone + PartialEq, K: PartialEq>(
+    base: Option<&[T]>,
+    current: &[T],
+    key: impl Fn(&T) -> K,
+) -> Vec<T> {
+    current
+        .iter()
+        .filter(|item| match base {
+            None => true,
+            Some(base) => !base.iter().any(|old| key(old) == key(item) && old == *item),
+        })
+        .cloned()
+        .collect()
+}

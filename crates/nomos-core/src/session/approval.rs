@@ -1,0 +1,230 @@
+//! Approval requests and decisions (GATE-7): persisted before anyone hears of them,
+//! bound to exactly what they show, expiring, decided once by id.
+
+use sha2::{Digest, Sha256};
+
+use crate::event::DomainEvent;
+use crate::id::{ApprovalId, ExecutionId};
+use crate::record::{Approval, ApprovalBinding};
+use crate::status::{ApprovalStatus, CommandClass, Decision, ExecutionStatus};
+use crate::time::Timestamp;
+
+use super::Session;
+use super::tool::Action;
+
+/// Why a decision was refused.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecisionError {
+    /// No approval with that id in this session.
+    #[error("approval {0} not found")]
+    NotFound(ApprovalId),
+    /// It was already decided, expired or cancelled.
+    #[error("approval {id} is not pending (status={status})")]
+    NotPending {
+        /// The approval.
+        id: ApprovalId,
+        /// Its status.
+        status: ApprovalStatus,
+    },
+    /// It expired before the decision arrived; expiry is a denial.
+    #[error("approval {0} expired before the decision arrived; expiry means deny")]
+    Expired(ApprovalId),
+    /// What it bound to changed since it was requested; it is void.
+    #[error(
+        "approval {0} is void: the command, host, class or plan generation it showed has changed"
+    )]
+    Stale(ApprovalId),
+}
+
+/// GATE-7: hex SHA-256 over the canonical binding.
+pub fn binding_hash(binding: &ApprovalBinding) -> String {
+    let mut hasher = Sha256::new();
+    for part in [
+        binding.command.as_bytes(),
+        binding.host.as_bytes(),
+        binding.class.as_str().as_bytes(),
+        binding.generation.to_string().as_bytes(),
+    ] {
+        hasher.update((part.len() as u64).to_be_bytes());
+        hasher.update(part);
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl Session {
+    /// Persists an approval request for a pending execution (in the next commit).
+    pub(crate) fn request_approval(
+        &mut self,
+        now: Timestamp,
+        execution_id: ExecutionId,
+    ) -> Approval {
+        let binding = self.binding_of(execution_id);
+        let approval = Approval {
+            id: self.record.id.approval_id(execution_id),
+            session_id: self.record.id,
+            execution_id,
+            binding_hash: binding_hash(&binding),
+            binding,
+            status: ApprovalStatus::Pending,
+            requested_at: now,
+            expires_at: now + self.config.approval_ttl,
+            decided_at: None,
+            decided_by: None,
+        };
+        self.approvals.push(approval.clone());
+        self.emit(
+            now,
+            DomainEvent::ApprovalRequested {
+                approval_id: approval.id,
+                execution_id,
+                expires_at: approval.expires_at,
+            },
+        );
+        approval
+    }
+
+    /// What an execution binds to now, given the current plan generation.
+    fn binding_of(&self, execution_id: ExecutionId) -> ApprovalBinding {
+        let execution = self.executions.iter().find(|e| e.id == execution_id);
+        ApprovalBinding {
+            command: execution.map(|e| e.command.clone()).unwrap_or_default(),
+            host: execution.map(|e| e.host.clone()).unwrap_or_default(),
+            class: execution.map_or(CommandClass::Destructive, |e| e.class),
+            generation: self.record.plan_generation,
+        }
+    }
+
+    pub(crate) fn pending_approval_for(
+        &self,
+        host: &str,
+        command: &str,
+        class: CommandClass,
+    ) -> Option<ApprovalId> {
+        let binding = ApprovalBinding {
+            command: command.to_owned(),
+            host: host.to_owned(),
+            class,
+            generation: self.record.plan_generation,
+        };
+        let hash = binding_hash(&binding);
+        self.approvals
+            .iter()
+            .find(|a| a.status == ApprovalStatus::Pending && a.binding_hash == hash)
+            .map(|a| a.id)
+    }
+
+    /// GATE-7: the operator's decision on one approval, by its id. Approve returns the
+    /// execution to dispatch; deny cancels it. A second, late or stale decision is refused.
+    pub fn handle_decision(
+        &mut self,
+        now: Timestamp,
+        approval_id: ApprovalId,
+        decision: Decision,
+        decided_by: Option<&str>,
+    ) -> Result<Option<Action>, DecisionError> {
+        let idx = self
+            .approvals
+            .iter()
+            .position(|a| a.id == approval_id)
+            .ok_or(DecisionError::NotFound(approval_id))?;
+        let approval = &self.approvals[idx];
+        if approval.status != ApprovalStatus::Pending {
+            return Err(DecisionError::NotPending {
+                id: approval_id,
+                status: approval.status,
+            });
+        }
+        if now >= approval.expires_at {
+            self.resolve_approval(now, idx, ApprovalStatus::Expired, "approval expired");
+            return Err(DecisionError::Expired(approval_id));
+        }
+        let execution_id = approval.execution_id;
+        if binding_hash(&self.binding_of(execution_id)) != approval.binding_hash {
+            self.resolve_approval(
+                now,
+                idx,
+                ApprovalStatus::Cancelled,
+                "approval void: the plan changed",
+            );
+            return Err(DecisionError::Stale(approval_id));
+        }
+        self.approvals[idx].decided_by = decided_by.map(str::to_owned);
+        match decision {
+            Decision::Approve => {
+                self.resolve_approval(now, idx, ApprovalStatus::Approved, "");
+                Ok(Some(Action::Dispatch { execution_id }))
+            }
+            Decision::Deny => {
+                self.resolve_approval(now, idx, ApprovalStatus::Denied, "denied by the operator");
+                Ok(None)
+            }
+        }
+    }
+
+    /// Ends a pending approval and moves its execution accordingly.
+    fn resolve_approval(&mut self, now: Timestamp, idx: usize, status: ApprovalStatus, why: &str) {
+        let approval = &mut self.approvals[idx];
+        approval.status = status;
+        approval.decided_at = Some(now);
+        let (approval_id, execution_id) = (approval.id, approval.execution_id);
+        self.emit(
+            now,
+            DomainEvent::ApprovalResolved {
+                approval_id,
+                status,
+            },
+        );
+        let next = if status == ApprovalStatus::Approved {
+            ExecutionStatus::Approved
+        } else {
+            ExecutionStatus::Cancelled
+        };
+        let error = (next == ExecutionStatus::Cancelled).then(|| why.to_owned());
+        self.move_execution(now, execution_id, next, error);
+    }
+
+    /// Cancels (or expires) every pending approval; returns how many.
+    pub(crate) fn cancel_pending_approvals(
+        &mut self,
+        now: Timestamp,
+        status: ApprovalStatus,
+        why: &str,
+    ) -> usize {
+        let pending: Vec<usize> = (0..self.approvals.len())
+            .filter(|&i| self.approvals[i].status == ApprovalStatus::Pending)
+            .collect();
+        for &idx in &pending {
+            self.resolve_approval(now, idx, status, why);
+        }
+        pending.len()
+    }
+
+    /// Expires overdue approvals (expiry means deny) and closes an overdue assent window.
+    /// Returns the approvals that expired.
+    pub fn handle_timeout(&mut self, now: Timestamp) -> Vec<ApprovalId> {
+        let overdue: Vec<usize> = (0..self.approvals.len())
+            .filter(|&i| {
+                self.approvals[i].status == ApprovalStatus::Pending
+                    && now >= self.approvals[i].expires_at
+            })
+            .collect();
+        let mut expired = Vec::with_capacity(overdue.len());
+        for idx in overdue {
+            expired.push(self.approvals[idx].id);
+            self.resolve_approval(
+                now,
+                idx,
+                ApprovalStatus::Expired,
+                "approval expired: no answer means deny",
+            );
+        }
+        if self.record.assent.is_some_and(|w| now >= w.expires_at) {
+            self.close_assent(now);
+        }
+        expired
+    }
+}

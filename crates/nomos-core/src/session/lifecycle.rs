@@ -1,0 +1,304 @@
+//! The task lifecycle: goal, completion, questions, the transcript, assent and turn ends
+//! (SESSION-1..7, GATE-4, WRITEBACK-2, TURN-3/4).
+
+use crate::assent::{AssentVerdict, detect_assent};
+use crate::event::DomainEvent;
+use crate::id::MessageId;
+use crate::record::{AssentWindow, KnowledgeLoop, Message, ToolCallRecord, ToolCallRequest};
+use crate::status::{ApprovalStatus, Outcome, Role, SessionStatus};
+use crate::sweep::{SessionFacts, SessionVerdict, SweepMode, SweepThresholds, classify_session};
+use crate::time::Timestamp;
+
+use super::tool::ToolReply;
+use super::{Session, text};
+
+/// What an operator message did to the session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OperatorMessageEffect {
+    /// The persisted message.
+    pub message_id: MessageId,
+    /// GATE-4: whether it opened an assent window, and for which generation.
+    pub assented_generation: Option<u32>,
+}
+
+impl Session {
+    pub(crate) fn set_goal(&mut self, now: Timestamp, goal: String) -> ToolReply {
+        let goal = goal.trim().to_owned();
+        if goal.is_empty() {
+            return ToolReply::error("set_goal needs a non-empty goal");
+        }
+        // SESSION-7: a goal on a terminal session reopens it as a new task.
+        let reopened = self.record.status.is_terminal();
+        if reopened {
+            self.record.summary = None;
+            self.record.board_outcome = None;
+            self.record.knowledge = KnowledgeLoop::Untouched;
+            if self.record.plan_generation > 0 {
+                // The next proposal starts a fresh generation.
+                self.record.plan_generation += 1;
+            }
+        }
+        self.record.goal = Some(goal.clone());
+        self.record.nudged_at = None;
+        self.emit(now, DomainEvent::GoalSet { goal });
+        if matches!(self.record.status, SessionStatus::Active) || reopened {
+            self.set_status(now, SessionStatus::Planning, Some("goal set".to_owned()));
+        }
+        ToolReply::ok(text::goal_set(reopened))
+    }
+
+    pub(crate) fn complete_task(
+        &mut self,
+        now: Timestamp,
+        outcome: Outcome,
+        summary: String,
+    ) -> ToolReply {
+        // SESSION-3: a terminal session is never completed twice.
+        if let Some(refusal) = self.refuse_if_terminal("complete_task") {
+            return refusal;
+        }
+        // WRITEBACK-2: success needs the knowledge loop closed.
+        if outcome == Outcome::Success && self.record.knowledge == KnowledgeLoop::Discovered {
+            if self.record.board_outcome != Some(Outcome::Partial) {
+                self.record.board_outcome = Some(Outcome::Partial);
+                self.emit(
+                    now,
+                    DomainEvent::BoardOutcome {
+                        outcome: Outcome::Partial,
+                    },
+                );
+            }
+            return ToolReply::refused(text::WRITEBACK_REQUIRED);
+        }
+        let (n_closed, n_cancelled) = self.finish(now, outcome, summary);
+        ToolReply::ok(text::task_completed(
+            self.record.status,
+            n_closed,
+            n_cancelled,
+        ))
+    }
+
+    /// Moves the session to the outcome's terminal status, closing the plan (PLAN-8),
+    /// the assent window and pending approvals (SESSION-5).
+    pub(crate) fn finish(
+        &mut self,
+        now: Timestamp,
+        outcome: Outcome,
+        summary: String,
+    ) -> (usize, usize) {
+        let n_closed = self.close_plan(now, outcome == Outcome::Success);
+        self.close_assent(now);
+        let n_cancelled =
+            self.cancel_pending_approvals(now, ApprovalStatus::Cancelled, "the task completed");
+        let summary = summary.trim().to_owned();
+        self.record.summary = Some(summary.clone());
+        if self.record.board_outcome != Some(outcome) {
+            self.record.board_outcome = Some(outcome);
+            self.emit(now, DomainEvent::BoardOutcome { outcome });
+        }
+        self.set_status(now, outcome.status(), Some(summary));
+        (n_closed, n_cancelled)
+    }
+
+    pub(crate) fn ask_operator(&mut self, now: Timestamp, question: String) -> ToolReply {
+        if let Some(refusal) = self.refuse_if_terminal("ask_operator") {
+            return refusal;
+        }
+        if question.trim().is_empty() {
+            return ToolReply::error("ask_operator needs a non-empty question");
+        }
+        self.set_status(now, SessionStatus::AwaitingInput, Some(question));
+        ToolReply::ok(text::QUESTION_ASKED)
+    }
+
+    /// An operator message: appended to the transcript; it answers a question
+    /// (`awaiting_input` ends) and, in reply to a proposed plan, may assent (GATE-4).
+    pub fn handle_operator_message(
+        &mut self,
+        now: Timestamp,
+        content: &str,
+    ) -> OperatorMessageEffect {
+        let message_id = self.push_message(now, Role::Operator, content.to_owned(), Vec::new());
+        self.record.nudged_at = None;
+        if self.record.status == SessionStatus::AwaitingInput {
+            let back = self.working_status();
+            self.set_status(now, back, Some("operator answered".to_owned()));
+        }
+        let mut assented_generation = None;
+        if !self.record.status.is_terminal()
+            && self.plan_open()
+            && let AssentVerdict::Assent { .. } = detect_assent(content)
+        {
+            let generation = self.record.plan_generation;
+            let expires_at = now + self.config.assent_window;
+            self.record.assent = Some(AssentWindow {
+                generation,
+                opened_at: now,
+                expires_at,
+            });
+            self.emit(
+                now,
+                DomainEvent::AssentOpened {
+                    generation,
+                    expires_at,
+                },
+            );
+            // SESSION-2: an approved plan moves the session to `executing`.
+            self.set_status(
+                now,
+                SessionStatus::Executing,
+                Some("operator approved the plan".to_owned()),
+            );
+            assented_generation = Some(generation);
+        }
+        OperatorMessageEffect {
+            message_id,
+            assented_generation,
+        }
+    }
+
+    /// Appends the model's reply. TURN-3: a reply with no text and no tool calls is not
+    /// persisted (returns `None`).
+    pub fn append_assistant_message(
+        &mut self,
+        now: Timestamp,
+        content: &str,
+        tool_calls: Vec<ToolCallRequest>,
+    ) -> Option<MessageId> {
+        if content.trim().is_empty() && tool_calls.is_empty() {
+            return None;
+        }
+        Some(self.push_message(now, Role::Assistant, content.to_owned(), tool_calls))
+    }
+
+    /// Appends a note from Nomos itself (nudges, resume notes, terminal notes).
+    pub fn append_note(&mut self, now: Timestamp, content: &str) -> MessageId {
+        self.push_message(now, Role::Note, content.to_owned(), Vec::new())
+    }
+
+    /// TURN-4: persists one tool call with its result (once; the store refuses a second).
+    pub fn record_tool_call(&mut self, record: ToolCallRecord) {
+        let at = record.started_at;
+        self.emit(
+            at,
+            DomainEvent::ToolCalled {
+                call_id: record.call_id.clone(),
+                name: record.name.clone(),
+                outcome: record.outcome,
+            },
+        );
+        self.tool_calls.push(record);
+    }
+
+    /// SESSION-4 / TURN-6: the turn ended. `last_answer` is the final assistant text, if
+    /// the turn ended in text. A session that never set a goal completes as `success`.
+    /// Returns whether the session was completed.
+    pub fn handle_turn_end(&mut self, now: Timestamp, last_answer: Option<&str>) -> bool {
+        let Some(answer) = last_answer.filter(|a| !a.trim().is_empty()) else {
+            return false;
+        };
+        let facts = SessionFacts {
+            record: &self.record,
+            n_pending_approvals: self.n_pending_approvals(),
+            last_message: Some((Role::Assistant, answer)),
+        };
+        let verdict = classify_session(
+            &facts,
+            now,
+            &SweepThresholds::spec_defaults(),
+            SweepMode::TurnEnd,
+        );
+        match verdict {
+            SessionVerdict::CompleteTrivial { summary } => {
+                self.finish(now, Outcome::Success, summary);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Applies a sweep or backfill verdict (SWEEP-1/2, SESSION-4, BACKFILL-2). `note` is
+    /// the transcript note to leave for a nudge.
+    pub fn apply_session_verdict(
+        &mut self,
+        now: Timestamp,
+        verdict: &SessionVerdict,
+        note: Option<&str>,
+    ) {
+        match verdict {
+            SessionVerdict::Leave { .. } => {}
+            SessionVerdict::Nudge => {
+                if let Some(note) = note {
+                    self.append_note(now, note);
+                }
+                self.record.nudged_at = Some(now);
+                self.emit(now, DomainEvent::Nudged);
+            }
+            SessionVerdict::CompleteTrivial { summary } => {
+                self.finish(now, Outcome::Success, summary.clone());
+            }
+            SessionVerdict::ClosePartial { summary } => {
+                self.finish(now, Outcome::Partial, summary.clone());
+            }
+        }
+    }
+
+    /// Closes the assent window (plan completed or revised, or expired).
+    pub(crate) fn close_assent(&mut self, now: Timestamp) {
+        if let Some(window) = self.record.assent.take() {
+            self.emit(
+                now,
+                DomainEvent::AssentClosed {
+                    generation: window.generation,
+                },
+            );
+        }
+    }
+
+    /// Whether an assent window for the current generation is open at `now`.
+    pub fn assent_open(&self, now: Timestamp) -> bool {
+        self.record
+            .assent
+            .is_some_and(|w| w.generation == self.record.plan_generation && now < w.expires_at)
+    }
+
+    /// The status a non-terminal session works in: `executing` with an open assent,
+    /// `planning` with a goal, `active` otherwise.
+    fn working_status(&self) -> SessionStatus {
+        if self.record.assent.is_some() {
+            SessionStatus::Executing
+        } else if self.record.goal.is_some() {
+            SessionStatus::Planning
+        } else {
+            SessionStatus::Active
+        }
+    }
+
+    pub(crate) fn n_pending_approvals(&self) -> usize {
+        self.approvals
+            .iter()
+            .filter(|a| a.status == ApprovalStatus::Pending)
+            .count()
+    }
+
+    fn push_message(
+        &mut self,
+        now: Timestamp,
+        role: Role,
+        content: String,
+        tool_calls: Vec<ToolCallRequest>,
+    ) -> MessageId {
+        self.record.n_messages += 1;
+        let message_id = self.record.id.message_id(self.record.n_messages);
+        self.messages.push(Message {
+            id: message_id,
+            session_id: self.record.id,
+            role,
+            content,
+            tool_calls,
+            created_at: now,
+        });
+        self.emit(now, DomainEvent::MessageAppended { message_id, role });
+        message_id
+    }
+}

@@ -1,0 +1,261 @@
+//! Plans: generations, generation-relative seq, ordered advancement and close-out (PLAN-1..9).
+
+use crate::event::DomainEvent;
+use crate::record::PlanStep;
+use crate::status::{SessionStatus, StepStatus};
+use crate::time::Timestamp;
+
+use super::tool::{Revision, ToolReply};
+use super::{Session, text};
+
+/// One step as the model proposes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepDraft {
+    /// What the step does.
+    pub title: String,
+    /// Optional detail.
+    pub detail: Option<String>,
+}
+
+/// The words that make a step a write-back step (PLAN-6).
+const WRITEBACK_MARKERS: [&str; 5] = [
+    "write back",
+    "writeback",
+    "upsert_knowledge",
+    "update_entity_attributes",
+    "create_relationship",
+];
+
+/// PLAN-6: whether a step counts as write-back (title or detail, case-insensitive).
+pub fn is_writeback_step(title: &str, detail: Option<&str>) -> bool {
+    let text = format!("{} {}", title, detail.unwrap_or_default()).to_lowercase();
+    WRITEBACK_MARKERS.iter().any(|marker| text.contains(marker))
+}
+
+impl Session {
+    pub(crate) fn propose_plan(
+        &mut self,
+        now: Timestamp,
+        drafts: Vec<StepDraft>,
+        revision: Revision,
+    ) -> ToolReply {
+        if let Some(refusal) = self.refuse_if_terminal("propose_plan") {
+            return refusal;
+        }
+        if self.record.goal.is_none() {
+            return ToolReply::refused(text::SET_GOAL_FIRST);
+        }
+        let drafts: Vec<StepDraft> = drafts
+            .into_iter()
+            .filter(|d| !d.title.trim().is_empty())
+            .collect();
+        if drafts.is_empty() {
+            return ToolReply::error("a plan needs at least one step with a title");
+        }
+        let generation = self.record.plan_generation;
+        let in_flight = self
+            .current_steps()
+            .any(|s| s.status != StepStatus::Pending);
+        let (target, reason) = if generation == 0 {
+            (1, None)
+        } else if !in_flight {
+            // PLAN-2: a revision before execution replaces this generation's steps.
+            self.steps.retain(|s| s.generation != generation);
+            (generation, None)
+        } else {
+            match revision {
+                Revision::No => {
+                    return ToolReply::refused(text::plan_in_flight(self.current_steps().count()));
+                }
+                Revision::Yes { reason } => match reason.filter(|r| !r.trim().is_empty()) {
+                    None => return ToolReply::refused(text::REVISION_NEEDS_REASON),
+                    Some(reason) => {
+                        // PLAN-3: the old generation's pending steps become `replaced`.
+                        self.replace_pending_steps(now, generation);
+                        (generation + 1, Some(reason))
+                    }
+                },
+            }
+        };
+        self.close_assent(now);
+        self.record.plan_generation = target;
+        let drafts = with_writeback_step(drafts);
+        let titles: Vec<String> = drafts.iter().map(|d| d.title.clone()).collect();
+        for (idx, draft) in drafts.into_iter().enumerate() {
+            let seq = idx as u32 + 1;
+            self.steps.push(PlanStep {
+                id: self.record.id.step_id(target, seq),
+                session_id: self.record.id,
+                generation: target,
+                seq,
+                title: draft.title,
+                detail: draft.detail,
+                status: StepStatus::Pending,
+                note: None,
+                started_at: None,
+                finished_at: None,
+                updated_at: now,
+            });
+        }
+        self.steps.sort_by_key(|s| (s.generation, s.seq));
+        let revised = reason.is_some();
+        self.emit(
+            now,
+            DomainEvent::PlanProposed {
+                generation: target,
+                steps: titles,
+                revision_reason: reason,
+            },
+        );
+        if self.record.status != SessionStatus::Planning {
+            self.set_status(
+                now,
+                SessionStatus::Planning,
+                Some("plan proposed".to_owned()),
+            );
+        }
+        let current: Vec<&PlanStep> = self.current_steps().collect();
+        ToolReply::ok(text::plan_set(&current, target, revised))
+    }
+
+    pub(crate) fn update_plan_step(
+        &mut self,
+        now: Timestamp,
+        seq: u32,
+        status: StepStatus,
+        note: Option<String>,
+    ) -> ToolReply {
+        if matches!(status, StepStatus::Pending | StepStatus::Replaced) {
+            return ToolReply::refused(text::step_status_not_settable(status));
+        }
+        let generation = self.record.plan_generation;
+        let n_steps = self.current_steps().count();
+        let Some(idx) = self
+            .steps
+            .iter()
+            .position(|s| s.generation == generation && s.seq == seq)
+        else {
+            return ToolReply::refused(text::step_not_found(seq, generation, n_steps));
+        };
+        let current = self.steps[idx].status;
+        if current == StepStatus::Replaced {
+            return ToolReply::refused(text::step_replaced(seq));
+        }
+        if current == status {
+            return ToolReply::ok(text::step_updated(seq, status));
+        }
+        if current.is_closed() {
+            return ToolReply::refused(text::step_closed(seq, current));
+        }
+        // PLAN-5: a step cannot start (or finish) while an earlier one is still pending;
+        // skipping a step needs no order.
+        if status != StepStatus::Skipped
+            && let Some(earlier) = self
+                .current_steps()
+                .find(|s| s.seq < seq && s.status == StepStatus::Pending)
+                .map(|s| s.seq)
+        {
+            return ToolReply::refused(text::earlier_step_pending(seq, earlier));
+        }
+        self.set_step_status(now, idx, status, note);
+        ToolReply::ok(text::step_updated(seq, status))
+    }
+
+    /// PLAN-9: the one place a step's status changes, always with its event.
+    pub(crate) fn set_step_status(
+        &mut self,
+        now: Timestamp,
+        idx: usize,
+        status: StepStatus,
+        note: Option<String>,
+    ) {
+        let step = &mut self.steps[idx];
+        step.status = status;
+        step.updated_at = now;
+        if note.is_some() {
+            step.note = note;
+        }
+        let (generation, seq) = (step.generation, step.seq);
+        let event = if status == StepStatus::Running {
+            step.started_at.get_or_insert(now);
+            DomainEvent::StepStarted { generation, seq }
+        } else {
+            // PLAN-8: never invent a start earlier than the close.
+            if status != StepStatus::Replaced && status != StepStatus::Skipped {
+                step.started_at.get_or_insert(now);
+            }
+            step.finished_at = Some(now);
+            DomainEvent::StepFinished {
+                generation,
+                seq,
+                status,
+            }
+        };
+        self.emit(now, event);
+    }
+
+    fn replace_pending_steps(&mut self, now: Timestamp, generation: u32) {
+        let pending: Vec<usize> = (0..self.steps.len())
+            .filter(|&i| {
+                self.steps[i].generation == generation
+                    && self.steps[i].status == StepStatus::Pending
+            })
+            .collect();
+        for idx in pending {
+            self.set_step_status(now, idx, StepStatus::Replaced, None);
+        }
+    }
+
+    /// PLAN-8: closes every open step of the current generation at completion. Running
+    /// steps end as `done` on success and `failed` otherwise; pending steps end as `done`
+    /// on success and `skipped` otherwise. Returns how many steps it closed.
+    pub(crate) fn close_plan(&mut self, now: Timestamp, success: bool) -> usize {
+        let generation = self.record.plan_generation;
+        let open: Vec<usize> = (0..self.steps.len())
+            .filter(|&i| {
+                self.steps[i].generation == generation && !self.steps[i].status.is_closed()
+            })
+            .collect();
+        for &idx in &open {
+            self.steps[idx].started_at.get_or_insert(now);
+            let status = match (self.steps[idx].status, success) {
+                (_, true) => StepStatus::Done,
+                (StepStatus::Running, false) => StepStatus::Failed,
+                (_, false) => StepStatus::Skipped,
+            };
+            self.set_step_status(
+                now,
+                idx,
+                status,
+                Some("closed at task completion".to_owned()),
+            );
+        }
+        open.len()
+    }
+
+    /// The seq of the running step of the current generation, if any.
+    pub(crate) fn running_step(&self) -> Option<u32> {
+        self.current_steps()
+            .find(|s| s.status == StepStatus::Running)
+            .map(|s| s.seq)
+    }
+
+    /// Whether the current generation has steps that are not closed yet.
+    pub(crate) fn plan_open(&self) -> bool {
+        self.current_steps().any(|s| !s.status.is_closed())
+    }
+}
+
+/// PLAN-6: appends a write-back step when none of the drafts is one.
+fn with_writeback_step(mut drafts: Vec<StepDraft>) -> Vec<StepDraft> {
+    if !drafts
+        .iter()
+        .any(|d| is_writeback_step(&d.title, d.detail.as_deref()))
+    {
+        drafts.push(StepDraft {
+            title: text::WRITEBACK_STEP_TITLE.to_owned(),
+            detail: Some(text::WRITEBACK_STEP_DETAIL.to_owned()),
+        });
+    }
+    drafts
+}

@@ -1,0 +1,114 @@
+//! The gate for `run` (GATE-1..6): what a command may do, decided from its class, the
+//! plan and the operator's assent.
+
+use crate::classification::Classification;
+use crate::event::DomainEvent;
+use crate::record::{Execution, KnowledgeLoop};
+use crate::status::{CommandClass, ExecutionStatus};
+use crate::time::Timestamp;
+
+use super::tool::{Action, ToolReply};
+use super::{Session, text};
+
+impl Session {
+    pub(crate) fn run(
+        &mut self,
+        now: Timestamp,
+        call_id: &str,
+        host: String,
+        command: String,
+        classification: Classification,
+    ) -> ToolReply {
+        let class = classification.class;
+        if class != CommandClass::ReadOnly {
+            // GATE-2: nothing that changes state before a plan exists.
+            if self.record.plan_generation == 0 {
+                return ToolReply::refused(text::PROPOSE_PLAN_FIRST);
+            }
+            // GATE-3: nothing that changes state before the operator assented.
+            if !self.assent_open(now) {
+                return ToolReply::refused(text::wait_for_assent(class));
+            }
+        }
+        // WRITEBACK-1: `run` is a discovery tool.
+        if self.record.knowledge == KnowledgeLoop::Untouched {
+            self.record.knowledge = KnowledgeLoop::Discovered;
+        }
+        if class == CommandClass::Destructive {
+            // GATE-5: a destructive command always waits for its own approval. An
+            // identical request already waiting is not asked twice.
+            if let Some(existing) = self.pending_approval_for(&host, &command, class) {
+                return ToolReply::ok(text::approval_already_pending(&existing.to_string()));
+            }
+            let execution_id = self.new_execution(
+                now,
+                call_id,
+                host,
+                command,
+                classification,
+                ExecutionStatus::PendingApproval,
+            );
+            let approval = self.request_approval(now, execution_id);
+            let reply = text::approval_requested(
+                &approval.id.to_string(),
+                &approval.expires_at.to_rfc3339(),
+            );
+            return ToolReply::ok(reply).with_action(Action::AwaitApproval {
+                approval_id: approval.id,
+                execution_id,
+            });
+        }
+        // GATE-1 (read-only) and GATE-5 (config mutation inside the assent window).
+        let execution_id = self.new_execution(
+            now,
+            call_id,
+            host,
+            command,
+            classification,
+            ExecutionStatus::Approved,
+        );
+        ToolReply::ok("dispatched").with_action(Action::Dispatch { execution_id })
+    }
+
+    fn new_execution(
+        &mut self,
+        now: Timestamp,
+        call_id: &str,
+        host: String,
+        command: String,
+        classification: Classification,
+        status: ExecutionStatus,
+    ) -> crate::id::ExecutionId {
+        let id = self.record.id.execution_id(self.executions.len() + 1);
+        let step_seq = self.running_step();
+        let execution = Execution {
+            id,
+            session_id: self.record.id,
+            tool_call_id: Some(call_id.to_owned()),
+            host: host.clone(),
+            command: command.clone(),
+            class: classification.class,
+            reason: classification.reason,
+            generation: self.record.plan_generation,
+            step_seq,
+            status,
+            created_at: now,
+            started_at: None,
+            finished_at: None,
+            output: None,
+            error: None,
+        };
+        self.executions.push(execution);
+        self.emit(
+            now,
+            DomainEvent::ExecutionCreated {
+                execution_id: id,
+                host,
+                command,
+                class: classification.class,
+                status,
+            },
+        );
+        id
+    }
+}

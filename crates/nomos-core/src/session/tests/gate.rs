@@ -1,0 +1,414 @@
+//! Example tests of the gate, approvals and executions.
+
+use uuid::Uuid;
+
+use crate::record::ExecOutput;
+use crate::status::{ApprovalStatus, CommandClass, Decision, ExecutionStatus, StepStatus};
+use crate::sweep::ExecutionVerdict;
+use crate::time::Span;
+
+use super::super::{Action, DecisionError, ExecutionError};
+use super::{Harness, assert_ok, assert_refused};
+
+fn approval_of(reply: &super::ToolReply) -> (crate::id::ApprovalId, crate::id::ExecutionId) {
+    match reply.action {
+        Some(Action::AwaitApproval {
+            approval_id,
+            execution_id,
+        }) => (approval_id, execution_id),
+        other => panic!(
+            "expected an approval request, got {other:?} ({})",
+            reply.text
+        ),
+    }
+}
+
+fn in_assent_window() -> Harness {
+    let mut h = Harness::new();
+    h.goal();
+    h.plan(&["restart the service", "write back"]);
+    h.say("yes, go ahead");
+    h.step(1, StepStatus::Running);
+    h
+}
+
+// rule: GATE-1
+#[test]
+fn read_only_command_runs_at_once_without_a_plan() {
+    let mut h = Harness::new();
+    let reply = h.run("docker compose logs --tail 50", CommandClass::ReadOnly);
+    assert!(
+        matches!(reply.action, Some(Action::Dispatch { .. })),
+        "{reply:?}"
+    );
+    assert_eq!(h.session.executions()[0].status, ExecutionStatus::Approved);
+}
+
+// rule: GATE-2
+#[test]
+fn state_changing_command_before_a_plan_is_refused() {
+    let mut h = Harness::new();
+    h.goal();
+    for class in [CommandClass::ConfigMutation, CommandClass::Destructive] {
+        assert_refused(
+            &h.run("systemctl restart nginx", class),
+            "Propose a plan first",
+        );
+    }
+    assert!(h.session.executions().is_empty());
+}
+
+// rule: GATE-3
+#[test]
+fn state_changing_command_without_assent_is_refused() {
+    let mut h = Harness::new();
+    h.goal();
+    h.plan(&["restart"]);
+    assert_refused(
+        &h.run("systemctl restart nginx", CommandClass::ConfigMutation),
+        "STOP and wait for approval",
+    );
+    h.say("no, wait - not yet");
+    assert_refused(
+        &h.run("systemctl restart nginx", CommandClass::ConfigMutation),
+        "STOP and wait for approval",
+    );
+}
+
+// rule: GATE-4
+#[test]
+fn approval_word_in_reply_to_a_plan_opens_a_window_that_expires() {
+    let mut h = Harness::new();
+    h.goal();
+    h.plan(&["restart"]);
+    let effect = h.say("Procceed with the rest please");
+    assert_eq!(effect.assented_generation, Some(1));
+    assert!(h.session.assent_open(h.now));
+    h.advance(Span::from_mins(31));
+    assert!(!h.session.assent_open(h.now));
+    assert_refused(
+        &h.run("systemctl restart nginx", CommandClass::ConfigMutation),
+        "STOP and wait",
+    );
+    h.session.handle_timeout(h.now);
+    assert_eq!(h.session.record().assent, None);
+}
+
+// rule: GATE-4
+#[test]
+fn approval_word_without_a_proposed_plan_opens_nothing() {
+    let mut h = Harness::new();
+    h.goal();
+    assert_eq!(h.say("yes").assented_generation, None);
+    assert!(!h.session.assent_open(h.now));
+}
+
+// rule: GATE-5
+#[test]
+fn config_mutation_runs_inside_the_assent_window() {
+    let mut h = in_assent_window();
+    let reply = h.run("systemctl restart nginx", CommandClass::ConfigMutation);
+    assert!(
+        matches!(reply.action, Some(Action::Dispatch { .. })),
+        "{reply:?}"
+    );
+    assert_eq!(h.session.executions()[0].step_seq, Some(1));
+}
+
+// rule: GATE-5
+#[test]
+fn destructive_command_inside_the_window_needs_its_own_approval() {
+    let mut h = in_assent_window();
+    let reply = h.run("docker compose down -v", CommandClass::Destructive);
+    let (approval_id, execution_id) = approval_of(&reply);
+    assert_eq!(
+        h.session.execution(execution_id).unwrap().status,
+        ExecutionStatus::PendingApproval
+    );
+    // GATE-7: the request is in the very commit that reports it.
+    let commit = h.commit();
+    assert!(commit.approvals.iter().any(|a| a.id == approval_id));
+    assert!(
+        commit
+            .events
+            .iter()
+            .any(|e| e.event.kind() == "approval.requested")
+    );
+    // The same command again does not ask twice.
+    let again = h.run("docker compose down -v", CommandClass::Destructive);
+    assert!(
+        again.text.contains("Approval already requested"),
+        "{}",
+        again.text
+    );
+    assert_eq!(again.action, None);
+    assert_eq!(h.session.approvals().len(), 1);
+}
+
+// rule: GATE-6
+#[test]
+fn plan_of_read_only_and_config_steps_needs_one_assent_and_no_cards() {
+    let mut h = in_assent_window();
+    for (cmd, class) in [
+        ("docker compose logs", CommandClass::ReadOnly),
+        ("docker compose ps", CommandClass::ReadOnly),
+        (
+            "docker compose restart bridge",
+            CommandClass::ConfigMutation,
+        ),
+    ] {
+        let reply = h.run(cmd, class);
+        h.finish_dispatch(&reply);
+    }
+    assert!(h.session.approvals().is_empty());
+    assert!(
+        h.session
+            .executions()
+            .iter()
+            .all(|e| e.status == ExecutionStatus::Completed)
+    );
+}
+
+// rule: GATE-7
+#[test]
+fn decision_by_id_runs_once_and_a_second_decision_is_refused() {
+    let mut h = in_assent_window();
+    let (approval_id, execution_id) =
+        approval_of(&h.run("rm -rf /srv/old", CommandClass::Destructive));
+    let action = h
+        .session
+        .handle_decision(h.now, approval_id, Decision::Approve, Some("alice"))
+        .unwrap();
+    assert_eq!(action, Some(Action::Dispatch { execution_id }));
+    assert_eq!(
+        h.session.execution(execution_id).unwrap().status,
+        ExecutionStatus::Approved
+    );
+    let second = h
+        .session
+        .handle_decision(h.now, approval_id, Decision::Deny, None);
+    assert_eq!(
+        second,
+        Err(DecisionError::NotPending {
+            id: approval_id,
+            status: ApprovalStatus::Approved
+        })
+    );
+    let unknown = crate::id::ApprovalId(Uuid::from_u128(9));
+    assert_eq!(
+        h.session
+            .handle_decision(h.now, unknown, Decision::Approve, None),
+        Err(DecisionError::NotFound(unknown))
+    );
+}
+
+// rule: GATE-7
+#[test]
+fn expired_approval_is_a_denial() {
+    let mut h = in_assent_window();
+    let (approval_id, execution_id) =
+        approval_of(&h.run("rm -rf /srv/old", CommandClass::Destructive));
+    h.advance(Span::from_mins(30));
+    assert_eq!(h.session.poll_timeout().map(|t| t <= h.now), Some(true));
+    let late = h
+        .session
+        .handle_decision(h.now, approval_id, Decision::Approve, None);
+    assert_eq!(late, Err(DecisionError::Expired(approval_id)));
+    assert_eq!(h.session.approvals()[0].status, ApprovalStatus::Expired);
+    assert_eq!(
+        h.session.execution(execution_id).unwrap().status,
+        ExecutionStatus::Cancelled
+    );
+}
+
+// rule: GATE-7
+#[test]
+fn handle_timeout_expires_unanswered_approvals() {
+    let mut h = in_assent_window();
+    let (approval_id, _) = approval_of(&h.run("rm -rf /srv/old", CommandClass::Destructive));
+    h.advance(Span::from_mins(29));
+    assert!(h.session.handle_timeout(h.now).is_empty());
+    h.advance(Span::from_mins(2));
+    assert_eq!(h.session.handle_timeout(h.now), [approval_id]);
+}
+
+// rule: GATE-7
+#[test]
+fn approval_is_void_when_the_plan_generation_changes() {
+    let mut h = in_assent_window();
+    let (approval_id, execution_id) =
+        approval_of(&h.run("rm -rf /srv/old", CommandClass::Destructive));
+    h.revise(&["another approach"], "the operator changed their mind");
+    // A revision before the decision: the pending approval binds to generation 1.
+    let res = h
+        .session
+        .handle_decision(h.now, approval_id, Decision::Approve, None);
+    assert_eq!(res, Err(DecisionError::Stale(approval_id)));
+    assert_eq!(
+        h.session.execution(execution_id).unwrap().status,
+        ExecutionStatus::Cancelled
+    );
+}
+
+// rule: GATE-7
+#[test]
+fn binding_hash_changes_with_every_bound_field() {
+    use super::super::binding_hash;
+    use crate::record::ApprovalBinding;
+    let base = ApprovalBinding {
+        command: "rm -rf /x".into(),
+        host: "local".into(),
+        class: CommandClass::Destructive,
+        generation: 1,
+    };
+    let variants = [
+        ApprovalBinding {
+            command: "rm -rf /y".into(),
+            ..base.clone()
+        },
+        ApprovalBinding {
+            host: "nas".into(),
+            ..base.clone()
+        },
+        ApprovalBinding {
+            class: CommandClass::ConfigMutation,
+            ..base.clone()
+        },
+        ApprovalBinding {
+            generation: 2,
+            ..base.clone()
+        },
+    ];
+    for variant in variants {
+        assert_ne!(binding_hash(&base), binding_hash(&variant));
+    }
+    assert_eq!(binding_hash(&base), binding_hash(&base.clone()));
+}
+
+// rule: EXEC-1
+#[test]
+fn execution_status_never_goes_backwards() {
+    let mut h = Harness::new();
+    let reply = h.run("uptime", CommandClass::ReadOnly);
+    h.finish_dispatch(&reply);
+    let Some(Action::Dispatch { execution_id }) = reply.action else {
+        unreachable!()
+    };
+    let err = h
+        .session
+        .handle_execution_finished(h.now, execution_id, Err("late".into()));
+    assert!(
+        matches!(
+            err,
+            Err(ExecutionError::Transition {
+                from: ExecutionStatus::Completed,
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        h.session.execution(execution_id).unwrap().status,
+        ExecutionStatus::Completed
+    );
+}
+
+// rule: EXEC-2
+#[test]
+fn transport_error_marks_the_execution_failed_with_its_text() {
+    let mut h = Harness::new();
+    let Some(Action::Dispatch { execution_id }) = h.run("uptime", CommandClass::ReadOnly).action
+    else {
+        unreachable!()
+    };
+    h.session
+        .handle_execution_started(h.now, execution_id)
+        .unwrap();
+    h.session
+        .handle_execution_finished(
+            h.now,
+            execution_id,
+            Err("connection to nas was lost".into()),
+        )
+        .unwrap();
+    let execution = h.session.execution(execution_id).unwrap();
+    assert_eq!(execution.status, ExecutionStatus::Failed);
+    assert_eq!(
+        execution.error.as_deref(),
+        Some("connection to nas was lost")
+    );
+    assert!(execution.finished_at.is_some());
+}
+
+// rule: EXEC-6
+#[test]
+fn an_execution_is_dispatched_at_most_once() {
+    let mut h = Harness::new();
+    let Some(Action::Dispatch { execution_id }) = h.run("uptime", CommandClass::ReadOnly).action
+    else {
+        unreachable!()
+    };
+    h.session
+        .handle_execution_started(h.now, execution_id)
+        .unwrap();
+    let again = h.session.handle_execution_started(h.now, execution_id);
+    assert!(matches!(
+        again,
+        Err(ExecutionError::Transition {
+            from: ExecutionStatus::Running,
+            ..
+        })
+    ));
+    // After a restart the sweep reconciles it as interrupted; it can never start again.
+    let verdict = ExecutionVerdict::Fail {
+        reason: "interrupted".into(),
+    };
+    h.session
+        .apply_execution_verdict(h.now, execution_id, &verdict)
+        .unwrap();
+    assert_eq!(
+        h.session.execution(execution_id).unwrap().status,
+        ExecutionStatus::Failed
+    );
+    assert!(
+        h.session
+            .handle_execution_started(h.now, execution_id)
+            .is_err()
+    );
+}
+
+// rule: EXEC-5
+#[test]
+fn completed_execution_keeps_its_output() {
+    let mut h = Harness::new();
+    let Some(Action::Dispatch { execution_id }) = h.run("uptime", CommandClass::ReadOnly).action
+    else {
+        unreachable!()
+    };
+    h.session
+        .handle_execution_started(h.now, execution_id)
+        .unwrap();
+    let output = ExecOutput {
+        exit_code: Some(3),
+        stdout: "x".into(),
+        stdout_cut: 10,
+        ..ExecOutput::default()
+    };
+    h.session
+        .handle_execution_finished(h.now, execution_id, Ok(output.clone()))
+        .unwrap();
+    assert_eq!(
+        h.session.execution(execution_id).unwrap().output.as_ref(),
+        Some(&output)
+    );
+    assert_ok(&super::super::ToolReply::ok("x"));
+}
+
+// rule: EXEC-7
+#[test]
+fn the_execution_holds_exactly_the_classified_command() {
+    let mut h = Harness::new();
+    let command = "  docker  ps --format '{{.Names}}' ";
+    h.run(command, CommandClass::ReadOnly);
+    assert_eq!(h.session.executions()[0].command, command);
+}

@@ -1,0 +1,177 @@
+//! The model's lifecycle tools and `run`, as typed inputs, and what the core answers.
+
+use crate::classification::Classification;
+use crate::id::{ApprovalId, ExecutionId};
+use crate::record::{KnowledgeLoop, ToolCallOutcome};
+use crate::status::{Outcome, StepStatus};
+use crate::time::Timestamp;
+
+use super::plan::StepDraft;
+use super::{Session, text};
+
+/// Whether a `propose_plan` call asks to revise a plan already in flight (PLAN-3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Revision {
+    /// A first proposal, or a revision before any step started.
+    No,
+    /// `revise: true`, with the reason the model gave (required to revise).
+    Yes {
+        /// Why the plan must change.
+        reason: Option<String>,
+    },
+}
+
+/// A tool call the core decides, with arguments already parsed by the shell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolInput {
+    /// `set_goal(goal)`.
+    SetGoal {
+        /// The goal.
+        goal: String,
+    },
+    /// `propose_plan(steps, revise, reason)`.
+    ProposePlan {
+        /// The steps in order.
+        steps: Vec<StepDraft>,
+        /// Whether this revises a plan in flight.
+        revision: Revision,
+    },
+    /// `update_plan_step(seq, status, note)`.
+    UpdatePlanStep {
+        /// Seq within the current generation.
+        seq: u32,
+        /// New status.
+        status: StepStatus,
+        /// Optional note.
+        note: Option<String>,
+    },
+    /// `complete_task(outcome, summary)`.
+    CompleteTask {
+        /// The outcome.
+        outcome: Outcome,
+        /// What was achieved.
+        summary: String,
+    },
+    /// `ask_operator(question)`.
+    AskOperator {
+        /// The question.
+        question: String,
+    },
+    /// `run(host, command)`, with the classifier's verdict on exactly that command.
+    Run {
+        /// Host slug.
+        host: String,
+        /// The exact command.
+        command: String,
+        /// Its class and reason.
+        classification: Classification,
+    },
+}
+
+/// What the shell must do after a tool call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Run this execution now, then report with `handle_execution_started`/`finished`.
+    Dispatch {
+        /// The execution to run.
+        execution_id: ExecutionId,
+    },
+    /// Tell the operator an approval is waiting (it is already persisted in the commit).
+    AwaitApproval {
+        /// The approval request.
+        approval_id: ApprovalId,
+        /// The execution it guards.
+        execution_id: ExecutionId,
+    },
+}
+
+/// The core's answer to one tool call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolReply {
+    /// How the call ended.
+    pub outcome: ToolCallOutcome,
+    /// The tool result the model reads (directive when refused).
+    pub text: String,
+    /// What the shell must do next, if anything.
+    pub action: Option<Action>,
+}
+
+impl ToolReply {
+    pub(crate) fn ok(text: impl Into<String>) -> ToolReply {
+        ToolReply {
+            outcome: ToolCallOutcome::Ok,
+            text: text.into(),
+            action: None,
+        }
+    }
+
+    pub(crate) fn refused(text: impl Into<String>) -> ToolReply {
+        ToolReply {
+            outcome: ToolCallOutcome::Refused,
+            text: text.into(),
+            action: None,
+        }
+    }
+
+    pub(crate) fn error(text: impl Into<String>) -> ToolReply {
+        ToolReply {
+            outcome: ToolCallOutcome::Error,
+            text: text.into(),
+            action: None,
+        }
+    }
+
+    pub(crate) fn with_action(mut self, action: Action) -> ToolReply {
+        self.action = Some(action);
+        self
+    }
+}
+
+/// A knowledge tool the shell ran itself (WRITEBACK-1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KnowledgeUse {
+    /// `get_entity`, `get_relations`, `list_hosts`, `list_entities`.
+    Discovery,
+    /// `update_entity_attributes`, `create_relationship`.
+    WriteBack,
+}
+
+impl Session {
+    /// Decides one tool call. `call_id` is the model's id for the call.
+    pub fn handle_tool(&mut self, now: Timestamp, call_id: &str, input: ToolInput) -> ToolReply {
+        match input {
+            ToolInput::SetGoal { goal } => self.set_goal(now, goal),
+            ToolInput::ProposePlan { steps, revision } => self.propose_plan(now, steps, revision),
+            ToolInput::UpdatePlanStep { seq, status, note } => {
+                self.update_plan_step(now, seq, status, note)
+            }
+            ToolInput::CompleteTask { outcome, summary } => {
+                self.complete_task(now, outcome, summary)
+            }
+            ToolInput::AskOperator { question } => self.ask_operator(now, question),
+            ToolInput::Run {
+                host,
+                command,
+                classification,
+            } => self.run(now, call_id, host, command, classification),
+        }
+    }
+
+    /// WRITEBACK-1: accounts for a discovery or write-back tool the shell ran.
+    pub fn handle_knowledge_use(&mut self, now: Timestamp, used: KnowledgeUse) {
+        self.record.last_activity_at = self.record.last_activity_at.max(now);
+        self.record.knowledge = match (self.record.knowledge, used) {
+            (_, KnowledgeUse::WriteBack) => KnowledgeLoop::WrittenBack,
+            (KnowledgeLoop::Untouched, KnowledgeUse::Discovery) => KnowledgeLoop::Discovered,
+            (current, KnowledgeUse::Discovery) => current,
+        };
+    }
+
+    /// The refusal for a tool that needs an open task, or `None` when it may proceed.
+    pub(crate) fn refuse_if_terminal(&self, tool: &str) -> Option<ToolReply> {
+        self.record
+            .status
+            .is_terminal()
+            .then(|| ToolReply::refused(text::task_complete_refusal(tool, self.record.status)))
+    }
+}
