@@ -1,1 +1,21 @@
 //! Embedded SQLite store adapter for Nomos.
+//!
+//! [`SqliteStore`] implements [`nomos_core::ports::store::Store`] on one SQLite file in
+//! WAL mode (or a private in-memory database for tests and evals). The schema lives in
+//! `migrations/sqlite/`, embedded at build time and applied at open; timestamps are
+//! INTEGER milliseconds (UTC), ids are UUID text, states are CHECK-listed text.
+//!
+//! Writes are serialized through a single writer connection (`BEGIN IMMEDIATE`), reads
+//! use a pool of read-only connections, so concurrent async writers queue rather than
+//! deadlock or fail with `SQLITE_BUSY`.
+
+mod codec;
+mod commit;
+mod error;
+mod knowledge;
+mod open;
+mod read;
+mod rows;
+mod store;
+
+pub use open::SqliteStore;

@@ -1,0 +1,387 @@
+//! The knowledge graph: entities, relationships, knowledge entries with their
+//! full-text index (FTS5, bm25), and the last audit of each host (WRITEBACK-3).
+
+use nomos_core::Timestamp;
+use nomos_core::ports::store::{AuditMark, KnowledgeHit, StoreError};
+use nomos_core::record::{Entity, KnowledgeEntry, Relationship};
+use sqlx::{Row, SqliteConnection};
+
+use crate::codec::{opt_int, text, to_json, ts};
+use crate::error::db_error;
+use crate::open::SqliteStore;
+use crate::rows;
+
+/// Splits search text into words (runs of letters and digits), lowercased.
+///
+/// Everything else is a separator, so quotes, dashes and operators in the text
+/// never reach the query syntax.
+pub(crate) fn search_terms(query: &str) -> Vec<String> {
+    query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// An FTS5 match expression: every term quoted as a string, all required.
+fn fts_expression(terms: &[String]) -> String {
+    terms.iter().map(|t| format!("\"{}\"", t.replace('"', "\"\""))).collect::<Vec<_>>().join(" ")
+}
+
+/// Merges a JSON object patch into attributes: `null` removes a key.
+pub(crate) fn merge_attributes(
+    attributes: &mut serde_json::Value,
+    patch: &serde_json::Map<String, serde_json::Value>,
+) {
+    if !attributes.is_object() {
+        *attributes = serde_json::Value::Object(serde_json::Map::new());
+    }
+    if let serde_json::Value::Object(map) = attributes {
+        for (key, value) in patch {
+            if value.is_null() {
+                map.remove(key);
+            } else {
+                map.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
+fn require_object(value: &serde_json::Value, what: &str) -> Result<(), StoreError> {
+    if value.is_object() {
+        Ok(())
+    } else {
+        Err(StoreError::Invalid(format!("{what} must be a JSON object, got {value}")))
+    }
+}
+
+impl SqliteStore {
+    pub(crate) async fn write_entity(&self, entity: &Entity) -> Result<(), StoreError> {
+        require_object(&entity.attributes, &format!("attributes of entity {}", entity.slug))?;
+        sqlx::query(
+            "INSERT INTO entities (slug, kind, name, attributes, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (slug) DO UPDATE SET kind = excluded.kind, name = excluded.name,
+               attributes = excluded.attributes, updated_at = excluded.updated_at",
+        )
+        .bind(&entity.slug)
+        .bind(&entity.kind)
+        .bind(&entity.name)
+        .bind(to_json(&entity.attributes, "entity attributes")?)
+        .bind(entity.updated_at.as_millis())
+        .execute(&self.write)
+        .await
+        .map_err(|e| db_error(e, &format!("entity {}", entity.slug)))?;
+        Ok(())
+    }
+
+    pub(crate) async fn select_entity(&self, slug: &str) -> Result<Option<Entity>, StoreError> {
+        sqlx::query("SELECT * FROM entities WHERE slug = ?1")
+            .bind(slug)
+            .fetch_optional(&self.read)
+            .await
+            .map_err(|e| db_error(e, "loading an entity"))?
+            .as_ref()
+            .map(rows::entity)
+            .transpose()
+    }
+
+    pub(crate) async fn select_entities(
+        &self,
+        kind: Option<&str>,
+    ) -> Result<Vec<Entity>, StoreError> {
+        sqlx::query("SELECT * FROM entities WHERE (?1 IS NULL OR kind = ?1) ORDER BY slug")
+            .bind(kind)
+            .fetch_all(&self.read)
+            .await
+            .map_err(|e| db_error(e, "listing entities"))?
+            .iter()
+            .map(rows::entity)
+            .collect()
+    }
+
+    pub(crate) async fn patch_entity(
+        &self,
+        slug: &str,
+        patch: &serde_json::Value,
+        now: Timestamp,
+    ) -> Result<Entity, StoreError> {
+        let serde_json::Value::Object(patch) = patch else {
+            return Err(StoreError::Invalid(format!(
+                "attribute patch for entity {slug} must be a JSON object, got {patch}"
+            )));
+        };
+        let mut tx = self
+            .write
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| db_error(e, "beginning a transaction"))?;
+        let row = sqlx::query("SELECT * FROM entities WHERE slug = ?1")
+            .bind(slug)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(|e| db_error(e, "loading an entity"))?
+            .ok_or_else(|| StoreError::NotFound { what: format!("entity {slug}") })?;
+        let mut entity = rows::entity(&row)?;
+        merge_attributes(&mut entity.attributes, patch);
+        entity.updated_at = now;
+        sqlx::query("UPDATE entities SET attributes = ?1, updated_at = ?2 WHERE slug = ?3")
+            .bind(to_json(&entity.attributes, "entity attributes")?)
+            .bind(now.as_millis())
+            .bind(slug)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| db_error(e, &format!("entity {slug}")))?;
+        tx.commit().await.map_err(|e| db_error(e, "committing"))?;
+        Ok(entity)
+    }
+
+    pub(crate) async fn write_relationship(&self, rel: &Relationship) -> Result<(), StoreError> {
+        let mut tx = self
+            .write
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| db_error(e, "beginning a transaction"))?;
+        for slug in [&rel.from, &rel.to] {
+            let found = sqlx::query("SELECT 1 FROM entities WHERE slug = ?1")
+                .bind(slug)
+                .fetch_optional(&mut *tx)
+                .await
+                .map_err(|e| db_error(e, "loading an entity"))?;
+            if found.is_none() {
+                return Err(StoreError::NotFound { what: format!("entity {slug}") });
+            }
+        }
+        sqlx::query(
+            "INSERT INTO relationships (from_slug, kind, to_slug, created_at)
+             VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
+        )
+        .bind(&rel.from)
+        .bind(&rel.kind)
+        .bind(&rel.to)
+        .bind(rel.created_at.as_millis())
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| db_error(e, &format!("relationship {} {} {}", rel.from, rel.kind, rel.to)))?;
+        tx.commit().await.map_err(|e| db_error(e, "committing"))?;
+        Ok(())
+    }
+
+    pub(crate) async fn select_relations(&self, slug: &str) -> Result<Vec<Relationship>, StoreError> {
+        sqlx::query(
+            "SELECT * FROM relationships WHERE from_slug = ?1 OR to_slug = ?1
+             ORDER BY from_slug, kind, to_slug",
+        )
+        .bind(slug)
+        .fetch_all(&self.read)
+        .await
+        .map_err(|e| db_error(e, "loading relationships"))?
+        .iter()
+        .map(|row| {
+            Ok(Relationship {
+                from: text(row, "from_slug")?,
+                kind: text(row, "kind")?,
+                to: text(row, "to_slug")?,
+                created_at: ts(row, "created_at")?,
+            })
+        })
+        .collect()
+    }
+
+    pub(crate) async fn write_knowledge(&self, entry: &KnowledgeEntry) -> Result<(), StoreError> {
+        let mut tx = self
+            .write
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| db_error(e, "beginning a transaction"))?;
+        let context = format!("knowledge entry {}", entry.key);
+        sqlx::query(
+            "INSERT INTO knowledge (key, title, content, created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (key) DO UPDATE SET title = excluded.title, content = excluded.content,
+               created_at = excluded.created_at, updated_at = excluded.updated_at",
+        )
+        .bind(&entry.key)
+        .bind(&entry.title)
+        .bind(&entry.content)
+        .bind(entry.created_at.as_millis())
+        .bind(entry.updated_at.as_millis())
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| db_error(e, &context))?;
+        for statement in [
+            "DELETE FROM knowledge_tags WHERE key = ?1",
+            "DELETE FROM knowledge_about WHERE key = ?1",
+            "DELETE FROM knowledge_fts WHERE key = ?1",
+        ] {
+            sqlx::query(statement)
+                .bind(&entry.key)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| db_error(e, &context))?;
+        }
+        for (position, tag) in entry.tags.iter().enumerate() {
+            sqlx::query("INSERT INTO knowledge_tags (key, position, tag) VALUES (?1, ?2, ?3)")
+                .bind(&entry.key)
+                .bind(position as i64)
+                .bind(tag)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| db_error(e, &context))?;
+        }
+        for (position, slug) in entry.about.iter().enumerate() {
+            sqlx::query("INSERT INTO knowledge_about (key, position, slug) VALUES (?1, ?2, ?3)")
+                .bind(&entry.key)
+                .bind(position as i64)
+                .bind(slug)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| db_error(e, &context))?;
+        }
+        sqlx::query(
+            "INSERT INTO knowledge_fts (key, title, content, tags) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .bind(&entry.key)
+        .bind(&entry.title)
+        .bind(&entry.content)
+        .bind(entry.tags.join(" "))
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| db_error(e, &context))?;
+        tx.commit().await.map_err(|e| db_error(e, "committing"))?;
+        Ok(())
+    }
+
+    pub(crate) async fn select_knowledge(
+        &self,
+        key: &str,
+    ) -> Result<Option<KnowledgeEntry>, StoreError> {
+        let mut conn = self.read.acquire().await.map_err(|e| db_error(e, "connecting"))?;
+        load_entry(&mut conn, key).await
+    }
+
+    pub(crate) async fn search(
+        &self,
+        query: &str,
+        limit: u32,
+    ) -> Result<Vec<KnowledgeHit>, StoreError> {
+        let terms = search_terms(query);
+        if terms.is_empty() || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut tx = self.read.begin().await.map_err(|e| db_error(e, "beginning a read"))?;
+        // bm25 is lower-is-better; the port wants higher-is-better. Title and tags
+        // weigh more than the body.
+        let ranked = sqlx::query(
+            "SELECT key, -bm25(knowledge_fts, 0.0, 4.0, 1.0, 2.0) AS score
+             FROM knowledge_fts WHERE knowledge_fts MATCH ?1
+             ORDER BY score DESC, key LIMIT ?2",
+        )
+        .bind(fts_expression(&terms))
+        .bind(i64::from(limit))
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(|e| db_error(e, "searching knowledge"))?;
+        let mut hits = Vec::with_capacity(ranked.len());
+        for row in &ranked {
+            let key = text(row, "key")?;
+            let rank: f64 = row.try_get("score").map_err(|e| db_error(e, "score"))?;
+            if let Some(entry) = load_entry(&mut tx, &key).await? {
+                hits.push(KnowledgeHit { entry, rank });
+            }
+        }
+        tx.commit().await.map_err(|e| db_error(e, "ending a read"))?;
+        Ok(hits)
+    }
+
+    pub(crate) async fn select_last_audited(
+        &self,
+        slugs: &[String],
+    ) -> Result<Vec<AuditMark>, StoreError> {
+        if slugs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = sqlx::query(
+            "SELECT s.value AS slug,
+               (SELECT MAX(k.updated_at) FROM knowledge k
+                  JOIN knowledge_about a ON a.key = k.key
+                  WHERE a.slug = s.value
+                    AND EXISTS (SELECT 1 FROM knowledge_tags t
+                                WHERE t.key = k.key AND t.tag IN ('audit', 'update'))
+               ) AS last_audited_at
+             FROM json_each(?1) s ORDER BY s.key",
+        )
+        .bind(to_json(&slugs, "slugs")?)
+        .fetch_all(&self.read)
+        .await
+        .map_err(|e| db_error(e, "reading last audits"))?;
+        rows.iter()
+            .map(|row| {
+                Ok(AuditMark {
+                    slug: text(row, "slug")?,
+                    last_audited_at: opt_int(row, "last_audited_at")?.map(Timestamp::from_millis),
+                })
+            })
+            .collect()
+    }
+}
+
+async fn load_entry(
+    conn: &mut SqliteConnection,
+    key: &str,
+) -> Result<Option<KnowledgeEntry>, StoreError> {
+    let Some(row) = sqlx::query("SELECT * FROM knowledge WHERE key = ?1")
+        .bind(key)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(|e| db_error(e, "loading a knowledge entry"))?
+    else {
+        return Ok(None);
+    };
+    let tags = sqlx::query("SELECT tag FROM knowledge_tags WHERE key = ?1 ORDER BY position")
+        .bind(key)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(|e| db_error(e, "loading knowledge tags"))?
+        .iter()
+        .map(|r| text(r, "tag"))
+        .collect::<Result<_, _>>()?;
+    let about = sqlx::query("SELECT slug FROM knowledge_about WHERE key = ?1 ORDER BY position")
+        .bind(key)
+        .fetch_all(&mut *conn)
+        .await
+        .map_err(|e| db_error(e, "loading knowledge subjects"))?
+        .iter()
+        .map(|r| text(r, "slug"))
+        .collect::<Result<_, _>>()?;
+    Ok(Some(KnowledgeEntry {
+        key: text(&row, "key")?,
+        title: text(&row, "title")?,
+        content: text(&row, "content")?,
+        tags,
+        about,
+        created_at: ts(&row, "created_at")?,
+        updated_at: ts(&row, "updated_at")?,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn search_terms_drop_operators_and_quotes() {
+        assert_eq!(search_terms(r#"nginx AND "proxy -x"#), ["nginx", "and", "proxy", "x"]);
+        assert!(search_terms(r#"" - ( ) *"#).is_empty());
+        assert_eq!(fts_expression(&search_terms("Disk-Full")), r#""disk" "full""#);
+    }
+
+    #[test]
+    fn null_in_a_patch_removes_the_key() {
+        let mut attributes = serde_json::json!({"os": "debian", "ram": 8});
+        let patch = serde_json::json!({"os": null, "cpu": 4});
+        let serde_json::Value::Object(patch) = patch else { unreachable!() };
+        merge_attributes(&mut attributes, &patch);
+        assert_eq!(attributes, serde_json::json!({"ram": 8, "cpu": 4}));
+    }
+}

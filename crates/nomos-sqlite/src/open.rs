@@ -1,0 +1,169 @@
+//! Opening a database: connection options, the two pools, and the schema check
+//! that runs before (and instead of) migrations.
+
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use nomos_core::ports::store::StoreError;
+use sqlx::migrate::Migrator;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{Row, SqliteConnection, SqlitePool};
+
+use crate::error::{db_error, migrate_error};
+
+/// The migrations this binary ships, embedded at build time.
+pub(crate) static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/sqlite");
+
+/// How long a connection waits for a lock held by another process.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How many connections serve reads of a file database.
+const READERS: u32 = 4;
+
+/// Whether opening runs the migrations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Migrate {
+    /// Bring the schema up to date.
+    Run,
+    /// Refuse a database whose schema is missing or behind.
+    Refuse,
+}
+
+/// A SQLite database behind the store port.
+///
+/// Writes go through a pool of exactly one connection, each in a `BEGIN IMMEDIATE`
+/// transaction, so concurrent writers queue instead of failing with `SQLITE_BUSY`;
+/// reads use a separate pool of read-only connections that never hold a write lock.
+#[derive(Clone, Debug)]
+pub struct SqliteStore {
+    pub(crate) read: SqlitePool,
+    pub(crate) write: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database at a path or a `sqlite:` URL, in WAL
+    /// mode, and runs the migrations.
+    pub async fn open(path_or_url: &str) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open_with(path_or_url, Migrate::Run).await
+    }
+
+    /// Opens an existing, migrated database without touching its schema (for
+    /// repair tools). A database without the schema is refused with `NotMigrated`.
+    pub async fn open_existing(path_or_url: &str) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open_with(path_or_url, Migrate::Refuse).await
+    }
+
+    /// Opens `nomos.db` under a data directory, creating the directory if needed.
+    pub async fn open_in_data_dir(dir: impl AsRef<Path>) -> Result<SqliteStore, StoreError> {
+        let dir = dir.as_ref();
+        std::fs::create_dir_all(dir).map_err(|e| {
+            StoreError::Unavailable(format!("cannot create data directory {}: {e}", dir.display()))
+        })?;
+        let path = dir.join("nomos.db");
+        let path = path.to_str().ok_or_else(|| {
+            StoreError::Invalid(format!("data directory path {} is not UTF-8", dir.display()))
+        })?;
+        SqliteStore::open(path).await
+    }
+
+    /// A private in-memory database on one connection, migrated (tests, evals).
+    pub async fn in_memory() -> Result<SqliteStore, StoreError> {
+        let options = SqliteConnectOptions::from_str("sqlite::memory:")
+            .map_err(|e| StoreError::Unavailable(format!("sqlite::memory:: {e}")))?
+            .foreign_keys(true);
+        // One connection that never closes: the database lives as long as it does.
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .idle_timeout(None)
+            .max_lifetime(None)
+            .acquire_timeout(Duration::from_secs(60))
+            .connect_with(options)
+            .await
+            .map_err(|e| unavailable(e, "sqlite::memory:"))?;
+        let store = SqliteStore { read: pool.clone(), write: pool };
+        store.prepare_schema(Migrate::Run).await?;
+        Ok(store)
+    }
+
+    async fn open_with(path_or_url: &str, migrate: Migrate) -> Result<SqliteStore, StoreError> {
+        let options = if path_or_url.starts_with("sqlite:") {
+            SqliteConnectOptions::from_str(path_or_url)
+                .map_err(|e| StoreError::Unavailable(format!("{path_or_url}: {e}")))?
+        } else {
+            SqliteConnectOptions::new().filename(path_or_url)
+        };
+        let options = options
+            .create_if_missing(migrate == Migrate::Run)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(BUSY_TIMEOUT);
+        let write = SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(Duration::from_secs(60))
+            .connect_with(options.clone())
+            .await
+            .map_err(|e| unavailable(e, path_or_url))?;
+        let read = SqlitePoolOptions::new()
+            .max_connections(READERS)
+            .connect_with(options.read_only(true))
+            .await
+            .map_err(|e| unavailable(e, path_or_url))?;
+        let store = SqliteStore { read, write };
+        store.prepare_schema(migrate).await?;
+        Ok(store)
+    }
+
+    /// Checks the applied migrations against the embedded ones, then migrates or refuses.
+    async fn prepare_schema(&self, migrate: Migrate) -> Result<(), StoreError> {
+        let mut conn = self.write.acquire().await.map_err(|e| db_error(e, "connecting"))?;
+        let found = applied_version(&mut conn).await?;
+        let known = known_version();
+        match found {
+            Some(found) if found > known => return Err(StoreError::SchemaTooNew { found, known }),
+            Some(found) if found == known => return Ok(()),
+            _ if migrate == Migrate::Refuse => return Err(StoreError::NotMigrated),
+            _ => {}
+        }
+        MIGRATOR.run(&mut *conn).await.map_err(migrate_error)
+    }
+
+    /// The pool of the single writer connection, for embedders that need raw access.
+    pub fn write_pool(&self) -> &SqlitePool {
+        &self.write
+    }
+
+    /// The pool of reader connections.
+    pub fn read_pool(&self) -> &SqlitePool {
+        &self.read
+    }
+}
+
+/// The newest migration this binary ships.
+pub(crate) fn known_version() -> i64 {
+    MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0)
+}
+
+/// The newest migration applied to a database, `None` if it was never migrated.
+pub(crate) async fn applied_version(conn: &mut SqliteConnection) -> Result<Option<i64>, StoreError> {
+    let table = sqlx::query(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+    )
+    .fetch_optional(&mut *conn)
+    .await
+    .map_err(|e| db_error(e, "reading the schema"))?;
+    if table.is_none() {
+        return Ok(None);
+    }
+    let row = sqlx::query("SELECT MAX(version) AS version FROM _sqlx_migrations WHERE success = 1")
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(|e| db_error(e, "reading the applied migrations"))?;
+    row.try_get::<Option<i64>, _>("version").map_err(|e| db_error(e, "_sqlx_migrations.version"))
+}
+
+fn unavailable(err: sqlx::Error, target: &str) -> StoreError {
+    StoreError::Unavailable(format!("cannot open sqlite database {target}: {err}"))
+}
