@@ -258,22 +258,28 @@ fn idle_text(idle: Span) -> String {
 /// SESSION-4: the first ~[`SUMMARY_CHARS`] characters of an answer, whitespace collapsed,
 /// cut at a word boundary where one is near and ending in `…` when cut.
 pub fn summary_from_answer(text: &str) -> String {
+    excerpt(text, SUMMARY_CHARS)
+}
+
+/// The first `max_chars` characters of `text`, whitespace collapsed, cut at a char boundary
+/// (at the last space in the final quarter when there is one) and ending in `…` when cut.
+pub(crate) fn excerpt(text: &str, max_chars: usize) -> String {
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if collapsed.chars().count() <= SUMMARY_CHARS {
+    if collapsed.chars().count() <= max_chars {
         return collapsed;
     }
     let cut = collapsed
         .char_indices()
-        .nth(SUMMARY_CHARS)
+        .nth(max_chars)
         .map_or(collapsed.len(), |(idx, _)| idx);
     let head = &collapsed[..cut];
-    // Prefer the last space in the final quarter, so a word is not split in two.
     let floor = head
         .char_indices()
-        .nth(SUMMARY_CHARS * 3 / 4)
+        .nth(max_chars * 3 / 4)
         .map_or(0, |(idx, _)| idx);
+    let ends_at_word = collapsed[cut..].starts_with(' ');
     let head = match head.rfind(' ') {
-        Some(space) if space >= floor => &head[..space],
+        Some(space) if space >= floor && !ends_at_word => &head[..space],
         _ => head,
     };
     format!(
