@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The one test command: installs what is missing, starts a throwaway PostgreSQL and a
+# loopback sshd, then checks formatting, lints, the core's dependency tree, the tests
+# and the evals. Everything it starts is stopped on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/nomos-target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+unset RUST_BACKTRACE
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "system packages"
+missing=()
+[ -x /usr/sbin/sshd ] || missing+=(openssh-server)
+[ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql-15)
+command -v ssh-keygen >/dev/null || missing+=(openssh-client)
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cleanup() {
+  set +e
+  [ -n "${NOMOS_TEST_SSHD_DIR:-}" ] && bash scripts/sshd-down.sh
+  [ -n "${PGTMP:-}" ] && bash scripts/pg-down.sh
+}
+trap cleanup EXIT
+
+step "throwaway services"
+# shellcheck source=/dev/null
+source scripts/pg-up.sh
+# shellcheck source=/dev/null
+source scripts/sshd-up.sh
+
+step "cargo fmt"
+cargo fmt --all -- --check
+
+step "cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "nomos-core stays pure"
+bash scripts/check-core-deps.sh
+
+step "cargo test"
+cargo test --workspace --all-targets --locked
+
+step "classifier corpus"
+cargo run -q --locked -p nomos-eval -- classify --corpus fixtures/classify/corpus.tsv
+
+echo
+echo "all checks passed"
