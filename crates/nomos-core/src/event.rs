@@ -148,6 +148,32 @@ pub enum DomainEvent {
     /// SWEEP-1: the idle sweep nudged the session.
     #[serde(rename = "task.nudged")]
     Nudged,
+    /// TURN-1: a turn started.
+    #[serde(rename = "turn.started")]
+    TurnStarted {
+        /// What started it.
+        cause: TurnCause,
+    },
+    /// TURN-1: a turn ended; emitted exactly once per turn, after any error.
+    #[serde(rename = "turn.done")]
+    TurnDone {
+        /// The real cause when the turn failed (TURN-2); `None` when it ended well.
+        error: Option<String>,
+        /// How many tool calls the turn made.
+        n_tool_calls: u32,
+    },
+}
+
+/// What started a turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnCause {
+    /// An operator message.
+    Operator,
+    /// An approval decision (EXEC-4).
+    Continuation,
+    /// A reconnect, `/resume` or an idle nudge (RESUME-1).
+    Resume,
 }
 
 impl DomainEvent {
@@ -170,6 +196,8 @@ impl DomainEvent {
             DomainEvent::MessageAppended { .. } => "message.appended",
             DomainEvent::ToolCalled { .. } => "tool.called",
             DomainEvent::Nudged => "task.nudged",
+            DomainEvent::TurnStarted { .. } => "turn.started",
+            DomainEvent::TurnDone { .. } => "turn.done",
         }
     }
 }

@@ -28,6 +28,7 @@ mod plan;
 mod run;
 pub mod text;
 mod tool;
+mod turn;
 
 #[cfg(test)]
 mod tests;
