@@ -210,9 +210,11 @@ fn classify_periodic(
         }
         return complete_trivial(facts);
     }
-    let nudged_at = record
-        .nudged_at
-        .filter(|nudged_at| *nudged_at >= record.last_activity_at);
+    // A nudge older than the last activity was answered; it no longer counts.
+    let nudged_at = match record.nudged_at {
+        Some(nudged_at) if nudged_at >= record.last_activity_at => Some(nudged_at),
+        _ => None,
+    };
     match nudged_at {
         // SWEEP-2: nothing happened since the nudge. Closing does not wait for another
         // full idle period, because the nudge note itself may count as activity.
