@@ -1,0 +1,191 @@
+//! Builders for the rows the contract checks commit: deterministic ids and times
+//! with millisecond precision, so every round trip can be compared exactly.
+
+use nomos_core::event::{DomainEvent, PendingEvent};
+use nomos_core::ports::store::{Commit, Store};
+use nomos_core::record::{
+    Approval, ApprovalBinding, ExecOutput, Execution, KnowledgeLoop, Message, PlanStep,
+    SessionRecord, ToolCallOutcome, ToolCallRecord, ToolCallRequest,
+};
+use nomos_core::{
+    ApprovalStatus, CommandClass, ExecutionStatus, Role, SessionId, SessionStatus, StepStatus,
+    Timestamp,
+};
+use uuid::Uuid;
+
+/// A base instant with non-zero milliseconds (2026-05-28T20:26:40.123Z).
+pub const BASE_MILLIS: i64 = 1_780_000_000_123;
+
+/// The base instant plus `offset_ms`.
+pub fn at(offset_ms: i64) -> Timestamp {
+    Timestamp::from_millis(BASE_MILLIS + offset_ms)
+}
+
+/// A deterministic session id.
+pub fn session_id(n: u128) -> SessionId {
+    SessionId(Uuid::from_u128(0x5e55_0000_0000_0000_0000_0000_0000_0000 + n))
+}
+
+/// A session row with every optional field set, created at the base time.
+pub fn session(id: SessionId, status: SessionStatus) -> SessionRecord {
+    SessionRecord {
+        id,
+        status,
+        goal: Some(format!("goal of {id}")),
+        summary: None,
+        board_outcome: None,
+        plan_generation: 0,
+        assent: None,
+        knowledge: KnowledgeLoop::Untouched,
+        nudged_at: None,
+        n_messages: 0,
+        created_at: at(0),
+        last_activity_at: at(0),
+        version: 0,
+    }
+}
+
+/// A plan step of `generation`, `seq`, with its derived id.
+pub fn step(session: SessionId, generation: u32, seq: u32, status: StepStatus) -> PlanStep {
+    PlanStep {
+        id: session.step_id(generation, seq),
+        session_id: session,
+        generation,
+        seq,
+        title: format!("step {generation}.{seq}"),
+        detail: Some(format!("detail of step {generation}.{seq}")),
+        status,
+        note: None,
+        started_at: None,
+        finished_at: None,
+        updated_at: at(i64::from(generation) * 1000 + i64::from(seq)),
+    }
+}
+
+/// The `n`th execution of a session, created at `created_at`.
+pub fn execution(
+    session: SessionId,
+    n: usize,
+    status: ExecutionStatus,
+    created_at: Timestamp,
+) -> Execution {
+    Execution {
+        id: session.execution_id(n),
+        session_id: session,
+        tool_call_id: Some(format!("call-{n}")),
+        host: "host:hubris".into(),
+        command: format!("systemctl restart app{n}"),
+        class: CommandClass::ConfigMutation,
+        reason: "systemctl restart changes state".into(),
+        generation: 1,
+        step_seq: Some(1),
+        status,
+        created_at,
+        started_at: None,
+        finished_at: None,
+        output: None,
+        error: None,
+    }
+}
+
+/// A finished execution with captured output.
+pub fn completed_output() -> ExecOutput {
+    ExecOutput {
+        exit_code: Some(0),
+        signal: None,
+        stdout: "active (running)\nünïcode ✓\n".into(),
+        stderr: String::new(),
+        stdout_cut: 12,
+        stderr_cut: 0,
+        duration_ms: 42,
+    }
+}
+
+/// The pending approval guarding `execution`.
+pub fn approval(execution: &Execution, requested_at: Timestamp) -> Approval {
+    Approval {
+        id: execution.session_id.approval_id(execution.id),
+        session_id: execution.session_id,
+        execution_id: execution.id,
+        binding: ApprovalBinding {
+            command: execution.command.clone(),
+            host: execution.host.clone(),
+            class: execution.class,
+            generation: execution.generation,
+        },
+        binding_hash: "ab".repeat(32),
+        status: ApprovalStatus::Pending,
+        requested_at,
+        expires_at: requested_at + nomos_core::Span::from_mins(30),
+        decided_at: None,
+        decided_by: None,
+    }
+}
+
+/// The `n`th message of a session.
+pub fn message(session: SessionId, n: u64, role: Role, content: &str) -> Message {
+    Message {
+        id: session.message_id(n),
+        session_id: session,
+        role,
+        content: content.into(),
+        tool_calls: if role == Role::Assistant {
+            vec![ToolCallRequest {
+                call_id: format!("call-{n}"),
+                name: "run".into(),
+                arguments: r#"{"host":"host:hubris","command":"uptime"}"#.into(),
+            }]
+        } else {
+            Vec::new()
+        },
+        created_at: at(n as i64 * 10),
+    }
+}
+
+/// A tool call record with a result.
+pub fn tool_call(session: SessionId, call_id: &str) -> ToolCallRecord {
+    ToolCallRecord {
+        session_id: session,
+        call_id: call_id.into(),
+        name: "run".into(),
+        arguments: r#"{"command":"uptime"}"#.into(),
+        result: " 10:00:00 up 3 days".into(),
+        outcome: ToolCallOutcome::Ok,
+        started_at: at(77),
+        duration_ms: 1234,
+    }
+}
+
+/// An event at a time.
+pub fn event(offset_ms: i64, event: DomainEvent) -> PendingEvent {
+    PendingEvent { at: at(offset_ms), event }
+}
+
+/// The commit that creates a session row, with a `session.created` event.
+pub fn create_commit(record: SessionRecord) -> Commit {
+    Commit {
+        expected_version: None,
+        session: Some(record),
+        events: vec![event(0, DomainEvent::SessionCreated)],
+        ..Commit::default()
+    }
+}
+
+/// Creates a session (version 1) and returns its row as stored.
+pub async fn create(store: &dyn Store, id: SessionId, status: SessionStatus) -> SessionRecord {
+    let mut record = session(id, status);
+    let receipt = store.commit(create_commit(record.clone())).await.unwrap();
+    assert_eq!(receipt.version, 1);
+    record.version = 1;
+    record
+}
+
+/// A commit on an existing session at `version` carrying only events.
+pub fn events_commit(record: &SessionRecord, version: i64, events: Vec<PendingEvent>) -> Commit {
+    Commit {
+        expected_version: Some(version),
+        session: Some(record.clone()),
+        events,
+        ..Commit::default()
+    }
+}
