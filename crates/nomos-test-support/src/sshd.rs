@@ -1,1 +1,391 @@
-//! Placeholder.
+//! A throwaway OpenSSH `sshd` on loopback, with its own config, keys and known_hosts.
+//!
+//! [`Sshd::start`] generates an ed25519 host key and an ed25519 client key in a fresh
+//! temporary directory, authorizes the client key, picks a free port, starts
+//! `/usr/sbin/sshd` with `StrictModes no` and waits until the port accepts
+//! connections. `Drop` stops the server and every process it started (its
+//! per-connection children and their commands), then removes the directory.
+//!
+//! PID 1 on the test machines is not a normal init, so a killed daemon can linger as
+//! a zombie: liveness is judged by the listening port, never by `kill -0`.
+//!
+//! [`Sshd::shared_or_start`] reuses a server started by `scripts/sshd-up.sh`
+//! (`NOMOS_TEST_SSHD_PORT`, `NOMOS_TEST_SSHD_DIR`) for read-only tests; tests that
+//! restart or reconfigure the server must call [`Sshd::start`].
+
+use std::fs;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use tempfile::TempDir;
+
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// A running loopback sshd.
+#[derive(Debug)]
+pub struct Sshd {
+    /// The port it listens on (127.0.0.1 only).
+    pub port: u16,
+    /// The directory holding its config, keys, pid file and log.
+    pub dir: PathBuf,
+    /// The private key of the authorized client (ed25519, no passphrase).
+    pub client_key_path: PathBuf,
+    /// A known_hosts file holding the server's host key under `[127.0.0.1]:PORT`.
+    pub known_hosts_path: PathBuf,
+    ownership: Ownership,
+}
+
+#[derive(Debug)]
+enum Ownership {
+    /// Started by this process: stopped and removed on drop.
+    Owned(#[allow(dead_code)] TempDir),
+    /// Started by `scripts/sshd-up.sh`: left alone on drop.
+    Shared,
+}
+
+impl Sshd {
+    /// Starts a fresh server on a free port.
+    ///
+    /// # Panics
+    /// When openssh-server cannot be installed, a key cannot be generated or the
+    /// server does not come up; the message says which step failed.
+    pub fn start() -> Sshd {
+        Sshd::start_with_config("")
+    }
+
+    /// Starts a fresh server whose config gets `extra` appended (for example
+    /// `MaxSessions 20`).
+    ///
+    /// # Panics
+    /// As [`Sshd::start`].
+    pub fn start_with_config(extra: &str) -> Sshd {
+        ensure_openssh_server();
+        let tmp = tempfile::Builder::new()
+            .prefix("nomos-sshd.")
+            .tempdir()
+            .unwrap_or_else(|e| panic!("sshd: could not create a temporary directory: {e}"));
+        let dir = tmp.path().to_path_buf();
+        keygen(&dir.join("host_ed25519"), "nomos-test-host");
+        keygen(&dir.join("client_ed25519"), "nomos-test-client");
+        copy(
+            &dir.join("client_ed25519.pub"),
+            &dir.join("authorized_keys"),
+        );
+        let port = free_port();
+        let config = format!(
+            "Port {port}\n\
+             ListenAddress 127.0.0.1\n\
+             HostKey {dir}/host_ed25519\n\
+             PidFile {dir}/sshd.pid\n\
+             AuthorizedKeysFile {dir}/authorized_keys\n\
+             PubkeyAuthentication yes\n\
+             PasswordAuthentication no\n\
+             KbdInteractiveAuthentication no\n\
+             PermitRootLogin prohibit-password\n\
+             UsePAM no\n\
+             StrictModes no\n\
+             LogLevel VERBOSE\n\
+             {extra}\n",
+            dir = dir.display()
+        );
+        write(&dir.join("sshd_config"), &config);
+        let sshd = Sshd {
+            port,
+            client_key_path: dir.join("client_ed25519"),
+            known_hosts_path: dir.join("known_hosts"),
+            dir,
+            ownership: Ownership::Owned(tmp),
+        };
+        sshd.write_known_hosts();
+        sshd.launch();
+        sshd
+    }
+
+    /// Reuses the server named by `NOMOS_TEST_SSHD_PORT` and `NOMOS_TEST_SSHD_DIR`
+    /// when both are set (as `scripts/sshd-up.sh` exports them), else starts one.
+    /// Use it only for tests that neither restart nor reconfigure the server.
+    pub fn shared_or_start() -> Sshd {
+        let port = std::env::var("NOMOS_TEST_SSHD_PORT").ok();
+        let dir = std::env::var("NOMOS_TEST_SSHD_DIR").ok();
+        let (Some(port), Some(dir)) = (port, dir) else {
+            return Sshd::start();
+        };
+        let port: u16 = port
+            .parse()
+            .unwrap_or_else(|e| panic!("sshd: NOMOS_TEST_SSHD_PORT={port:?} is not a port: {e}"));
+        let dir = PathBuf::from(dir);
+        let sshd = Sshd {
+            port,
+            client_key_path: dir.join("client_ed25519"),
+            known_hosts_path: dir.join("known_hosts"),
+            dir,
+            ownership: Ownership::Shared,
+        };
+        assert!(
+            sshd.is_listening(),
+            "sshd: NOMOS_TEST_SSHD_PORT={port} does not accept connections"
+        );
+        sshd
+    }
+
+    /// The host key's public half (OpenSSH one-line form).
+    pub fn host_public_key_path(&self) -> PathBuf {
+        self.dir.join("host_ed25519.pub")
+    }
+
+    /// The authorized_keys file the server reads.
+    pub fn authorized_keys_path(&self) -> PathBuf {
+        self.dir.join("authorized_keys")
+    }
+
+    /// The server's log (`-E`).
+    pub fn log_path(&self) -> PathBuf {
+        self.dir.join("sshd.log")
+    }
+
+    /// The server's address.
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+
+    /// The host key's SHA256 fingerprint as OpenSSH prints it (`SHA256:...`).
+    pub fn host_key_fingerprint(&self) -> String {
+        fingerprint(&self.host_public_key_path())
+    }
+
+    /// How many public-key logins the server has accepted so far (from its log).
+    pub fn accepted_logins(&self) -> usize {
+        fs::read_to_string(self.log_path())
+            .map(|log| log.matches("Accepted publickey").count())
+            .unwrap_or(0)
+    }
+
+    /// Generates a new ed25519 key pair in the server's directory and returns the
+    /// private key's path. The key is not authorized.
+    pub fn generate_client_key(&self, name: &str) -> PathBuf {
+        let path = self.dir.join(name);
+        keygen(&path, name);
+        path
+    }
+
+    /// Replaces the server's host key with a new one (the server is restarted; the
+    /// known_hosts file is left as it was, so it now holds the old key).
+    pub fn rotate_host_key(&mut self) {
+        let key = self.dir.join("host_ed25519");
+        let _ = fs::remove_file(&key);
+        let _ = fs::remove_file(self.dir.join("host_ed25519.pub"));
+        keygen(&key, "nomos-test-host-rotated");
+        self.restart();
+    }
+
+    /// Stops the server (and every connection it serves) and starts it again on the
+    /// same port with the same config.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.launch();
+    }
+
+    /// Stops the server and every process it started; waits until the port is free.
+    pub fn stop(&mut self) {
+        if let Some(pid) = self.pid() {
+            kill_tree(pid);
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.is_listening() && Instant::now() < deadline {
+            sleep(Duration::from_millis(20));
+        }
+        let _ = fs::remove_file(self.dir.join("sshd.pid"));
+    }
+
+    /// The listener's pid, from its pid file.
+    pub fn pid(&self) -> Option<u32> {
+        fs::read_to_string(self.dir.join("sshd.pid"))
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+    }
+
+    /// Whether the port accepts TCP connections.
+    pub fn is_listening(&self) -> bool {
+        TcpStream::connect_timeout(&self.addr(), Duration::from_millis(200)).is_ok()
+    }
+
+    fn write_known_hosts(&self) {
+        let public = fs::read_to_string(self.host_public_key_path())
+            .unwrap_or_else(|e| panic!("sshd: could not read the host key: {e}"));
+        let mut fields = public.split_whitespace();
+        let (Some(algorithm), Some(key)) = (fields.next(), fields.next()) else {
+            panic!("sshd: host public key is malformed: {public:?}");
+        };
+        write(
+            &self.known_hosts_path,
+            &format!("[127.0.0.1]:{} {algorithm} {key}\n", self.port),
+        );
+    }
+
+    fn launch(&self) {
+        let config = self.dir.join("sshd_config");
+        let _ = fs::create_dir_all("/run/sshd");
+        let output = Command::new(SSHD)
+            .arg("-f")
+            .arg(&config)
+            .arg("-E")
+            .arg(self.log_path())
+            .output()
+            .unwrap_or_else(|e| panic!("sshd: could not run {SSHD}: {e}"));
+        assert!(
+            output.status.success(),
+            "sshd: {SSHD} -f {} failed: {}",
+            config.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.is_listening() {
+            assert!(
+                Instant::now() < deadline,
+                "sshd: port {} did not open within 10 s; log: {}",
+                self.port,
+                fs::read_to_string(self.log_path()).unwrap_or_default()
+            );
+            sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        if matches!(self.ownership, Ownership::Owned(_)) {
+            self.stop();
+        }
+    }
+}
+
+/// Pids of the live processes whose command line contains `needle` (reads `/proc`).
+pub fn processes_matching(needle: &str) -> Vec<u32> {
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let Ok(raw) = fs::read(format!("/proc/{pid}/cmdline")) else {
+                return false;
+            };
+            let cmdline = String::from_utf8_lossy(&raw).replace('\0', " ");
+            cmdline.contains(needle) && !is_zombie(*pid)
+        })
+        .collect()
+}
+
+fn is_zombie(pid: u32) -> bool {
+    stat_fields(pid).is_some_and(|(state, _)| state == 'Z')
+}
+
+/// The state letter and parent pid of `pid`, from `/proc/PID/stat`.
+fn stat_fields(pid: u32) -> Option<(char, u32)> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may contain spaces: parse after it.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let parent = fields.next()?.parse().ok()?;
+    Some((state, parent))
+}
+
+/// Kills `root` and all its descendants with SIGKILL.
+fn kill_tree(root: u32) {
+    let mut pids = vec![root];
+    let mut index = 0;
+    while index < pids.len() {
+        let parent = pids[index];
+        if let Ok(entries) = fs::read_dir("/proc") {
+            for pid in entries.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok()) {
+                if stat_fields(pid).is_some_and(|(_, ppid)| ppid == parent) && !pids.contains(&pid)
+                {
+                    pids.push(pid);
+                }
+            }
+        }
+        index += 1;
+    }
+    for pid in pids {
+        let _ = Command::new("kill")
+            .arg("-KILL")
+            .arg(pid.to_string())
+            .output();
+    }
+}
+
+fn ensure_openssh_server() {
+    if Path::new(SSHD).exists() {
+        return;
+    }
+    let install = || {
+        Command::new("apt-get")
+            .args(["install", "-y", "-q", "openssh-server"])
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .output()
+            .is_ok_and(|out| out.status.success())
+    };
+    if !install() {
+        let _ = Command::new("apt-get").args(["update", "-q"]).output();
+        assert!(
+            install(),
+            "sshd: {SSHD} is missing and `apt-get install openssh-server` failed"
+        );
+    }
+}
+
+fn keygen(path: &Path, comment: &str) {
+    let output = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f"])
+        .arg(path)
+        .output()
+        .unwrap_or_else(|e| panic!("sshd: could not run ssh-keygen: {e}"));
+    assert!(
+        output.status.success(),
+        "sshd: ssh-keygen -f {} failed: {}",
+        path.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The SHA256 fingerprint of a public key file, as `ssh-keygen -l` prints it.
+pub fn fingerprint(public_key: &Path) -> String {
+    let output = Command::new("ssh-keygen")
+        .args(["-l", "-E", "sha256", "-f"])
+        .arg(public_key)
+        .output()
+        .unwrap_or_else(|e| panic!("sshd: could not run ssh-keygen -l: {e}"));
+    let text = String::from_utf8_lossy(&output.stdout);
+    text.split_whitespace()
+        .nth(1)
+        .unwrap_or_else(|| panic!("sshd: no fingerprint in {text:?}"))
+        .to_string()
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .unwrap_or_else(|e| panic!("sshd: could not bind a free port: {e}"));
+    listener
+        .local_addr()
+        .unwrap_or_else(|e| panic!("sshd: no local address: {e}"))
+        .port()
+}
+
+fn copy(from: &Path, to: &Path) {
+    fs::copy(from, to).unwrap_or_else(|e| {
+        panic!(
+            "sshd: could not copy {} to {}: {e}",
+            from.display(),
+            to.display()
+        )
+    });
+}
+
+fn write(path: &Path, text: &str) {
+    fs::write(path, text)
+        .unwrap_or_else(|e| panic!("sshd: could not write {}: {e}", path.display()));
+}

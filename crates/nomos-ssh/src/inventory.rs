@@ -1,0 +1,699 @@
+//! The host inventory: the TOML file that lists the hosts Nomos may run commands on.
+//!
+//! ```toml
+//! [defaults]               # optional; applies to every SSH host
+//! user = "root"
+//! port = 22
+//! key_file = "keys/id_ed25519"
+//!
+//! [[host]]
+//! slug = "local"           # this machine, through the local executor
+//!
+//! [[host]]
+//! slug = "host:hubris"
+//! address = "10.0.0.2"
+//! tags = ["proxmox"]
+//!
+//! [[host]]
+//! slug = "lxc:nextcloud"
+//! address = "10.0.0.31"
+//! jump = "host:hubris"     # reached through an SSH tunnel from host:hubris
+//! ```
+//!
+//! Slugs are `local` or `KIND:NAME` (`lxc:nextcloud`, `vm:db`, `host:hubris`); the
+//! kind names the knowledge-graph entity the host seeds. `key_file` paths that are
+//! relative are taken relative to the inventory file when it is read with
+//! [`Inventory::load`], and a leading `~/` means the home directory.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use nomos_core::ports::exec::{ExecError, HostInfo};
+use nomos_core::record::Entity;
+use nomos_core::time::Timestamp;
+use serde::Deserialize;
+
+/// The slug of the machine Nomos runs on.
+pub const LOCAL_SLUG: &str = "local";
+
+/// The default SSH port.
+pub const DEFAULT_PORT: u16 = 22;
+
+/// A parsed, checked inventory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inventory {
+    origin: String,
+    hosts: Vec<Host>,
+}
+
+/// One host of the inventory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Host {
+    /// Unique slug (`local`, `lxc:nextcloud`).
+    pub slug: String,
+    /// Display name (defaults to the part of the slug after the kind).
+    pub name: String,
+    /// Free-form tags.
+    pub tags: Vec<String>,
+    /// How commands reach it.
+    pub target: Target,
+}
+
+/// How commands reach a host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// This machine, through the local executor.
+    Local,
+    /// A remote machine over SSH.
+    Ssh(SshTarget),
+}
+
+/// Where and as whom to connect over SSH.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SshTarget {
+    /// Host name or IP address.
+    pub address: String,
+    /// TCP port.
+    pub port: u16,
+    /// Login user.
+    pub user: String,
+    /// Private key file (ed25519 or RSA, OpenSSH or PEM format, no passphrase).
+    pub key_file: PathBuf,
+    /// Slug of the host to tunnel through, if any.
+    pub jump: Option<String>,
+}
+
+/// Why an inventory could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum InventoryError {
+    /// The file could not be read.
+    #[error("could not read inventory {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The text is not valid TOML or has unknown or mistyped fields.
+    #[error("{origin}: invalid inventory: {message}")]
+    Syntax {
+        /// The file (or other origin) of the text.
+        origin: String,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// One host entry is wrong.
+    #[error("{origin}: host `{host}`: {problem}")]
+    Host {
+        /// The file (or other origin) of the text.
+        origin: String,
+        /// The host's slug, or `#N` (1-based position) when it has none.
+        host: String,
+        /// What is wrong with it.
+        problem: HostProblem,
+    },
+}
+
+/// What is wrong with one host entry.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HostProblem {
+    /// The entry has no slug.
+    #[error("missing slug")]
+    MissingSlug,
+    /// The slug is not `local` or `KIND:NAME`.
+    #[error("bad slug: {reason}")]
+    BadSlug {
+        /// Why.
+        reason: String,
+    },
+    /// Another entry has the same slug.
+    #[error("duplicate slug (first defined as host #{first})")]
+    DuplicateSlug {
+        /// 1-based position of the first entry with this slug.
+        first: usize,
+    },
+    /// An SSH host has no address.
+    #[error("missing address")]
+    MissingAddress,
+    /// An SSH host has no user, and `[defaults]` gives none.
+    #[error("missing user")]
+    MissingUser,
+    /// An SSH host has no key file, and `[defaults]` gives none.
+    #[error("missing key_file")]
+    MissingKeyFile,
+    /// The port is outside 1..=65535.
+    #[error("bad port {port}: must be between 1 and 65535")]
+    BadPort {
+        /// The port given.
+        port: i64,
+    },
+    /// The jump host is not in the inventory.
+    #[error("unknown jump host `{jump}`")]
+    UnknownJump {
+        /// The slug given.
+        jump: String,
+    },
+    /// The jump host is `local`, or the chain of jump hosts loops.
+    #[error("bad jump host `{jump}`: {reason}")]
+    BadJump {
+        /// The slug given.
+        jump: String,
+        /// Why.
+        reason: String,
+    },
+    /// The `local` host was given SSH settings.
+    #[error("the local host takes no `{field}`")]
+    LocalTakesNoSsh {
+        /// The field that should not be there.
+        field: &'static str,
+    },
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInventory {
+    #[serde(default)]
+    defaults: RawDefaults,
+    #[serde(default, rename = "host")]
+    hosts: Vec<RawHost>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDefaults {
+    user: Option<String>,
+    port: Option<i64>,
+    key_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHost {
+    slug: Option<String>,
+    name: Option<String>,
+    address: Option<String>,
+    port: Option<i64>,
+    user: Option<String>,
+    key_file: Option<PathBuf>,
+    jump: Option<String>,
+    #[serde(default)]
+    tags: Vec<String>,
+}
+
+impl Inventory {
+    /// Parses inventory text; `origin` (usually the file name) prefixes every error.
+    pub fn parse(text: &str, origin: &str) -> Result<Inventory, InventoryError> {
+        let raw: RawInventory = toml::from_str(text).map_err(|e| InventoryError::Syntax {
+            origin: origin.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        let host_error = |host: String, problem: HostProblem| InventoryError::Host {
+            origin: origin.to_string(),
+            host,
+            problem,
+        };
+        let default_port = match raw.defaults.port {
+            Some(port) => check_port(port).map_err(|p| host_error("[defaults]".into(), p))?,
+            None => DEFAULT_PORT,
+        };
+
+        let mut hosts = Vec::with_capacity(raw.hosts.len());
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        for (index, entry) in raw.hosts.into_iter().enumerate() {
+            let position = index + 1;
+            let label = entry
+                .slug
+                .clone()
+                .unwrap_or_else(|| format!("#{position}"));
+            let host = build_host(entry, &raw.defaults, default_port)
+                .map_err(|p| host_error(label.clone(), p))?;
+            if let Some(first) = seen.get(&host.slug) {
+                return Err(host_error(
+                    label,
+                    HostProblem::DuplicateSlug { first: *first },
+                ));
+            }
+            seen.insert(host.slug.clone(), position);
+            hosts.push(host);
+        }
+
+        let inventory = Inventory {
+            origin: origin.to_string(),
+            hosts,
+        };
+        inventory.check_jumps().map_err(|(host, p)| host_error(host, p))?;
+        Ok(inventory)
+    }
+
+    /// Reads and parses an inventory file. Relative `key_file` paths are resolved
+    /// against the file's directory.
+    pub fn load(path: &Path) -> Result<Inventory, InventoryError> {
+        let text = std::fs::read_to_string(path).map_err(|source| InventoryError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut inventory = Inventory::parse(&text, &path.display().to_string())?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        for host in &mut inventory.hosts {
+            if let Target::Ssh(ssh) = &mut host.target
+                && ssh.key_file.is_relative()
+                && !ssh.key_file.starts_with("~")
+            {
+                ssh.key_file = base.join(&ssh.key_file);
+            }
+        }
+        Ok(inventory)
+    }
+
+    /// An inventory built in code (already checked hosts), named `origin`.
+    pub fn from_hosts(origin: &str, hosts: Vec<Host>) -> Inventory {
+        Inventory {
+            origin: origin.to_string(),
+            hosts,
+        }
+    }
+
+    /// Where the inventory came from.
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// All hosts, in file order.
+    pub fn hosts(&self) -> &[Host] {
+        &self.hosts
+    }
+
+    /// The host with this slug.
+    pub fn host(&self, slug: &str) -> Option<&Host> {
+        self.hosts.iter().find(|host| host.slug == slug)
+    }
+
+    /// The host with this slug, or [`ExecError::UnknownHost`] listing the known slugs.
+    pub fn require(&self, slug: &str) -> Result<&Host, ExecError> {
+        self.host(slug).ok_or_else(|| ExecError::UnknownHost {
+            host: slug.to_string(),
+            known: self.slugs(),
+        })
+    }
+
+    /// Every slug, in file order.
+    pub fn slugs(&self) -> Vec<String> {
+        self.hosts.iter().map(|host| host.slug.clone()).collect()
+    }
+
+    /// The hosts as the executor port describes them.
+    pub fn host_infos(&self) -> Vec<HostInfo> {
+        self.hosts.iter().map(Host::info).collect()
+    }
+
+    /// The knowledge-graph entities the inventory seeds: one per host, its kind
+    /// taken from the slug prefix (`local` for the local host).
+    pub fn entities(&self, now: Timestamp) -> Vec<Entity> {
+        self.hosts.iter().map(|host| host.entity(now)).collect()
+    }
+
+    fn check_jumps(&self) -> Result<(), (String, HostProblem)> {
+        for host in &self.hosts {
+            let Target::Ssh(ssh) = &host.target else {
+                continue;
+            };
+            let mut chain = vec![host.slug.as_str()];
+            let mut next = ssh.jump.as_deref();
+            while let Some(jump) = next {
+                let bad = |reason: String| {
+                    (
+                        host.slug.clone(),
+                        HostProblem::BadJump {
+                            jump: jump.to_string(),
+                            reason,
+                        },
+                    )
+                };
+                let Some(target) = self.host(jump) else {
+                    return Err((
+                        host.slug.clone(),
+                        HostProblem::UnknownJump {
+                            jump: jump.to_string(),
+                        },
+                    ));
+                };
+                if chain.contains(&jump) {
+                    chain.push(jump);
+                    return Err(bad(format!("jump hosts loop: {}", chain.join(" -> "))));
+                }
+                chain.push(jump);
+                next = match &target.target {
+                    Target::Local => return Err(bad("the local host cannot be a jump host".into())),
+                    Target::Ssh(t) => t.jump.as_deref(),
+                };
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Host {
+    /// The entity kind: `local` for the local host, else the slug's prefix.
+    pub fn kind(&self) -> &str {
+        match self.slug.split_once(':') {
+            Some((kind, _)) => kind,
+            None => &self.slug,
+        }
+    }
+
+    /// The address (`local` for the local host).
+    pub fn address(&self) -> &str {
+        match &self.target {
+            Target::Local => LOCAL_SLUG,
+            Target::Ssh(ssh) => &ssh.address,
+        }
+    }
+
+    /// The host as the executor port describes it.
+    pub fn info(&self) -> HostInfo {
+        HostInfo {
+            slug: self.slug.clone(),
+            address: self.address().to_string(),
+            tags: self.tags.clone(),
+        }
+    }
+
+    /// The knowledge-graph entity this host seeds.
+    pub fn entity(&self, now: Timestamp) -> Entity {
+        let mut attributes = serde_json::Map::new();
+        attributes.insert("address".into(), self.address().into());
+        attributes.insert("tags".into(), self.tags.clone().into());
+        attributes.insert("source".into(), "inventory".into());
+        if let Target::Ssh(ssh) = &self.target {
+            attributes.insert("port".into(), ssh.port.into());
+            attributes.insert("user".into(), ssh.user.clone().into());
+            if let Some(jump) = &ssh.jump {
+                attributes.insert("jump".into(), jump.clone().into());
+            }
+        }
+        Entity {
+            slug: self.slug.clone(),
+            kind: self.kind().to_string(),
+            name: self.name.clone(),
+            attributes: serde_json::Value::Object(attributes),
+            updated_at: now,
+        }
+    }
+}
+
+impl fmt::Display for Host {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.target {
+            Target::Local => write!(f, "{} (local)", self.slug),
+            Target::Ssh(ssh) => write!(
+                f,
+                "{} ({}@{}:{})",
+                self.slug, ssh.user, ssh.address, ssh.port
+            ),
+        }
+    }
+}
+
+fn build_host(
+    entry: RawHost,
+    defaults: &RawDefaults,
+    default_port: u16,
+) -> Result<Host, HostProblem> {
+    let slug = entry.slug.ok_or(HostProblem::MissingSlug)?;
+    check_slug(&slug)?;
+    let name = entry.name.unwrap_or_else(|| match slug.split_once(':') {
+        Some((_, name)) => name.to_string(),
+        None => slug.clone(),
+    });
+    if slug == LOCAL_SLUG {
+        let fields: [(&'static str, bool); 5] = [
+            ("address", entry.address.is_some()),
+            ("port", entry.port.is_some()),
+            ("user", entry.user.is_some()),
+            ("key_file", entry.key_file.is_some()),
+            ("jump", entry.jump.is_some()),
+        ];
+        if let Some((field, _)) = fields.iter().find(|(_, present)| *present) {
+            return Err(HostProblem::LocalTakesNoSsh { field });
+        }
+        return Ok(Host {
+            slug,
+            name,
+            tags: entry.tags,
+            target: Target::Local,
+        });
+    }
+    let address = entry
+        .address
+        .filter(|a| !a.trim().is_empty())
+        .ok_or(HostProblem::MissingAddress)?;
+    let port = match entry.port {
+        Some(port) => check_port(port)?,
+        None => default_port,
+    };
+    let user = entry
+        .user
+        .or_else(|| defaults.user.clone())
+        .filter(|u| !u.is_empty())
+        .ok_or(HostProblem::MissingUser)?;
+    let key_file = entry
+        .key_file
+        .or_else(|| defaults.key_file.clone())
+        .ok_or(HostProblem::MissingKeyFile)?;
+    Ok(Host {
+        slug,
+        name,
+        tags: entry.tags,
+        target: Target::Ssh(SshTarget {
+            address,
+            port,
+            user,
+            key_file,
+            jump: entry.jump,
+        }),
+    })
+}
+
+fn check_port(port: i64) -> Result<u16, HostProblem> {
+    match u16::try_from(port) {
+        Ok(valid) if valid > 0 => Ok(valid),
+        _ => Err(HostProblem::BadPort { port }),
+    }
+}
+
+fn check_slug(slug: &str) -> Result<(), HostProblem> {
+    if slug == LOCAL_SLUG {
+        return Ok(());
+    }
+    let bad = |reason: &str| HostProblem::BadSlug {
+        reason: reason.to_string(),
+    };
+    let Some((kind, name)) = slug.split_once(':') else {
+        return Err(bad("expected `local` or KIND:NAME, such as `lxc:nextcloud`"));
+    };
+    if kind.is_empty()
+        || !kind
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+    {
+        return Err(bad("the kind before `:` must be lowercase letters, digits, `-` or `_`"));
+    }
+    if name.is_empty() {
+        return Err(bad("the name after `:` is empty"));
+    }
+    if name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(bad("the name contains whitespace or control characters"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FLEET: &str = r#"
+[defaults]
+user = "root"
+key_file = "/etc/nomos/id_ed25519"
+
+[[host]]
+slug = "local"
+tags = ["control"]
+
+[[host]]
+slug = "host:hubris"
+address = "10.0.0.2"
+tags = ["proxmox"]
+
+[[host]]
+slug = "lxc:nextcloud"
+address = "10.0.0.31"
+port = 2222
+user = "admin"
+jump = "host:hubris"
+"#;
+
+    fn problem(text: &str) -> String {
+        match Inventory::parse(text, "fleet.toml") {
+            Ok(inventory) => panic!("expected an error, got {inventory:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn fleet_parses_with_defaults_applied() {
+        let inventory = Inventory::parse(FLEET, "fleet.toml").unwrap();
+        assert_eq!(inventory.slugs(), ["local", "host:hubris", "lxc:nextcloud"]);
+        let Target::Ssh(hubris) = &inventory.host("host:hubris").unwrap().target else {
+            panic!("hubris is an ssh host");
+        };
+        assert_eq!(hubris.port, 22);
+        assert_eq!(hubris.user, "root");
+        assert_eq!(hubris.key_file, PathBuf::from("/etc/nomos/id_ed25519"));
+        let Target::Ssh(cloud) = &inventory.host("lxc:nextcloud").unwrap().target else {
+            panic!("nextcloud is an ssh host");
+        };
+        assert_eq!(cloud.port, 2222);
+        assert_eq!(cloud.user, "admin");
+        assert_eq!(cloud.jump.as_deref(), Some("host:hubris"));
+        assert_eq!(inventory.host("local").unwrap().target, Target::Local);
+    }
+
+    #[test]
+    fn duplicate_slug_names_file_host_and_first_position() {
+        let text = "[[host]]\nslug='local'\n[[host]]\nslug='local'\n";
+        assert_eq!(
+            problem(text),
+            "fleet.toml: host `local`: duplicate slug (first defined as host #1)"
+        );
+    }
+
+    #[test]
+    fn missing_address_is_named() {
+        let text = "[[host]]\nslug='vm:db'\nuser='u'\nkey_file='k'\n";
+        assert_eq!(problem(text), "fleet.toml: host `vm:db`: missing address");
+    }
+
+    #[test]
+    fn unknown_jump_host_is_named() {
+        let text = "[[host]]\nslug='vm:db'\naddress='a'\nuser='u'\nkey_file='k'\njump='host:gone'\n";
+        assert_eq!(
+            problem(text),
+            "fleet.toml: host `vm:db`: unknown jump host `host:gone`"
+        );
+    }
+
+    #[test]
+    fn jump_loop_is_refused() {
+        let text = "[defaults]\nuser='u'\nkey_file='k'\n\
+                    [[host]]\nslug='vm:a'\naddress='a'\njump='vm:b'\n\
+                    [[host]]\nslug='vm:b'\naddress='b'\njump='vm:a'\n";
+        assert_eq!(
+            problem(text),
+            "fleet.toml: host `vm:a`: bad jump host `vm:a`: jump hosts loop: vm:a -> vm:b -> vm:a"
+        );
+    }
+
+    #[test]
+    fn bad_ports_are_refused() {
+        for port in ["0", "65536", "-1"] {
+            let text =
+                format!("[[host]]\nslug='vm:db'\naddress='a'\nuser='u'\nkey_file='k'\nport={port}\n");
+            assert_eq!(
+                problem(&text),
+                format!("fleet.toml: host `vm:db`: bad port {port}: must be between 1 and 65535")
+            );
+        }
+    }
+
+    #[test]
+    fn host_without_slug_is_named_by_position() {
+        let text = "[[host]]\nslug='local'\n[[host]]\naddress='a'\n";
+        assert_eq!(problem(text), "fleet.toml: host `#2`: missing slug");
+    }
+
+    #[test]
+    fn slug_without_kind_is_refused() {
+        let text = "[[host]]\nslug='nextcloud'\naddress='a'\n";
+        assert!(problem(text).starts_with("fleet.toml: host `nextcloud`: bad slug: expected"));
+    }
+
+    #[test]
+    fn local_host_with_an_address_is_refused() {
+        let text = "[[host]]\nslug='local'\naddress='127.0.0.1'\n";
+        assert_eq!(
+            problem(text),
+            "fleet.toml: host `local`: the local host takes no `address`"
+        );
+    }
+
+    #[test]
+    fn unknown_field_is_a_syntax_error_with_position() {
+        let text = "[[host]]\nslug='local'\nadress='x'\n";
+        let message = problem(text);
+        assert!(message.starts_with("fleet.toml: invalid inventory:"), "{message}");
+        assert!(message.contains("adress"), "{message}");
+        assert!(message.contains("line 3"), "{message}");
+    }
+
+    #[test]
+    fn unknown_host_error_lists_known_slugs() {
+        let inventory = Inventory::parse(FLEET, "fleet.toml").unwrap();
+        let error = inventory.require("vm:nope").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "unknown host `vm:nope`; known hosts: local, host:hubris, lxc:nextcloud"
+        );
+    }
+
+    #[test]
+    fn entities_take_their_kind_from_the_slug_prefix() {
+        let inventory = Inventory::parse(FLEET, "fleet.toml").unwrap();
+        let now = Timestamp::from_millis(1_000);
+        let entities = inventory.entities(now);
+        let kinds: Vec<(&str, &str, &str)> = entities
+            .iter()
+            .map(|e| (e.slug.as_str(), e.kind.as_str(), e.name.as_str()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("local", "local", "local"),
+                ("host:hubris", "host", "hubris"),
+                ("lxc:nextcloud", "lxc", "nextcloud")
+            ]
+        );
+        assert_eq!(entities[2].attributes["address"], "10.0.0.31");
+        assert_eq!(entities[2].attributes["jump"], "host:hubris");
+        assert_eq!(entities[1].attributes["tags"][0], "proxmox");
+        assert!(entities.iter().all(|e| e.updated_at == now));
+    }
+
+    #[test]
+    fn load_resolves_relative_key_files_against_the_inventory_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fleet.toml");
+        std::fs::write(
+            &path,
+            "[[host]]\nslug='vm:db'\naddress='a'\nuser='u'\nkey_file='keys/id'\n",
+        )
+        .unwrap();
+        let inventory = Inventory::load(&path).unwrap();
+        let Target::Ssh(db) = &inventory.host("vm:db").unwrap().target else {
+            panic!("db is an ssh host");
+        };
+        assert_eq!(db.key_file, dir.path().join("keys/id"));
+    }
+
+    #[test]
+    fn missing_file_error_names_the_path() {
+        let error = Inventory::load(Path::new("/nonexistent/fleet.toml")).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("could not read inventory /nonexistent/fleet.toml:"),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,361 @@
+//! The local executor: runs a command on the machine Nomos runs on.
+//!
+//! The command string is handed unchanged to `/bin/sh -c` (EXEC-7): no quoting,
+//! wrapping or prefix is added. The shell runs in a process group of its own, with
+//! stdin closed and stdout/stderr captured under the cap (EXEC-5).
+//!
+//! Stopping (EXEC-2):
+//! - on timeout the whole process group gets SIGTERM, then SIGKILL after the stop
+//!   grace period, and the call returns [`SshError::Timeout`];
+//! - when the caller's future is dropped, the group gets SIGKILL at once (and
+//!   `kill_on_drop` covers the shell itself);
+//! - a command that finishes normally leaves anything it started in the
+//!   background alone, as an SSH server would. Such a process that keeps stdout or
+//!   stderr open makes the call wait for it until the timeout.
+//!
+//! A process that leaves the group (`setsid`) escapes these signals.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo};
+use nomos_core::record::ExecOutput;
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::process::{Child, Command};
+
+use crate::capture::CappedBuffer;
+use crate::error::SshError;
+use crate::inventory::LOCAL_SLUG;
+
+/// The shell the local executor runs commands with.
+pub const DEFAULT_SHELL: &str = "/bin/sh";
+
+/// Runs commands on this machine through `sh -c`.
+#[derive(Clone, Debug)]
+pub struct LocalExecutor {
+    shell: String,
+    stop_grace: Duration,
+    tags: Vec<String>,
+}
+
+impl LocalExecutor {
+    /// An executor using `/bin/sh` and a 2 s grace between SIGTERM and SIGKILL.
+    pub fn new() -> LocalExecutor {
+        LocalExecutor {
+            shell: DEFAULT_SHELL.to_string(),
+            stop_grace: Duration::from_secs(2),
+            tags: Vec::new(),
+        }
+    }
+
+    /// Uses another POSIX shell (for example `/bin/bash`); it is called as `SHELL -c CMD`.
+    pub fn with_shell(mut self, shell: &str) -> LocalExecutor {
+        self.shell = shell.to_string();
+        self
+    }
+
+    /// Sets the time between SIGTERM and SIGKILL on timeout.
+    pub fn with_stop_grace(mut self, grace: Duration) -> LocalExecutor {
+        self.stop_grace = grace;
+        self
+    }
+
+    /// Sets the tags reported for the `local` host.
+    pub fn with_tags(mut self, tags: Vec<String>) -> LocalExecutor {
+        self.tags = tags;
+        self
+    }
+
+    /// Runs `command` exactly as given and captures its output.
+    pub async fn execute(&self, command: &str, limits: ExecLimits) -> Result<ExecOutput, SshError> {
+        let started = Instant::now();
+        let mut child = Command::new(&self.shell)
+            .arg("-c")
+            .arg(command)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|source| SshError::Spawn {
+                shell: self.shell.clone(),
+                source,
+            })?;
+        let mut group = GroupGuard::new(&child);
+        let stdout = child.stdout.take();
+        let stderr = child.stderr.take();
+        let cap = limits.output_cap;
+
+        let finished = tokio::time::timeout(limits.timeout.to_std(), async {
+            tokio::join!(drain(stdout, cap), drain(stderr, cap), child.wait())
+        })
+        .await;
+        match finished {
+            Ok((stdout, stderr, status)) => {
+                group.disarm();
+                let status = status.map_err(|source| SshError::Io {
+                    context: "waiting for the local command",
+                    source,
+                })?;
+                let stdout = stdout.map_err(|source| SshError::Io {
+                    context: "reading stdout",
+                    source,
+                })?;
+                let stderr = stderr.map_err(|source| SshError::Io {
+                    context: "reading stderr",
+                    source,
+                })?;
+                let (stdout, stdout_cut) = stdout.into_text();
+                let (stderr, stderr_cut) = stderr.into_text();
+                Ok(ExecOutput {
+                    exit_code: status.code(),
+                    signal: signal_name(status),
+                    stdout,
+                    stderr,
+                    stdout_cut,
+                    stderr_cut,
+                    duration_ms: elapsed_ms(started),
+                })
+            }
+            Err(_) => {
+                self.stop(&mut child, &mut group).await;
+                Err(SshError::Timeout {
+                    after_ms: u64::try_from(limits.timeout.as_millis()).unwrap_or(0),
+                })
+            }
+        }
+    }
+
+    async fn stop(&self, child: &mut Child, group: &mut GroupGuard) {
+        group.signal(Signal::SIGTERM);
+        if tokio::time::timeout(self.stop_grace, child.wait()).await.is_err() {
+            tracing::debug!("local command ignored SIGTERM, sending SIGKILL");
+        }
+        group.signal(Signal::SIGKILL);
+        group.disarm();
+        let _ = tokio::time::timeout(Duration::from_secs(1), child.wait()).await;
+    }
+}
+
+impl Default for LocalExecutor {
+    fn default() -> Self {
+        LocalExecutor::new()
+    }
+}
+
+#[async_trait]
+impl Executor for LocalExecutor {
+    async fn run(
+        &self,
+        host: &str,
+        command: &str,
+        limits: ExecLimits,
+    ) -> Result<ExecOutput, ExecError> {
+        if host != LOCAL_SLUG {
+            return Err(ExecError::UnknownHost {
+                host: host.to_string(),
+                known: vec![LOCAL_SLUG.to_string()],
+            });
+        }
+        self.execute(command, limits)
+            .await
+            .map_err(|e| e.into_exec_error(host))
+    }
+
+    fn hosts(&self) -> Vec<HostInfo> {
+        vec![HostInfo {
+            slug: LOCAL_SLUG.to_string(),
+            address: LOCAL_SLUG.to_string(),
+            tags: self.tags.clone(),
+        }]
+    }
+}
+
+/// Kills the command's process group when dropped while armed (the caller went away).
+struct GroupGuard {
+    pgid: Option<Pid>,
+}
+
+impl GroupGuard {
+    fn new(child: &Child) -> GroupGuard {
+        GroupGuard {
+            pgid: child
+                .id()
+                .and_then(|id| i32::try_from(id).ok())
+                .map(Pid::from_raw),
+        }
+    }
+
+    fn signal(&self, signal: Signal) {
+        if let Some(pgid) = self.pgid {
+            // ESRCH (the group is already gone) is the expected outcome when racing exit.
+            let _ = killpg(pgid, signal);
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.pgid = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.signal(Signal::SIGKILL);
+    }
+}
+
+async fn drain<R: AsyncRead + Unpin>(
+    reader: Option<R>,
+    cap: usize,
+) -> std::io::Result<CappedBuffer> {
+    let mut buffer = CappedBuffer::new(cap);
+    let Some(mut reader) = reader else {
+        return Ok(buffer);
+    };
+    let mut chunk = vec![0u8; 16 * 1024];
+    loop {
+        let n = reader.read(&mut chunk).await?;
+        if n == 0 {
+            return Ok(buffer);
+        }
+        buffer.push(&chunk[..n]);
+    }
+}
+
+/// The signal that ended a process, spelled as SSH does (`TERM`, `KILL`).
+fn signal_name(status: ExitStatus) -> Option<String> {
+    let number = status.signal()?;
+    Some(match Signal::try_from(number) {
+        Ok(signal) => signal.as_str().trim_start_matches("SIG").to_string(),
+        Err(_) => number.to_string(),
+    })
+}
+
+pub(crate) fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use nomos_core::time::Span;
+
+    use super::*;
+
+    fn limits(timeout_ms: i64, cap: usize) -> ExecLimits {
+        ExecLimits {
+            timeout: Span::from_millis(timeout_ms),
+            output_cap: cap,
+        }
+    }
+
+    async fn run(command: &str) -> ExecOutput {
+        LocalExecutor::new()
+            .execute(command, limits(10_000, 1024))
+            .await
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn captures_stdout_stderr_and_exit_code() {
+        let output = run("echo out; echo err >&2; exit 3").await;
+        assert_eq!(output.stdout, "out\n");
+        assert_eq!(output.stderr, "err\n");
+        assert_eq!(output.exit_code, Some(3));
+        assert_eq!(output.signal, None);
+    }
+
+    // rule: EXEC-7
+    #[tokio::test]
+    async fn command_string_reaches_the_shell_unchanged() {
+        let command = r#"printf '%s|' "a b" '$HOME' "it's"; echo "$0""#;
+        let output = run(command).await;
+        assert_eq!(output.stdout, "a b|$HOME|it's|/bin/sh\n");
+    }
+
+    // rule: EXEC-5
+    #[tokio::test]
+    async fn output_past_the_cap_is_cut_and_counted() {
+        let output = LocalExecutor::new()
+            .execute("head -c 100000 /dev/zero | tr '\\0' x", limits(10_000, 1000))
+            .await
+            .unwrap();
+        assert_eq!(output.stdout.len(), 1000);
+        assert_eq!(output.stdout_cut, 99_000);
+        assert_eq!(output.exit_code, Some(0));
+    }
+
+    #[tokio::test]
+    async fn a_signal_death_reports_the_signal_name() {
+        let output = run("kill -TERM $$").await;
+        assert_eq!(output.exit_code, None);
+        assert_eq!(output.signal.as_deref(), Some("TERM"));
+    }
+
+    // rule: EXEC-2
+    #[tokio::test]
+    async fn timeout_returns_an_error_and_kills_the_group() {
+        let marker = format!("sleep 60.{}1", std::process::id());
+        let command = format!("{marker}; echo never");
+        let error = LocalExecutor::new()
+            .execute(&command, limits(300, 1024))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, SshError::Timeout { after_ms: 300 }), "{error}");
+        assert!(wait_gone(&marker).await, "`{marker}` still running");
+    }
+
+    // rule: EXEC-2
+    #[tokio::test]
+    async fn dropping_the_call_kills_the_group() {
+        let marker = format!("sleep 60.{}2", std::process::id());
+        let executor = LocalExecutor::new();
+        let call = executor.execute(&marker, limits(60_000, 1024));
+        let dropped = tokio::time::timeout(Duration::from_millis(300), call).await;
+        assert!(dropped.is_err(), "the call should still have been running");
+        assert!(wait_gone(&marker).await, "`{marker}` still running");
+    }
+
+    #[tokio::test]
+    async fn missing_shell_is_a_spawn_error() {
+        let error = LocalExecutor::new()
+            .with_shell("/nonexistent/sh")
+            .execute("true", limits(1_000, 16))
+            .await
+            .unwrap_err();
+        assert!(
+            error.to_string().starts_with("could not start /nonexistent/sh:"),
+            "{error}"
+        );
+    }
+
+    #[tokio::test]
+    async fn other_hosts_are_unknown_to_the_local_executor() {
+        let error = LocalExecutor::new()
+            .run("vm:db", "true", limits(1_000, 16))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            ExecError::UnknownHost {
+                host: "vm:db".into(),
+                known: vec!["local".into()]
+            }
+        );
+    }
+
+    /// Waits up to 5 s for no live process to have `needle` in its command line.
+    async fn wait_gone(needle: &str) -> bool {
+        for _ in 0..100 {
+            if nomos_test_support::sshd::processes_matching(needle).is_empty() {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        false
+    }
+}

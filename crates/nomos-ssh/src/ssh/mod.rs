@@ -1,0 +1,160 @@
+//! The SSH executor: runs commands on inventory hosts over pooled russh connections.
+//!
+//! See [`command`] for how a command is run and stopped, [`pool`] for connection
+//! reuse, and [`verify`] for host-key checking.
+
+pub mod command;
+pub mod config;
+mod connect;
+pub mod pool;
+pub mod verify;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo};
+use nomos_core::record::ExecOutput;
+use tokio::time::Instant;
+
+use crate::error::SshError;
+use crate::inventory::{Inventory, Target};
+use crate::ssh::command::ChannelGuard;
+use crate::ssh::config::SshConfig;
+use crate::ssh::pool::{Pool, PoolStats};
+
+/// Runs commands on the SSH hosts of an inventory.
+///
+/// Cheap to clone; clones share the pool.
+#[derive(Clone)]
+pub struct SshExecutor {
+    pool: Arc<Pool>,
+}
+
+impl std::fmt::Debug for SshExecutor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SshExecutor")
+            .field("inventory", &self.pool.inventory().origin())
+            .field("stats", &self.pool.stats())
+            .finish()
+    }
+}
+
+impl SshExecutor {
+    /// An executor for the SSH hosts of `inventory`. Connections are made lazily,
+    /// on the first command to each host.
+    pub fn new(inventory: Arc<Inventory>, config: SshConfig) -> SshExecutor {
+        SshExecutor {
+            pool: Arc::new(Pool::new(config, inventory)),
+        }
+    }
+
+    /// The pool's counters.
+    pub fn stats(&self) -> PoolStats {
+        self.pool.stats()
+    }
+
+    /// The settings in use.
+    pub fn config(&self) -> &SshConfig {
+        self.pool.config()
+    }
+
+    /// Closes every pooled connection (commands in flight on them fail).
+    pub async fn close(&self) {
+        self.pool.close_all().await;
+    }
+
+    /// Runs `command`, exactly as given, on the SSH host `slug`.
+    ///
+    /// A connection that turns out dead before the command was sent is replaced
+    /// once; once the command has been sent it is never sent again (EXEC-6).
+    pub async fn execute(
+        &self,
+        slug: &str,
+        command: &str,
+        limits: ExecLimits,
+    ) -> Result<ExecOutput, SshError> {
+        let timeout = limits.timeout.to_std();
+        let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        let deadline = Instant::now() + timeout;
+        let config = self.pool.config();
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let (conn, lease) = self.pool.acquire(slug).await?;
+            let permit =
+                match tokio::time::timeout_at(deadline, conn.channels.clone().acquire_owned()).await
+                {
+                    Ok(Ok(permit)) => permit,
+                    Ok(Err(_)) => {
+                        return Err(SshError::Disconnected {
+                            message: "the connection is closing".into(),
+                        });
+                    }
+                    Err(_) => return Err(SshError::Timeout { after_ms: timeout_ms }),
+                };
+            let open_deadline = deadline.min(Instant::now() + config.connect_timeout);
+            let opened =
+                tokio::time::timeout_at(open_deadline, conn.handle.channel_open_session()).await;
+            let failure = match opened {
+                Ok(Ok(channel)) => {
+                    conn.count_channel();
+                    let guard = ChannelGuard::new(channel, config.stop_grace, permit, lease);
+                    return guard.run(command, limits.output_cap, deadline, timeout_ms).await;
+                }
+                Ok(Err(russh::Error::ChannelOpenFailure(reason))) => {
+                    return Err(SshError::ChannelOpen {
+                        reason: format!("{reason:?}"),
+                    });
+                }
+                Ok(Err(error)) => SshError::Disconnected {
+                    message: error.to_string(),
+                },
+                Err(_) if Instant::now() >= deadline => {
+                    return Err(SshError::Timeout { after_ms: timeout_ms });
+                }
+                Err(_) => SshError::Disconnected {
+                    message: "the server did not answer a channel open".into(),
+                },
+            };
+            drop(permit);
+            drop(lease);
+            self.pool.discard(slug, &conn).await;
+            if attempt >= 2 {
+                return Err(failure);
+            }
+            tracing::info!(host = slug, "connection failed before the command was sent; reconnecting");
+        }
+    }
+}
+
+#[async_trait]
+impl Executor for SshExecutor {
+    async fn run(
+        &self,
+        host: &str,
+        command: &str,
+        limits: ExecLimits,
+    ) -> Result<ExecOutput, ExecError> {
+        let inventory = self.pool.inventory();
+        let entry = inventory.require(host)?;
+        if entry.target == Target::Local {
+            return Err(SshError::NotSsh {
+                host: host.to_string(),
+            }
+            .into_exec_error(host));
+        }
+        self.execute(host, command, limits)
+            .await
+            .map_err(|e| e.into_exec_error(host))
+    }
+
+    fn hosts(&self) -> Vec<HostInfo> {
+        self.pool
+            .inventory()
+            .hosts()
+            .iter()
+            .filter(|host| matches!(host.target, Target::Ssh(_)))
+            .map(|host| host.info())
+            .collect()
+    }
+}

@@ -1,0 +1,181 @@
+//! Host-key verification against a known_hosts file.
+//!
+//! Keys are looked up under the address the connection was made to, as OpenSSH
+//! writes them (`address` for port 22, `[address]:port` otherwise; hashed entries
+//! are understood). A recorded key that differs from the presented one refuses the
+//! connection and reports both SHA256 fingerprints. An address with no recorded
+//! key is refused under [`HostKeyPolicy::Strict`] and recorded under
+//! [`HostKeyPolicy::AcceptNew`]. An address with recorded keys of other types only
+//! is treated as a mismatch, never learnt.
+
+use std::path::{Path, PathBuf};
+
+use russh::client;
+use russh::keys::{HashAlg, PublicKey, PublicKeyOrCertificate};
+
+use crate::error::SshError;
+use crate::ssh::config::HostKeyPolicy;
+
+/// The russh client handler: checks the server's key, nothing else.
+pub(crate) struct HostKeyCheck {
+    pub(crate) address: String,
+    pub(crate) port: u16,
+    pub(crate) known_hosts: PathBuf,
+    pub(crate) policy: HostKeyPolicy,
+}
+
+impl client::Handler for HostKeyCheck {
+    type Error = SshError;
+
+    async fn check_server_key(&mut self, key: &PublicKeyOrCertificate) -> Result<bool, SshError> {
+        match key {
+            PublicKeyOrCertificate::PublicKey { key, .. } => {
+                verify(&self.address, self.port, key, &self.known_hosts, self.policy)?;
+                Ok(true)
+            }
+            PublicKeyOrCertificate::Certificate(_) => Err(SshError::HostCertificate {
+                addr: addr(&self.address, self.port),
+            }),
+        }
+    }
+}
+
+/// The SHA256 fingerprint of a key, as OpenSSH prints it (`SHA256:...`).
+pub fn fingerprint(key: &PublicKey) -> String {
+    key.fingerprint(HashAlg::Sha256).to_string()
+}
+
+fn addr(address: &str, port: u16) -> String {
+    format!("{address}:{port}")
+}
+
+/// Checks `key` for `address:port` against `known_hosts` under `policy`.
+pub(crate) fn verify(
+    address: &str,
+    port: u16,
+    key: &PublicKey,
+    known_hosts: &Path,
+    policy: HostKeyPolicy,
+) -> Result<(), SshError> {
+    let known_error = |e: russh::keys::Error| SshError::KnownHosts {
+        path: known_hosts.to_path_buf(),
+        message: e.to_string(),
+    };
+    let recorded =
+        russh::keys::known_hosts::known_host_keys_path(address, port, known_hosts).map_err(known_error)?;
+    if recorded.iter().any(|(_, known)| known == key) {
+        return Ok(());
+    }
+    let same_type = recorded
+        .iter()
+        .find(|(_, known)| known.algorithm() == key.algorithm());
+    if let Some((line, known)) = same_type.or(recorded.first()) {
+        return Err(SshError::HostKeyMismatch {
+            addr: addr(address, port),
+            expected: fingerprint(known),
+            actual: fingerprint(key),
+            known_hosts: known_hosts.to_path_buf(),
+            line: *line,
+        });
+    }
+    match policy {
+        HostKeyPolicy::Strict => Err(SshError::UnknownHostKey {
+            addr: addr(address, port),
+            fingerprint: fingerprint(key),
+            known_hosts: known_hosts.to_path_buf(),
+        }),
+        HostKeyPolicy::AcceptNew => {
+            russh::keys::known_hosts::learn_known_hosts_path(address, port, key, known_hosts)
+                .map_err(known_error)?;
+            tracing::info!(
+                address,
+                port,
+                fingerprint = %fingerprint(key),
+                known_hosts = %known_hosts.display(),
+                "accepted new host key"
+            );
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY_A: &str = "AAAAC3NzaC1lZDI1NTE5AAAAIAjltiVO7YiVSLU5hL5ytng+WEdZzSqkktp/4WGGJN3n";
+    const KEY_B: &str = "AAAAC3NzaC1lZDI1NTE5AAAAIATMUIsxS02GAkWat0w/UF1zR013M4gQ1rqZth7uq3Mr";
+
+    fn key(base64: &str) -> PublicKey {
+        russh::keys::parse_public_key_base64(base64).unwrap()
+    }
+
+    fn known_hosts(text: &str) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("known_hosts");
+        std::fs::write(&path, text).unwrap();
+        (dir, path)
+    }
+
+    #[test]
+    fn recorded_key_is_accepted() {
+        let (_dir, path) = known_hosts(&format!("[10.0.0.2]:2222 ssh-ed25519 {KEY_A}\n"));
+        verify("10.0.0.2", 2222, &key(KEY_A), &path, HostKeyPolicy::Strict).unwrap();
+    }
+
+    #[test]
+    fn changed_key_is_refused_with_both_fingerprints_even_under_accept_new() {
+        let (_dir, path) = known_hosts(&format!("10.0.0.2 ssh-ed25519 {KEY_A}\n"));
+        let error = verify("10.0.0.2", 22, &key(KEY_B), &path, HostKeyPolicy::AcceptNew).unwrap_err();
+        let SshError::HostKeyMismatch {
+            expected,
+            actual,
+            line,
+            ..
+        } = error
+        else {
+            panic!("expected a mismatch, got {error}");
+        };
+        assert_eq!(expected, fingerprint(&key(KEY_A)));
+        assert_eq!(actual, fingerprint(&key(KEY_B)));
+        assert!(expected.starts_with("SHA256:"));
+        assert_ne!(expected, actual);
+        assert_eq!(line, 1);
+        // Nothing was learnt.
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("10.0.0.2 ssh-ed25519 {KEY_A}\n")
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_refused_when_strict() {
+        let (_dir, path) = known_hosts("");
+        let error = verify("10.0.0.9", 22, &key(KEY_A), &path, HostKeyPolicy::Strict).unwrap_err();
+        assert!(
+            matches!(&error, SshError::UnknownHostKey { fingerprint: f, .. } if *f == fingerprint(&key(KEY_A))),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_learnt_under_accept_new_then_recognised() {
+        let (_dir, path) = known_hosts("");
+        verify("10.0.0.9", 2200, &key(KEY_A), &path, HostKeyPolicy::AcceptNew).unwrap();
+        verify("10.0.0.9", 2200, &key(KEY_A), &path, HostKeyPolicy::Strict).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let learnt: Vec<&str> = text.lines().filter(|line| !line.is_empty()).collect();
+        assert_eq!(learnt.len(), 1, "{text}");
+        assert!(learnt[0].starts_with("[10.0.0.9]:2200 ssh-ed25519 "), "{text}");
+    }
+
+    #[test]
+    fn corrupt_known_hosts_is_an_error_naming_the_file() {
+        let (_dir, path) = known_hosts("10.0.0.2 ssh-ed25519 !!!notbase64\n");
+        let error = verify("10.0.0.2", 22, &key(KEY_A), &path, HostKeyPolicy::Strict).unwrap_err();
+        assert!(
+            error.to_string().starts_with(&format!("known_hosts {}:", path.display())),
+            "{error}"
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! Integration tests of the executors against a real loopback sshd.
