@@ -16,10 +16,13 @@
 //! Wire types (the OpenAI JSON format) live only in this crate and never leave it.
 
 mod config;
+mod demo;
 mod error;
 mod openai;
+mod record;
 mod reply;
 mod retry;
+mod scripted;
 mod stream;
 mod usage;
 mod wire;
@@ -27,5 +30,9 @@ mod wire;
 pub use config::{ApiKey, OpenAiConfig, OpenAiConfigBuilder, Transport};
 pub use error::{ConfigError, RecordError, ScriptError};
 pub use openai::OpenAiModel;
+pub use record::{CiEnvironment, RecordingModel, ReplayModel, RequestKey};
 pub use retry::RetryPolicy;
+pub use scripted::{
+    Expectation, ScriptedAnswer, ScriptedFault, ScriptedModel, ScriptedReply, ScriptedToolCall,
+};
 pub use usage::TurnUsage;

@@ -7,5 +7,6 @@
 mod openai_buffered;
 mod openai_errors;
 mod openai_stream;
-
+mod record_replay;
+mod scripted;
 mod support;

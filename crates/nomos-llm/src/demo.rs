@@ -1,0 +1,142 @@
+//! The demo script: a canned, cycling conversation the server's demo mode runs without a model.
+//!
+//! Whatever the operator writes, one turn of the demo does the same six model calls, using the
+//! built-in tools of the agent:
+//!
+//! 1. `set_goal` (check the load and disk space of host `local`) and `propose_plan` with three
+//!    steps: `uptime`, `df -h`, and the write-back step (PLAN-6);
+//! 2. `update_plan_step(1, running)` and `run(local, uptime)`;
+//! 3. `update_plan_step(1, done)`, `update_plan_step(2, running)` and `run(local, df -h)`;
+//! 4. `update_plan_step(2, done)`, `update_plan_step(3, running)`,
+//!    `update_entity_attributes(local, ...)` and `update_plan_step(3, done)` (WRITEBACK-2);
+//! 5. `complete_task(success, summary)`;
+//! 6. a short closing text, which ends the turn.
+//!
+//! Both commands are read-only, so they run at once (GATE-1) and no approval is asked. The
+//! script then starts over, so the demo never runs out; a new turn's `set_goal` reopens the
+//! session as a new task (SESSION-7). The script does not read tool results: it shows the flow,
+//! not reasoning.
+
+use serde_json::json;
+
+use crate::scripted::{ScriptedModel, ScriptedReply, ScriptedToolCall};
+
+/// The host the demo inspects.
+pub const DEMO_HOST: &str = "local";
+
+impl ScriptedModel {
+    /// The demo script (see the `demo` module docs): goal, a read-only plan of `uptime` and
+    /// `df -h` on host `local`, the write-back, `complete_task`, a summary; then again.
+    pub fn demo() -> Self {
+        ScriptedModel::cycling(demo_replies())
+    }
+}
+
+fn call(name: &str, arguments: serde_json::Value) -> ScriptedToolCall {
+    ScriptedToolCall::new(name, arguments)
+}
+
+fn step(seq: u32, status: &str) -> ScriptedToolCall {
+    call("update_plan_step", json!({"seq": seq, "status": status}))
+}
+
+fn run(command: &str) -> ScriptedToolCall {
+    call("run", json!({"host": DEMO_HOST, "command": command}))
+}
+
+fn demo_replies() -> Vec<ScriptedReply> {
+    vec![
+        ScriptedReply::answer(
+            Some(format!(
+                "This is the demo model. I will check the load and disk space of host `{DEMO_HOST}`."
+            )),
+            vec![
+                call(
+                    "set_goal",
+                    json!({"goal": format!("Check the load and disk space of host {DEMO_HOST}")}),
+                ),
+                call(
+                    "propose_plan",
+                    json!({"steps": [
+                        {"title": "Check the load", "detail": format!("uptime on {DEMO_HOST}")},
+                        {"title": "Check disk space", "detail": format!("df -h on {DEMO_HOST}")},
+                        {"title": "Write back: update_entity_attributes", "detail": format!("record the check on {DEMO_HOST}")}
+                    ]}),
+                ),
+            ],
+        ),
+        ScriptedReply::tool_calls(vec![step(1, "running"), run("uptime")]),
+        ScriptedReply::tool_calls(vec![step(1, "done"), step(2, "running"), run("df -h")]),
+        ScriptedReply::tool_calls(vec![
+            step(2, "done"),
+            step(3, "running"),
+            call(
+                "update_entity_attributes",
+                json!({
+                    "slug": DEMO_HOST,
+                    "kind": "host",
+                    "attributes": {"last_demo_check": "uptime and df -h"}
+                }),
+            ),
+            step(3, "done"),
+        ]),
+        ScriptedReply::tool_calls(vec![call(
+            "complete_task",
+            json!({
+                "outcome": "success",
+                "summary": format!("Checked the load (uptime) and disk space (df -h) of host {DEMO_HOST} and wrote the check back.")
+            }),
+        )]),
+        ScriptedReply::text(format!(
+            "Done. I ran `uptime` and `df -h` on host `{DEMO_HOST}`; their output is in the activity log. Send any message to run the demo again."
+        )),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use nomos_core::ports::chat::{ChatMessage, ChatModel, ChatRequest};
+
+    use super::*;
+
+    fn request() -> ChatRequest {
+        ChatRequest {
+            messages: vec![ChatMessage::User {
+                content: "anything at all".into(),
+            }],
+            tools: Vec::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_demo_plays_a_whole_task_and_starts_over() {
+        let model = ScriptedModel::demo();
+        let mut names = Vec::new();
+        for _ in 0..6 {
+            let response = model.complete(&request(), &|_| {}).await.unwrap();
+            names.extend(response.tool_calls.into_iter().map(|c| c.name));
+        }
+        assert_eq!(model.remaining(), 0);
+        assert!(names.first().is_some_and(|n| n == "set_goal"), "{names:?}");
+        assert_eq!(names.iter().filter(|n| *n == "run").count(), 2);
+        assert!(names.iter().any(|n| n == "update_entity_attributes"));
+        assert_eq!(names.last().map(String::as_str), Some("complete_task"));
+
+        // The seventh call starts the next cycle instead of failing.
+        let again = model.complete(&request(), &|_| {}).await.unwrap();
+        assert_eq!(again.tool_calls[0].name, "set_goal");
+        assert_eq!(model.played(), 7);
+    }
+
+    #[test]
+    fn every_demo_tool_call_has_valid_json_arguments() {
+        for reply in demo_replies() {
+            if let crate::scripted::ScriptedAnswer::Reply { tool_calls, .. } = reply.answer {
+                for call in tool_calls {
+                    let parsed: serde_json::Value = serde_json::from_str(&call.arguments).unwrap();
+                    assert!(parsed.is_object(), "{}: {}", call.name, call.arguments);
+                }
+            }
+        }
+    }
+}
