@@ -1,0 +1,467 @@
+//! `commit` and `commit_batch`: the version check, bulk upserts through `UNNEST`
+//! (one round trip per table), and the event append, in one transaction that is run
+//! again on a serialization failure or deadlock.
+
+use std::collections::HashSet;
+
+use nomos_core::SessionId;
+use nomos_core::event::{EventRecord, PendingEvent};
+use nomos_core::ports::store::{Commit, CommitReceipt, StoreError};
+use nomos_core::record::{Approval, Execution, PlanStep, SessionRecord};
+use sqlx::{PgConnection, Row};
+use uuid::Uuid;
+
+use crate::codec::{dt, from_u64, opt_dt, to_json};
+use crate::error::{db_error, is_retryable};
+use crate::open::PgStore;
+
+/// The advisory lock that orders event appends, so `global_seq` order is commit order
+/// and a reader following `global_seq` never skips an event committed late.
+const EVENT_LOG_LOCK: i64 = 0x6e6f_6d6f_7365_7631;
+
+impl PgStore {
+    /// Commits one decision in its own transaction.
+    pub(crate) async fn commit_one(&self, commit: Commit) -> Result<CommitReceipt, StoreError> {
+        let mut results = self.commit_many(vec![commit], Mode::Single).await?;
+        results.pop().unwrap_or_else(|| Err(StoreError::Backend("commit produced no result".into())))
+    }
+
+    /// Commits several decisions in one transaction, retried as a whole when the
+    /// database asks for it.
+    pub(crate) async fn commit_many(
+        &self,
+        commits: Vec<Commit>,
+        mode: Mode,
+    ) -> Result<Vec<Result<CommitReceipt, StoreError>>, StoreError> {
+        let mut attempt = 0;
+        loop {
+            match self.try_commit_many(commits.clone(), mode).await {
+                Err(err) if is_retryable(&err) && attempt < self.retries => {
+                    attempt += 1;
+                    tracing::debug!(attempt, error = %err, "retrying a commit");
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn try_commit_many(
+        &self,
+        commits: Vec<Commit>,
+        mode: Mode,
+    ) -> Result<Vec<Result<CommitReceipt, StoreError>>, StoreError> {
+        let mut tx = self.pool.begin().await.map_err(|e| db_error(e, "beginning a transaction"))?;
+        let mut results = Vec::with_capacity(commits.len());
+        let mut pending: Vec<(usize, SessionId, Vec<PendingEvent>)> = Vec::new();
+        for (index, commit) in commits.into_iter().enumerate() {
+            // The version check runs before any write of a commit, so a conflict leaves
+            // nothing of it behind and the transaction stays usable.
+            match apply_rows(&mut tx, commit).await {
+                Ok((session, version, events)) => {
+                    results.push(Ok(CommitReceipt { version, events: Vec::new() }));
+                    pending.push((index, session, events));
+                }
+                Err(conflict @ StoreError::Conflict { .. }) if mode == Mode::Batch => {
+                    results.push(Err(conflict));
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        if pending.iter().any(|(_, _, events)| !events.is_empty()) {
+            // Taken last, so it is held only for the append and the commit.
+            sqlx::query("SELECT pg_advisory_xact_lock($1)")
+                .bind(EVENT_LOG_LOCK)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| db_error(e, "locking the event log"))?;
+            for (index, session, events) in pending {
+                let appended = append_events(&mut tx, session, events).await?;
+                if let Some(Ok(receipt)) = results.get_mut(index) {
+                    receipt.events = appended;
+                }
+            }
+        }
+        tx.commit().await.map_err(|e| db_error(e, "committing"))?;
+        Ok(results)
+    }
+}
+
+/// Whether a conflict fails the call (single commit) or only its slot (batch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Single,
+    Batch,
+}
+
+/// The session a commit belongs to, checked to be the same for every row it carries.
+fn commit_session(commit: &Commit) -> Result<SessionId, StoreError> {
+    let ids = commit
+        .session
+        .iter()
+        .map(|s| s.id)
+        .chain(commit.steps.iter().map(|s| s.session_id))
+        .chain(commit.executions.iter().map(|e| e.session_id))
+        .chain(commit.approvals.iter().map(|a| a.session_id))
+        .chain(commit.messages.iter().map(|m| m.session_id))
+        .chain(commit.tool_calls.iter().map(|t| t.session_id));
+    let mut found: Option<SessionId> = None;
+    for id in ids {
+        match found {
+            None => found = Some(id),
+            Some(first) if first != id => {
+                return Err(StoreError::Invalid(format!(
+                    "commit mixes rows of sessions {first} and {id}"
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    found.ok_or_else(|| StoreError::Invalid("commit names no session (no row carries one)".into()))
+}
+
+/// Keeps the last of several rows with the same id, in first-seen order (one
+/// statement may not upsert a row twice).
+fn last_by_id<T, K: std::hash::Hash + Eq + Copy>(rows: &[T], key: fn(&T) -> K) -> Vec<&T> {
+    let mut seen = HashSet::new();
+    let mut kept: Vec<&T> = rows.iter().rev().filter(|row| seen.insert(key(row))).collect();
+    kept.reverse();
+    kept
+}
+
+/// Writes a commit's rows; returns its session, new version and events to append.
+async fn apply_rows(
+    conn: &mut PgConnection,
+    commit: Commit,
+) -> Result<(SessionId, i64, Vec<PendingEvent>), StoreError> {
+    let session_id = commit_session(&commit)?;
+    let sid = session_id.as_uuid();
+    let version = match commit.expected_version {
+        None => {
+            let record = commit.session.as_ref().ok_or_else(|| {
+                StoreError::Invalid(format!("new session {session_id} has no session row"))
+            })?;
+            insert_session(conn, record).await?;
+            1
+        }
+        Some(expected) => bump_version(conn, session_id, expected, commit.session.as_ref()).await?,
+    };
+    if !commit.removed_steps.is_empty() {
+        let ids: Vec<Uuid> = commit.removed_steps.iter().map(|s| s.as_uuid()).collect();
+        sqlx::query("DELETE FROM plan_steps WHERE session_id = $1 AND id = ANY($2)")
+            .bind(sid)
+            .bind(ids)
+            .execute(&mut *conn)
+            .await
+            .map_err(|e| db_error(e, "deleting plan steps"))?;
+    }
+    upsert_steps(conn, &last_by_id(&commit.steps, |s| s.id)).await?;
+    upsert_executions(conn, &last_by_id(&commit.executions, |e| e.id)).await?;
+    upsert_approvals(conn, &last_by_id(&commit.approvals, |a| a.id)).await?;
+    if !commit.messages.is_empty() {
+        let m = &commit.messages;
+        let tool_calls = m
+            .iter()
+            .map(|m| to_json(&m.tool_calls, "message tool calls"))
+            .collect::<Result<Vec<_>, _>>()?;
+        sqlx::query(
+            "INSERT INTO messages (id, session_id, role, content, tool_calls, created_at)
+             SELECT id, $1, role, content, tool_calls, created_at
+             FROM UNNEST($2::uuid[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[])
+               WITH ORDINALITY AS u(id, role, content, tool_calls, created_at, n)
+             ORDER BY n",
+        )
+        .bind(sid)
+        .bind(m.iter().map(|m| m.id.as_uuid()).collect::<Vec<_>>())
+        .bind(m.iter().map(|m| m.role.as_str()).collect::<Vec<_>>())
+        .bind(m.iter().map(|m| m.content.as_str()).collect::<Vec<_>>())
+        .bind(tool_calls)
+        .bind(m.iter().map(|m| dt(m.created_at)).collect::<Vec<_>>())
+        .execute(&mut *conn)
+        .await
+        .map_err(|e| db_error(e, &format!("messages of session {session_id}")))?;
+    }
+    if !commit.tool_calls.is_empty() {
+        let t = &commit.tool_calls;
+        let durations = t
+            .iter()
+            .map(|c| from_u64(c.duration_ms, "tool call duration"))
+            .collect::<Result<Vec<_>, _>>()?;
+        let call_ids: Vec<&str> = t.iter().map(|c| c.call_id.as_str()).collect();
+        sqlx::query(
+            "INSERT INTO tool_calls
+               (session_id, call_id, name, arguments, result, outcome, started_at, duration_ms)
+             SELECT $1, call_id, name, arguments, result, outcome, started_at, duration_ms
+             FROM UNNEST($2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+                         $7::timestamptz[], $8::int8[])
+               WITH ORDINALITY AS u(call_id, name, arguments, result, outcome, started_at,
+                                    duration_ms, n)
+             ORDER BY n",
+        )
+        .bind(sid)
+        .bind(&call_ids)
+        .bind(t.iter().map(|c| c.name.as_str()).collect::<Vec<_>>())
+        .bind(t.iter().map(|c| c.arguments.as_str()).collect::<Vec<_>>())
+        .bind(t.iter().map(|c| c.result.as_str()).collect::<Vec<_>>())
+        .bind(t.iter().map(|c| c.outcome.as_str()).collect::<Vec<_>>())
+        .bind(t.iter().map(|c| dt(c.started_at)).collect::<Vec<_>>())
+        .bind(durations)
+        .execute(&mut *conn)
+        .await
+        .map_err(|e| {
+            db_error(e, &format!("tool calls {} of session {session_id}", call_ids.join(", ")))
+        })?;
+    }
+    Ok((session_id, version, commit.events))
+}
+
+async fn append_events(
+    conn: &mut PgConnection,
+    session: SessionId,
+    events: Vec<PendingEvent>,
+) -> Result<Vec<EventRecord>, StoreError> {
+    if events.is_empty() {
+        return Ok(Vec::new());
+    }
+    let payloads =
+        events.iter().map(|e| to_json(&e.event, "event payload")).collect::<Result<Vec<_>, _>>()?;
+    let rows = sqlx::query(
+        "INSERT INTO events (session_id, seq, at, kind, payload)
+         SELECT $1, last.seq + u.n, u.at, u.kind, u.payload
+         FROM (SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE session_id = $1) AS last,
+              UNNEST($2::timestamptz[], $3::text[], $4::jsonb[]) WITH ORDINALITY AS u(at, kind, payload, n)
+         ORDER BY u.n
+         RETURNING global_seq, seq",
+    )
+    .bind(session.as_uuid())
+    .bind(events.iter().map(|e| dt(e.at)).collect::<Vec<_>>())
+    .bind(events.iter().map(|e| e.event.kind()).collect::<Vec<_>>())
+    .bind(payloads)
+    .fetch_all(&mut *conn)
+    .await
+    .map_err(|e| db_error(e, &format!("events of session {session}")))?;
+    let mut numbered = rows
+        .iter()
+        .map(|row| Ok((row.try_get::<i64, _>("seq")?, row.try_get::<i64, _>("global_seq")?)))
+        .collect::<Result<Vec<_>, sqlx::Error>>()
+        .map_err(|e| db_error(e, "numbering events"))?;
+    numbered.sort_unstable();
+    Ok(numbered
+        .into_iter()
+        .zip(events)
+        .map(|((seq, global_seq), pending)| EventRecord {
+            global_seq,
+            session_id: session,
+            seq,
+            at: pending.at,
+            event: pending.event,
+        })
+        .collect())
+}
+
+async fn insert_session(conn: &mut PgConnection, s: &SessionRecord) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO sessions (id, status, goal, summary, board_outcome, plan_generation, assent,
+           knowledge, nudged_at, n_messages, created_at, last_activity_at, version)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 1)",
+    )
+    .bind(s.id.as_uuid())
+    .bind(s.status.as_str())
+    .bind(&s.goal)
+    .bind(&s.summary)
+    .bind(s.board_outcome.map(|o| o.as_str()))
+    .bind(i64::from(s.plan_generation))
+    .bind(s.assent.as_ref().map(|a| to_json(a, "assent window")).transpose()?)
+    .bind(s.knowledge.as_str())
+    .bind(opt_dt(s.nudged_at))
+    .bind(from_u64(s.n_messages, "message count")?)
+    .bind(dt(s.created_at))
+    .bind(dt(s.last_activity_at))
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| db_error(e, &format!("session {}", s.id)))?;
+    Ok(())
+}
+
+/// The optimistic version check: bumps the version (and rewrites the row when given)
+/// only if the stored version is `expected`. The row lock it takes orders concurrent
+/// writers of one session; the loser sees the new version and reports a conflict.
+async fn bump_version(
+    conn: &mut PgConnection,
+    session_id: SessionId,
+    expected: i64,
+    record: Option<&SessionRecord>,
+) -> Result<i64, StoreError> {
+    let next = expected + 1;
+    let sid = session_id.as_uuid();
+    let updated = match record {
+        Some(s) => sqlx::query(
+            "UPDATE sessions SET status = $1, goal = $2, summary = $3, board_outcome = $4,
+               plan_generation = $5, assent = $6, knowledge = $7, nudged_at = $8,
+               n_messages = $9, created_at = $10, last_activity_at = $11, version = $12
+             WHERE id = $13 AND version = $14",
+        )
+        .bind(s.status.as_str())
+        .bind(&s.goal)
+        .bind(&s.summary)
+        .bind(s.board_outcome.map(|o| o.as_str()))
+        .bind(i64::from(s.plan_generation))
+        .bind(s.assent.as_ref().map(|a| to_json(a, "assent window")).transpose()?)
+        .bind(s.knowledge.as_str())
+        .bind(opt_dt(s.nudged_at))
+        .bind(from_u64(s.n_messages, "message count")?)
+        .bind(dt(s.created_at))
+        .bind(dt(s.last_activity_at))
+        .bind(next)
+        .bind(sid)
+        .bind(expected)
+        .execute(&mut *conn)
+        .await,
+        None => sqlx::query(
+            "UPDATE sessions SET version = $1 WHERE id = $2 AND version = $3",
+        )
+        .bind(next)
+        .bind(sid)
+        .bind(expected)
+        .execute(&mut *conn)
+        .await,
+    }
+    .map_err(|e| db_error(e, &format!("session {session_id}")))?;
+    if updated.rows_affected() == 1 {
+        return Ok(next);
+    }
+    // A statement of its own, so it sees the version the winning writer committed.
+    let found: Option<i64> = sqlx::query("SELECT version FROM sessions WHERE id = $1")
+        .bind(sid)
+        .fetch_optional(&mut *conn)
+        .await
+        .and_then(|row| row.map(|r| r.try_get("version")).transpose())
+        .map_err(|e| db_error(e, "reading the session version"))?;
+    Err(StoreError::Conflict { session: session_id, expected, found: found.unwrap_or(0) })
+}
+
+/// An upsert that touched fewer rows than it carried hit ids owned by another session.
+fn all_owned(done: u64, carried: usize, what: &str) -> Result<(), StoreError> {
+    if done != carried as u64 {
+        return Err(StoreError::Invalid(format!(
+            "{} of {carried} {what} belong to another session",
+            carried as u64 - done.min(carried as u64)
+        )));
+    }
+    Ok(())
+}
+
+async fn upsert_steps(conn: &mut PgConnection, steps: &[&PlanStep]) -> Result<(), StoreError> {
+    if steps.is_empty() {
+        return Ok(());
+    }
+    let done = sqlx::query(
+        "INSERT INTO plan_steps (id, session_id, generation, seq, title, detail, status, note,
+           started_at, finished_at, updated_at)
+         SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::int8[], $4::int8[], $5::text[],
+           $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::timestamptz[],
+           $11::timestamptz[])
+         ON CONFLICT (id) DO UPDATE SET generation = EXCLUDED.generation, seq = EXCLUDED.seq,
+           title = EXCLUDED.title, detail = EXCLUDED.detail, status = EXCLUDED.status,
+           note = EXCLUDED.note, started_at = EXCLUDED.started_at,
+           finished_at = EXCLUDED.finished_at, updated_at = EXCLUDED.updated_at
+         WHERE plan_steps.session_id = EXCLUDED.session_id",
+    )
+    .bind(steps.iter().map(|s| s.id.as_uuid()).collect::<Vec<_>>())
+    .bind(steps.iter().map(|s| s.session_id.as_uuid()).collect::<Vec<_>>())
+    .bind(steps.iter().map(|s| i64::from(s.generation)).collect::<Vec<_>>())
+    .bind(steps.iter().map(|s| i64::from(s.seq)).collect::<Vec<_>>())
+    .bind(steps.iter().map(|s| s.title.as_str()).collect::<Vec<_>>())
+    .bind(steps.iter().map(|s| s.detail.as_deref()).collect::<Vec<_>>())
+    .bind(steps.iter().map(|s| s.status.as_str()).collect::<Vec<_>>())
+    .bind(steps.iter().map(|s| s.note.as_deref()).collect::<Vec<_>>())
+    .bind(steps.iter().map(|s| opt_dt(s.started_at)).collect::<Vec<_>>())
+    .bind(steps.iter().map(|s| opt_dt(s.finished_at)).collect::<Vec<_>>())
+    .bind(steps.iter().map(|s| dt(s.updated_at)).collect::<Vec<_>>())
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| {
+        let which: Vec<String> =
+            steps.iter().map(|s| format!("{}.{}", s.generation, s.seq)).collect();
+        db_error(e, &format!("plan steps {}", which.join(", ")))
+    })?;
+    all_owned(done.rows_affected(), steps.len(), "plan steps")
+}
+
+async fn upsert_executions(conn: &mut PgConnection, execs: &[&Execution]) -> Result<(), StoreError> {
+    if execs.is_empty() {
+        return Ok(());
+    }
+    let outputs = execs
+        .iter()
+        .map(|e| e.output.as_ref().map(|o| to_json(o, "execution output")).transpose())
+        .collect::<Result<Vec<_>, _>>()?;
+    let done = sqlx::query(
+        "INSERT INTO executions (id, session_id, tool_call_id, host, command, class, reason,
+           generation, step_seq, status, created_at, started_at, finished_at, output, error)
+         SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[],
+           $6::text[], $7::text[], $8::int8[], $9::int8[], $10::text[], $11::timestamptz[],
+           $12::timestamptz[], $13::timestamptz[], $14::jsonb[], $15::text[])
+         ON CONFLICT (id) DO UPDATE SET tool_call_id = EXCLUDED.tool_call_id,
+           host = EXCLUDED.host, command = EXCLUDED.command, class = EXCLUDED.class,
+           reason = EXCLUDED.reason, generation = EXCLUDED.generation,
+           step_seq = EXCLUDED.step_seq, status = EXCLUDED.status,
+           created_at = EXCLUDED.created_at, started_at = EXCLUDED.started_at,
+           finished_at = EXCLUDED.finished_at, output = EXCLUDED.output, error = EXCLUDED.error
+         WHERE executions.session_id = EXCLUDED.session_id",
+    )
+    .bind(execs.iter().map(|e| e.id.as_uuid()).collect::<Vec<_>>())
+    .bind(execs.iter().map(|e| e.session_id.as_uuid()).collect::<Vec<_>>())
+    .bind(execs.iter().map(|e| e.tool_call_id.as_deref()).collect::<Vec<_>>())
+    .bind(execs.iter().map(|e| e.host.as_str()).collect::<Vec<_>>())
+    .bind(execs.iter().map(|e| e.command.as_str()).collect::<Vec<_>>())
+    .bind(execs.iter().map(|e| e.class.as_str()).collect::<Vec<_>>())
+    .bind(execs.iter().map(|e| e.reason.as_str()).collect::<Vec<_>>())
+    .bind(execs.iter().map(|e| i64::from(e.generation)).collect::<Vec<_>>())
+    .bind(execs.iter().map(|e| e.step_seq.map(i64::from)).collect::<Vec<_>>())
+    .bind(execs.iter().map(|e| e.status.as_str()).collect::<Vec<_>>())
+    .bind(execs.iter().map(|e| dt(e.created_at)).collect::<Vec<_>>())
+    .bind(execs.iter().map(|e| opt_dt(e.started_at)).collect::<Vec<_>>())
+    .bind(execs.iter().map(|e| opt_dt(e.finished_at)).collect::<Vec<_>>())
+    .bind(outputs)
+    .bind(execs.iter().map(|e| e.error.as_deref()).collect::<Vec<_>>())
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| db_error(e, "executions"))?;
+    all_owned(done.rows_affected(), execs.len(), "executions")
+}
+
+async fn upsert_approvals(conn: &mut PgConnection, approvals: &[&Approval]) -> Result<(), StoreError> {
+    if approvals.is_empty() {
+        return Ok(());
+    }
+    let bindings = approvals
+        .iter()
+        .map(|a| to_json(&a.binding, "approval binding"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let done = sqlx::query(
+        "INSERT INTO approvals (id, session_id, execution_id, binding, binding_hash, status,
+           requested_at, expires_at, decided_at, decided_by)
+         SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::uuid[], $4::jsonb[], $5::text[],
+           $6::text[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], $10::text[])
+         ON CONFLICT (id) DO UPDATE SET execution_id = EXCLUDED.execution_id,
+           binding = EXCLUDED.binding, binding_hash = EXCLUDED.binding_hash,
+           status = EXCLUDED.status, requested_at = EXCLUDED.requested_at,
+           expires_at = EXCLUDED.expires_at, decided_at = EXCLUDED.decided_at,
+           decided_by = EXCLUDED.decided_by
+         WHERE approvals.session_id = EXCLUDED.session_id",
+    )
+    .bind(approvals.iter().map(|a| a.id.as_uuid()).collect::<Vec<_>>())
+    .bind(approvals.iter().map(|a| a.session_id.as_uuid()).collect::<Vec<_>>())
+    .bind(approvals.iter().map(|a| a.execution_id.as_uuid()).collect::<Vec<_>>())
+    .bind(bindings)
+    .bind(approvals.iter().map(|a| a.binding_hash.as_str()).collect::<Vec<_>>())
+    .bind(approvals.iter().map(|a| a.status.as_str()).collect::<Vec<_>>())
+    .bind(approvals.iter().map(|a| dt(a.requested_at)).collect::<Vec<_>>())
+    .bind(approvals.iter().map(|a| dt(a.expires_at)).collect::<Vec<_>>())
+    .bind(approvals.iter().map(|a| opt_dt(a.decided_at)).collect::<Vec<_>>())
+    .bind(approvals.iter().map(|a| a.decided_by.as_deref()).collect::<Vec<_>>())
+    .execute(&mut *conn)
+    .await
+    .map_err(|e| db_error(e, "approvals"))?;
+    all_owned(done.rows_affected(), approvals.len(), "approvals")
+}

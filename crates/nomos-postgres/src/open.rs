@@ -1,0 +1,135 @@
+//! Connecting: the pool, the per-connection statement timeout, and the schema check
+//! that runs before (and instead of) migrations.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use nomos_core::ports::store::StoreError;
+use sqlx::migrate::Migrator;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{PgConnection, PgPool, Row};
+
+use crate::error::{db_error, migrate_error, redact_url};
+
+/// The migrations this binary ships, embedded at build time.
+pub(crate) static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/postgres");
+
+/// How a [`PgStore`] connects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PgStoreOptions {
+    /// Pool size.
+    pub max_connections: u32,
+    /// `statement_timeout` set on every connection.
+    pub statement_timeout: Duration,
+    /// How long to wait for a connection (and for the first connect).
+    pub acquire_timeout: Duration,
+    /// How many times a commit is run again after a serialization failure or deadlock.
+    pub commit_retries: u32,
+}
+
+impl PgStoreOptions {
+    /// The settings `PgStore::connect` uses: 10 connections, 30 s statement timeout,
+    /// 10 s acquire timeout, 5 retries.
+    pub fn standard() -> PgStoreOptions {
+        PgStoreOptions {
+            max_connections: 10,
+            statement_timeout: Duration::from_secs(30),
+            acquire_timeout: Duration::from_secs(10),
+            commit_retries: 5,
+        }
+    }
+}
+
+/// Whether connecting runs the migrations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Migrate {
+    Run,
+    Refuse,
+}
+
+/// A PostgreSQL database behind the store port.
+#[derive(Clone, Debug)]
+pub struct PgStore {
+    pub(crate) pool: PgPool,
+    pub(crate) retries: u32,
+}
+
+impl PgStore {
+    /// Connects with the standard options and runs the migrations.
+    pub async fn connect(url: &str) -> Result<PgStore, StoreError> {
+        PgStore::connect_with(url, PgStoreOptions::standard()).await
+    }
+
+    /// Connects with the given options and runs the migrations.
+    pub async fn connect_with(url: &str, options: PgStoreOptions) -> Result<PgStore, StoreError> {
+        PgStore::open(url, options, Migrate::Run).await
+    }
+
+    /// Connects without touching the schema (for repair tools); a database without
+    /// the Nomos schema is refused with `NotMigrated`.
+    pub async fn connect_without_migrating(url: &str) -> Result<PgStore, StoreError> {
+        PgStore::open(url, PgStoreOptions::standard(), Migrate::Refuse).await
+    }
+
+    async fn open(url: &str, options: PgStoreOptions, migrate: Migrate) -> Result<PgStore, StoreError> {
+        let shown = redact_url(url);
+        let connect = PgConnectOptions::from_str(url)
+            .map_err(|e| StoreError::Unavailable(format!("bad database url {shown}: {e}")))?;
+        let timeout_ms = options.statement_timeout.as_millis();
+        let pool = PgPoolOptions::new()
+            .max_connections(options.max_connections)
+            .acquire_timeout(options.acquire_timeout)
+            .after_connect(move |conn, _meta| {
+                Box::pin(async move {
+                    let set = format!("SET statement_timeout = {timeout_ms}");
+                    sqlx::raw_sql(sqlx::AssertSqlSafe(set)).execute(conn).await.map(drop)
+                })
+            })
+            .connect_with(connect)
+            .await
+            .map_err(|e| StoreError::Unavailable(format!("cannot connect to {shown}: {e}")))?;
+        let store = PgStore { pool, retries: options.commit_retries };
+        store.prepare_schema(migrate).await?;
+        Ok(store)
+    }
+
+    async fn prepare_schema(&self, migrate: Migrate) -> Result<(), StoreError> {
+        let mut conn = self.pool.acquire().await.map_err(|e| db_error(e, "connecting"))?;
+        let found = applied_version(&mut conn).await?;
+        let known = known_version();
+        match found {
+            Some(found) if found > known => return Err(StoreError::SchemaTooNew { found, known }),
+            Some(found) if found == known => return Ok(()),
+            _ if migrate == Migrate::Refuse => return Err(StoreError::NotMigrated),
+            _ => {}
+        }
+        MIGRATOR.run(&mut *conn).await.map_err(migrate_error)
+    }
+
+    /// The connection pool, for embedders that need raw access.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}
+
+/// The newest migration this binary ships.
+pub(crate) fn known_version() -> i64 {
+    MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0)
+}
+
+/// The newest migration applied to a database, `None` if it was never migrated.
+pub(crate) async fn applied_version(conn: &mut PgConnection) -> Result<Option<i64>, StoreError> {
+    let exists: bool = sqlx::query("SELECT to_regclass('_sqlx_migrations') IS NOT NULL AS present")
+        .fetch_one(&mut *conn)
+        .await
+        .and_then(|row| row.try_get("present"))
+        .map_err(|e| db_error(e, "reading the schema"))?;
+    if !exists {
+        return Ok(None);
+    }
+    sqlx::query("SELECT MAX(version) AS version FROM _sqlx_migrations WHERE success")
+        .fetch_one(&mut *conn)
+        .await
+        .and_then(|row| row.try_get::<Option<i64>, _>("version"))
+        .map_err(|e| db_error(e, "reading the applied migrations"))
+}

@@ -1,0 +1,243 @@
+//! Reads: the session aggregate, lists for the sweeps, the transcript and the event log.
+
+use nomos_core::event::EventRecord;
+use nomos_core::ports::store::{
+    ExecutionFilter, GoalFilter, SessionFilter, SessionSnapshot, StoreError,
+};
+use nomos_core::record::{Approval, Execution, Message, SessionRecord, ToolCallRecord};
+use nomos_core::{ApprovalId, ExecutionId, SessionId};
+
+use crate::codec::opt_dt;
+use crate::error::db_error;
+use crate::open::PgStore;
+use crate::rows;
+
+/// A status list, or NULL for "any".
+fn statuses(names: Vec<&'static str>) -> Option<Vec<&'static str>> {
+    if names.is_empty() { None } else { Some(names) }
+}
+
+impl PgStore {
+    pub(crate) async fn read_session(
+        &self,
+        id: SessionId,
+    ) -> Result<Option<SessionSnapshot>, StoreError> {
+        let sid = id.as_uuid();
+        // One repeatable-read transaction, so the aggregate is a consistent snapshot.
+        let mut tx = self.pool.begin().await.map_err(|e| db_error(e, "beginning a read"))?;
+        sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| db_error(e, "beginning a read"))?;
+        let Some(row) = sqlx::query("SELECT * FROM sessions WHERE id = $1")
+            .bind(sid)
+            .fetch_optional(&mut *tx)
+            .await
+            .map_err(|e| db_error(e, "loading a session"))?
+        else {
+            return Ok(None);
+        };
+        let record = rows::session(&row)?;
+        let steps = sqlx::query(
+            "SELECT * FROM plan_steps WHERE session_id = $1 ORDER BY generation, seq",
+        )
+        .bind(sid)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(|e| db_error(e, "loading plan steps"))?
+        .iter()
+        .map(rows::step)
+        .collect::<Result<_, _>>()?;
+        let executions = sqlx::query(
+            "SELECT * FROM executions WHERE session_id = $1 ORDER BY created_at, id",
+        )
+        .bind(sid)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(|e| db_error(e, "loading executions"))?
+        .iter()
+        .map(rows::execution)
+        .collect::<Result<_, _>>()?;
+        let approvals = sqlx::query(
+            "SELECT * FROM approvals WHERE session_id = $1 ORDER BY requested_at, id",
+        )
+        .bind(sid)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(|e| db_error(e, "loading approvals"))?
+        .iter()
+        .map(rows::approval)
+        .collect::<Result<_, _>>()?;
+        tx.commit().await.map_err(|e| db_error(e, "ending a read"))?;
+        Ok(Some(SessionSnapshot { record, steps, executions, approvals }))
+    }
+
+    pub(crate) async fn remove_session(&self, id: SessionId) -> Result<(), StoreError> {
+        let done = sqlx::query("DELETE FROM sessions WHERE id = $1")
+            .bind(id.as_uuid())
+            .execute(&self.pool)
+            .await
+            .map_err(|e| db_error(e, &format!("deleting session {id}")))?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NotFound { what: format!("session {id}") });
+        }
+        Ok(())
+    }
+
+    pub(crate) async fn select_sessions(
+        &self,
+        filter: &SessionFilter,
+    ) -> Result<Vec<SessionRecord>, StoreError> {
+        let goal = match filter.goal {
+            GoalFilter::Any => "any",
+            GoalFilter::Set => "set",
+            GoalFilter::Unset => "unset",
+        };
+        sqlx::query(
+            "SELECT * FROM sessions
+             WHERE ($1::text[] IS NULL OR status = ANY($1))
+               AND ($2::timestamptz IS NULL OR last_activity_at < $2)
+               AND ($3::text = 'any' OR ($3 = 'set' AND goal IS NOT NULL)
+                    OR ($3 = 'unset' AND goal IS NULL))
+               AND ($4::uuid IS NULL OR id > $4)
+             ORDER BY id LIMIT $5",
+        )
+        .bind(statuses(filter.statuses.iter().map(|s| s.as_str()).collect()))
+        .bind(opt_dt(filter.idle_since))
+        .bind(goal)
+        .bind(filter.after.map(|a| a.as_uuid()))
+        .bind(filter.limit.map(i64::from))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| db_error(e, "listing sessions"))?
+        .iter()
+        .map(rows::session)
+        .collect()
+    }
+
+    pub(crate) async fn select_messages(&self, id: SessionId) -> Result<Vec<Message>, StoreError> {
+        sqlx::query("SELECT * FROM messages WHERE session_id = $1 ORDER BY position")
+            .bind(id.as_uuid())
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| db_error(e, "loading messages"))?
+            .iter()
+            .map(rows::message)
+            .collect()
+    }
+
+    pub(crate) async fn select_tool_calls(
+        &self,
+        id: SessionId,
+    ) -> Result<Vec<ToolCallRecord>, StoreError> {
+        sqlx::query("SELECT * FROM tool_calls WHERE session_id = $1 ORDER BY position")
+            .bind(id.as_uuid())
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| db_error(e, "loading tool calls"))?
+            .iter()
+            .map(rows::tool_call)
+            .collect()
+    }
+
+    pub(crate) async fn select_execution(
+        &self,
+        id: ExecutionId,
+    ) -> Result<Option<Execution>, StoreError> {
+        sqlx::query("SELECT * FROM executions WHERE id = $1")
+            .bind(id.as_uuid())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| db_error(e, "loading an execution"))?
+            .as_ref()
+            .map(rows::execution)
+            .transpose()
+    }
+
+    pub(crate) async fn select_executions(
+        &self,
+        filter: &ExecutionFilter,
+    ) -> Result<Vec<Execution>, StoreError> {
+        sqlx::query(
+            "SELECT * FROM executions
+             WHERE ($1::text[] IS NULL OR status = ANY($1))
+               AND ($2::uuid IS NULL OR session_id = $2)
+               AND ($3::timestamptz IS NULL OR started_at < $3)
+               AND ($4::timestamptz IS NULL OR created_at < $4)
+             ORDER BY created_at, id LIMIT $5",
+        )
+        .bind(statuses(filter.statuses.iter().map(|s| s.as_str()).collect()))
+        .bind(filter.session.map(|s| s.as_uuid()))
+        .bind(opt_dt(filter.started_before))
+        .bind(opt_dt(filter.created_before))
+        .bind(filter.limit.map(i64::from))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| db_error(e, "listing executions"))?
+        .iter()
+        .map(rows::execution)
+        .collect()
+    }
+
+    pub(crate) async fn select_approval(
+        &self,
+        id: ApprovalId,
+    ) -> Result<Option<Approval>, StoreError> {
+        sqlx::query("SELECT * FROM approvals WHERE id = $1")
+            .bind(id.as_uuid())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| db_error(e, "loading an approval"))?
+            .as_ref()
+            .map(rows::approval)
+            .transpose()
+    }
+
+    pub(crate) async fn select_pending_approvals(
+        &self,
+        session: Option<SessionId>,
+    ) -> Result<Vec<Approval>, StoreError> {
+        sqlx::query(
+            "SELECT * FROM approvals
+             WHERE status = 'pending' AND ($1::uuid IS NULL OR session_id = $1)
+             ORDER BY requested_at, id",
+        )
+        .bind(session.map(|s| s.as_uuid()))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| db_error(e, "listing pending approvals"))?
+        .iter()
+        .map(rows::approval)
+        .collect()
+    }
+
+    pub(crate) async fn select_events(
+        &self,
+        session: Option<SessionId>,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<EventRecord>, StoreError> {
+        let rows = match session {
+            Some(id) => {
+                sqlx::query(
+                    "SELECT * FROM events WHERE session_id = $1 AND seq > $2
+                     ORDER BY seq LIMIT $3",
+                )
+                .bind(id.as_uuid())
+                .bind(after)
+                .bind(i64::from(limit))
+                .fetch_all(&self.pool)
+                .await
+            }
+            None => {
+                sqlx::query("SELECT * FROM events WHERE global_seq > $1 ORDER BY global_seq LIMIT $2")
+                    .bind(after)
+                    .bind(i64::from(limit))
+                    .fetch_all(&self.pool)
+                    .await
+            }
+        }
+        .map_err(|e| db_error(e, "reading events"))?;
+        rows.iter().map(rows::event).collect()
+    }
+}

@@ -1,0 +1,12 @@
+//! Integration tests of the Postgres store: the shared contract suite, each test on
+//! its own fresh database of a throwaway server, plus connection-level behaviour.
+
+mod contract {
+    async fn fresh() -> nomos_postgres::PgStore {
+        let url = nomos_test_support::postgres::fresh_database().await;
+        nomos_postgres::PgStore::connect(&url).await.unwrap()
+    }
+    nomos_test_support::store_contract_tests!(fresh);
+}
+
+mod connection;
