@@ -1,0 +1,210 @@
+//! [`Agent`]: the runtime handle an embedder holds. It owns the ports, the bus and the
+//! per-session locks, and commits every decision of the core through one path.
+
+use std::sync::Arc;
+
+use nomos_core::event::EventRecord;
+use nomos_core::ports::chat::ChatModel;
+use nomos_core::ports::exec::Executor;
+use nomos_core::ports::store::{CommitReceipt, SessionSnapshot, Store, StoreError};
+use nomos_core::session::Session;
+use nomos_core::{SessionId, Timestamp};
+use uuid::Uuid;
+
+use crate::bus::{EventBus, LiveEvent};
+use crate::clock::{Clock, SystemClock};
+use crate::config::AgentConfig;
+use crate::error::AgentError;
+use crate::locks::SessionLocks;
+use crate::tools::{ExtraTool, ExtraTools};
+
+/// How often a commit is retried after a version conflict with another process.
+const CONFLICT_RETRIES: u32 = 3;
+
+/// The runtime. Cheap to clone; every clone drives the same agent.
+#[derive(Clone)]
+pub struct Agent {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub store: Arc<dyn Store>,
+    pub executor: Arc<dyn Executor>,
+    pub model: Arc<dyn ChatModel>,
+    pub clock: Arc<dyn Clock>,
+    pub config: AgentConfig,
+    pub bus: EventBus,
+    pub extra: ExtraTools,
+    pub locks: SessionLocks,
+}
+
+/// Builds an [`Agent`] from its ports.
+pub struct AgentBuilder {
+    store: Arc<dyn Store>,
+    executor: Arc<dyn Executor>,
+    model: Arc<dyn ChatModel>,
+    clock: Arc<dyn Clock>,
+    config: AgentConfig,
+    extra: ExtraTools,
+    bus_capacity: usize,
+}
+
+impl AgentBuilder {
+    /// Replaces the configuration.
+    pub fn config(mut self, config: AgentConfig) -> AgentBuilder {
+        self.config = config;
+        self
+    }
+
+    /// Replaces the clock (tests and evals use a virtual one).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> AgentBuilder {
+        self.clock = clock;
+        self
+    }
+
+    /// Registers an extra tool.
+    pub fn extra_tool(mut self, tool: Arc<dyn ExtraTool>) -> AgentBuilder {
+        self.extra.register(tool);
+        self
+    }
+
+    /// How many events a subscriber may fall behind before it lags.
+    pub fn bus_capacity(mut self, capacity: usize) -> AgentBuilder {
+        self.bus_capacity = capacity;
+        self
+    }
+
+    /// The agent.
+    pub fn build(self) -> Agent {
+        Agent {
+            inner: Arc::new(Inner {
+                store: self.store,
+                executor: self.executor,
+                model: self.model,
+                clock: self.clock,
+                config: self.config,
+                bus: EventBus::with_capacity(self.bus_capacity),
+                extra: self.extra,
+                locks: SessionLocks::default(),
+            }),
+        }
+    }
+}
+
+impl Agent {
+    /// Starts building an agent over these ports, with the spec's defaults.
+    pub fn builder(
+        store: Arc<dyn Store>,
+        executor: Arc<dyn Executor>,
+        model: Arc<dyn ChatModel>,
+    ) -> AgentBuilder {
+        AgentBuilder {
+            store,
+            executor,
+            model,
+            clock: Arc::new(SystemClock),
+            config: AgentConfig::spec_defaults(),
+            extra: ExtraTools::default(),
+            bus_capacity: 4096,
+        }
+    }
+
+    /// The event bus.
+    pub fn bus(&self) -> &EventBus {
+        &self.inner.bus
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.inner.store
+    }
+
+    /// The executor.
+    pub fn executor(&self) -> &Arc<dyn Executor> {
+        &self.inner.executor
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &AgentConfig {
+        &self.inner.config
+    }
+
+    /// The current time by the agent's clock.
+    pub fn now(&self) -> Timestamp {
+        self.inner.clock.now()
+    }
+
+    /// The model's name.
+    pub fn model_name(&self) -> String {
+        self.inner.model.name()
+    }
+
+    /// Creates a new, empty session.
+    pub async fn create_session(&self) -> Result<SessionId, AgentError> {
+        let id = SessionId(Uuid::new_v4());
+        let mut session = Session::create(id, self.now(), self.inner.config.session);
+        let commit = session.take_commit();
+        let receipt = self.inner.store.commit(commit).await?;
+        self.publish(&receipt.events);
+        Ok(id)
+    }
+
+    /// A session as stored.
+    pub async fn session(&self, id: SessionId) -> Result<SessionSnapshot, AgentError> {
+        self.inner
+            .store
+            .load_session(id)
+            .await?
+            .ok_or(AgentError::SessionNotFound(id))
+    }
+
+    /// Loads a session, lets `decide` change it, and commits the result atomically with
+    /// its events, then publishes them. On a version conflict (another process wrote
+    /// first) it reloads and decides again, a bounded number of times.
+    pub(crate) async fn mutate<T>(
+        &self,
+        id: SessionId,
+        mut decide: impl FnMut(&mut Session, Timestamp) -> T,
+    ) -> Result<T, AgentError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let snapshot = self.session(id).await?;
+            let mut session = Session::from_snapshot(snapshot, self.inner.config.session);
+            let value = decide(&mut session, self.now());
+            let commit = session.take_commit();
+            if commit.is_empty() {
+                return Ok(value);
+            }
+            match self.inner.store.commit(commit).await {
+                Ok(receipt) => {
+                    self.after_commit(&receipt);
+                    return Ok(value);
+                }
+                Err(StoreError::Conflict { .. }) if attempt <= CONFLICT_RETRIES => {
+                    tracing::debug!(session = %id, attempt, "version conflict; deciding again");
+                }
+                Err(error) => return Err(error.into()),
+            }
+        }
+    }
+
+    fn after_commit(&self, receipt: &CommitReceipt) {
+        self.publish(&receipt.events);
+    }
+
+    pub(crate) fn publish(&self, events: &[EventRecord]) {
+        for event in events {
+            self.inner.bus.publish(LiveEvent::Committed(event.clone()));
+        }
+    }
+}
+
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Agent")
+            .field("model", &self.inner.model.name())
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}

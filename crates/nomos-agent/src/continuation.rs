@@ -1,0 +1,273 @@
+//! Decisions and resumes: an operator's decision runs or cancels the execution and
+//! resumes the session with the outcome (EXEC-4); a resume retries with escalating
+//! notes and back-off, and ends visibly when it cannot get a reply (RESUME-1..3).
+
+use nomos_core::event::TurnCause;
+use nomos_core::ports::store::SessionSnapshot;
+use nomos_core::resume::{
+    PlanInFlight, ResumeKind, continuation_outcome, resume_note, terminal_note,
+};
+use nomos_core::session::Action;
+use nomos_core::{ApprovalId, Decision, ExecutionId, SessionId, StepStatus};
+use tokio::task::JoinHandle;
+
+use crate::agent::Agent;
+use crate::error::AgentError;
+use crate::history::last_operator_message;
+use crate::locks::SessionGuard;
+use crate::turn::{TurnFailure, TurnReport};
+
+/// What a decision did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DecisionReport {
+    /// The session.
+    pub session_id: SessionId,
+    /// The execution the approval guarded.
+    pub execution_id: ExecutionId,
+    /// Whether it ran (approve) or not (deny).
+    pub dispatched: bool,
+}
+
+impl Agent {
+    /// GATE-7, EXEC-4: decides an approval by its id, runs the execution when approved,
+    /// then resumes the session with the outcome and waits for that turn to end.
+    pub async fn decide(
+        &self,
+        approval_id: ApprovalId,
+        decision: Decision,
+        decided_by: Option<&str>,
+    ) -> Result<(DecisionReport, TurnReport), AgentError> {
+        let (report, guard) = self
+            .record_decision(approval_id, decision, decided_by)
+            .await?;
+        let turn = self.continue_after_decision(&report, guard).await;
+        Ok((report, turn))
+    }
+
+    /// Like [`Agent::decide`], but only the decision is awaited: the execution and the
+    /// continuation run in a task of their own.
+    pub async fn spawn_decide(
+        &self,
+        approval_id: ApprovalId,
+        decision: Decision,
+        decided_by: Option<&str>,
+    ) -> Result<(DecisionReport, JoinHandle<TurnReport>), AgentError> {
+        let (report, guard) = self
+            .record_decision(approval_id, decision, decided_by)
+            .await?;
+        let agent = self.clone();
+        let task_report = report.clone();
+        let handle =
+            tokio::spawn(async move { agent.continue_after_decision(&task_report, guard).await });
+        Ok((report, handle))
+    }
+
+    async fn record_decision(
+        &self,
+        approval_id: ApprovalId,
+        decision: Decision,
+        decided_by: Option<&str>,
+    ) -> Result<(DecisionReport, SessionGuard), AgentError> {
+        let approval = self
+            .inner
+            .store
+            .approval(approval_id)
+            .await?
+            .ok_or(AgentError::ApprovalNotFound(approval_id))?;
+        let id = approval.session_id;
+        // Decisions wait for a running turn of the session to end, then act alone.
+        let guard = self.inner.locks.lock(id).await;
+        let action = self
+            .mutate(id, |session, now| {
+                let action = session.handle_decision(now, approval_id, decision, decided_by)?;
+                if let Some(Action::Dispatch { execution_id }) = action {
+                    // Persist `running` with the decision, before the command starts (EXEC-6).
+                    let _ = session.handle_execution_started(now, execution_id);
+                }
+                Ok::<_, nomos_core::session::DecisionError>(action)
+            })
+            .await??;
+        let dispatched = matches!(action, Some(Action::Dispatch { .. }));
+        let report = DecisionReport {
+            session_id: id,
+            execution_id: approval.execution_id,
+            dispatched,
+        };
+        Ok((report, guard))
+    }
+
+    async fn continue_after_decision(
+        &self,
+        report: &DecisionReport,
+        guard: SessionGuard,
+    ) -> TurnReport {
+        let id = report.session_id;
+        if report.dispatched {
+            let execution = self.session(id).await.ok().and_then(|snapshot| {
+                snapshot
+                    .executions
+                    .into_iter()
+                    .find(|e| e.id == report.execution_id)
+            });
+            if let Some(execution) = execution {
+                let _ = self
+                    .dispatch(id, execution.id, execution.host, execution.command)
+                    .await;
+            }
+        }
+        let outcome = match self.session(id).await {
+            Ok(snapshot) => {
+                let execution = snapshot
+                    .executions
+                    .iter()
+                    .find(|e| e.id == report.execution_id);
+                let approval = snapshot
+                    .approvals
+                    .iter()
+                    .find(|a| a.execution_id == report.execution_id);
+                execution
+                    .map(|e| continuation_outcome(e, approval))
+                    .unwrap_or_default()
+            }
+            Err(_) => String::new(),
+        };
+        self.resume_locked(
+            id,
+            guard,
+            ResumeKind::Continuation { outcome },
+            TurnCause::Continuation,
+        )
+        .await
+    }
+
+    /// RESUME-1: resumes a session (reconnect, `/resume`). Refused while a turn runs.
+    pub async fn resume(&self, id: SessionId, kind: ResumeKind) -> Result<TurnReport, AgentError> {
+        self.session(id).await?;
+        let guard = self
+            .inner
+            .locks
+            .try_lock(id)
+            .ok_or(AgentError::TurnInProgress(id))?;
+        Ok(self.resume_locked(id, guard, kind, TurnCause::Resume).await)
+    }
+
+    /// RESUME-2/3: up to `max_attempts` turns, each with a more directive note and a
+    /// back-off before it; when none gets a usable reply, an operator-visible terminal note
+    /// with the last real error. One `turn.started` and one `turn.done` in all.
+    pub(crate) async fn resume_locked(
+        &self,
+        id: SessionId,
+        guard: SessionGuard,
+        kind: ResumeKind,
+        cause: TurnCause,
+    ) -> TurnReport {
+        let mut report = TurnReport {
+            session_id: id,
+            n_tool_calls: 0,
+            final_text: None,
+            error: None,
+            approvals_requested: Vec::new(),
+            usage: Default::default(),
+        };
+        if let Err(err) = self
+            .mutate(id, |session, now| session.handle_turn_started(now, cause))
+            .await
+        {
+            self.end_turn(id, &mut report, Some(TurnFailure::Agent(err)), cause)
+                .await;
+            return report;
+        }
+        let retry = self.inner.config.resume.clone();
+        let mut last_failure: Option<TurnFailure> = None;
+        let mut attempt = 1;
+        while let Some(delay) = retry.delay_before(attempt) {
+            if delay.as_millis() > 0 {
+                tokio::time::sleep(delay.to_std()).await;
+            }
+            if let Err(err) = self.append_resume_note(id, &kind, attempt).await {
+                last_failure = Some(TurnFailure::Agent(err));
+                break;
+            }
+            match self.turn_loop(id, &mut report).await {
+                Ok(()) => {
+                    self.end_turn(id, &mut report, None, cause).await;
+                    drop(guard);
+                    return report;
+                }
+                // A failure after progress is the turn's own error, not a failed resume.
+                Err(failure) if report.n_tool_calls > 0 => {
+                    self.end_turn(id, &mut report, Some(failure), cause).await;
+                    drop(guard);
+                    return report;
+                }
+                Err(failure) => {
+                    tracing::warn!(session = %id, attempt, error = %failure, "resume got no usable reply");
+                    last_failure = Some(failure);
+                }
+            }
+            attempt += 1;
+        }
+        let error = last_failure
+            .map(|f| f.to_string())
+            .unwrap_or_else(|| "no reply".to_owned());
+        let note = terminal_note(&error, attempt.saturating_sub(1).max(1));
+        let _ = self
+            .mutate(id, |session, now| session.append_note(now, &note))
+            .await;
+        self.end_turn(
+            id,
+            &mut report,
+            Some(TurnFailure::Agent(AgentError::ResumeFailed(error))),
+            cause,
+        )
+        .await;
+        drop(guard);
+        report
+    }
+
+    async fn append_resume_note(
+        &self,
+        id: SessionId,
+        kind: &ResumeKind,
+        attempt: u32,
+    ) -> Result<(), AgentError> {
+        let snapshot = self.session(id).await?;
+        let messages = self.inner.store.messages(id).await?;
+        let plan = plan_in_flight(&snapshot);
+        let note = resume_note(
+            last_operator_message(&messages),
+            plan.as_ref(),
+            kind,
+            attempt,
+        );
+        self.mutate(id, |session, now| {
+            session.append_note(now, &note);
+        })
+        .await
+    }
+}
+
+/// The current plan generation as the resume notes describe it, when one is open.
+pub(crate) fn plan_in_flight(snapshot: &SessionSnapshot) -> Option<PlanInFlight> {
+    let generation = snapshot.record.plan_generation;
+    let steps: Vec<_> = snapshot
+        .steps
+        .iter()
+        .filter(|s| s.generation == generation)
+        .collect();
+    if generation == 0 || steps.is_empty() {
+        return None;
+    }
+    let n_closed = steps.iter().filter(|s| s.status.is_closed()).count() as u32;
+    let next = steps
+        .iter()
+        .find(|s| matches!(s.status, StepStatus::Pending | StepStatus::Running))
+        .map(|s| (s.seq, s.title.clone()));
+    let plan = PlanInFlight {
+        generation,
+        n_steps: steps.len() as u32,
+        n_closed,
+        next,
+    };
+    plan.is_open().then_some(plan)
+}

@@ -1,0 +1,114 @@
+//! Dispatching executions (EXEC-2, EXEC-5, EXEC-7): the command runs in a task of its
+//! own that always records how it ended, even when the caller goes away.
+
+use nomos_core::record::{ExecOutput, ToolCallOutcome};
+use nomos_core::{ExecutionId, SessionId};
+
+use crate::agent::Agent;
+
+impl Agent {
+    /// Runs an execution already committed as `running` and records its end. Returns the
+    /// tool result for the model.
+    pub(crate) async fn dispatch(
+        &self,
+        id: SessionId,
+        execution_id: ExecutionId,
+        host: String,
+        command: String,
+    ) -> (ToolCallOutcome, String) {
+        let agent = self.clone();
+        let limits = self.inner.config.exec_limits;
+        let task = tokio::spawn(async move {
+            // EXEC-7: exactly the string that was classified and shown.
+            let result = agent.inner.executor.run(&host, &command, limits).await;
+            let text = result_text(&result);
+            let outcome = if result.is_ok() {
+                ToolCallOutcome::Ok
+            } else {
+                ToolCallOutcome::Error
+            };
+            let result = result.map_err(|e| e.to_string());
+            let recorded = agent
+                .mutate(id, |session, now| {
+                    session.handle_execution_finished(now, execution_id, result.clone())
+                })
+                .await;
+            match recorded {
+                Ok(Ok(())) => {}
+                Ok(Err(refused)) => {
+                    tracing::warn!(%execution_id, error = %refused, "execution end refused by the core")
+                }
+                Err(err) => {
+                    tracing::error!(%execution_id, error = %err, "could not record the end of an execution")
+                }
+            }
+            (outcome, text)
+        });
+        match task.await {
+            Ok(done) => done,
+            Err(join) => {
+                // The task panicked or was cancelled at shutdown: record the failure (EXEC-2).
+                let error = format!("execution task ended abnormally: {join}");
+                let _ = self
+                    .mutate(id, |session, now| {
+                        session.handle_execution_finished(now, execution_id, Err(error.clone()))
+                    })
+                    .await;
+                (ToolCallOutcome::Error, error)
+            }
+        }
+    }
+}
+
+/// The tool result for a finished command: exit status, duration, output, and what the
+/// caps cut (EXEC-5).
+pub(crate) fn result_text(
+    result: &Result<ExecOutput, nomos_core::ports::exec::ExecError>,
+) -> String {
+    match result {
+        Err(error) => format!("command failed: {error}"),
+        Ok(output) => {
+            let status = match (&output.exit_code, &output.signal) {
+                (Some(code), _) => format!("exit {code}"),
+                (None, Some(signal)) => format!("killed by signal {signal}"),
+                (None, None) => "no exit status".to_owned(),
+            };
+            let mut text = format!("{status} ({} ms)", output.duration_ms);
+            for (name, body, cut) in [
+                ("stdout", &output.stdout, output.stdout_cut),
+                ("stderr", &output.stderr, output.stderr_cut),
+            ] {
+                if !body.is_empty() {
+                    text.push_str(&format!("\n{name}:\n{body}"));
+                }
+                if cut > 0 {
+                    text.push_str(&format!("\n[{name}: {cut} more bytes were cut]"));
+                }
+            }
+            text
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // rule: EXEC-5
+    #[test]
+    fn result_text_reports_exit_code_output_and_what_was_cut() {
+        let output = ExecOutput {
+            exit_code: Some(2),
+            stdout: "hello".into(),
+            stderr: "oops".into(),
+            stdout_cut: 100,
+            duration_ms: 12,
+            ..ExecOutput::default()
+        };
+        let text = result_text(&Ok(output));
+        assert_eq!(
+            text,
+            "exit 2 (12 ms)\nstdout:\nhello\n[stdout: 100 more bytes were cut]\nstderr:\noops"
+        );
+    }
+}

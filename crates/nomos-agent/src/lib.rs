@@ -1,0 +1,40 @@
+//! The Nomos runtime: the imperative shell around `nomos-core`.
+//!
+//! # Brief overview
+//!
+//! * [`Agent`] holds the ports (a [`nomos_core::ports::store::Store`], an
+//!   [`nomos_core::ports::exec::Executor`], a [`nomos_core::ports::chat::ChatModel`]) and
+//!   drives the core: [`Agent::send_message`] runs a turn (TURN-1..8),
+//!   [`Agent::decide`] decides an approval and resumes the session (EXEC-4),
+//!   [`Agent::resume`] resumes it with escalating notes (RESUME-1..3).
+//! * [`Agent::reconcile_startup`], [`Agent::sweep_once`] and [`Agent::start_workers`] keep
+//!   sessions and executions from getting stuck (EXEC-3, EXEC-6, SWEEP-1..3).
+//! * [`EventBus`] fans committed events and streamed text out to subscribers.
+//! * [`tools`] holds the tool contracts the model reads and the knowledge tools; embedders
+//!   add their own with [`AgentBuilder::extra_tool`].
+//!
+//! Every change to a session goes through one path: load the aggregate, let the core
+//! decide, commit rows and events atomically with a version check, publish the events.
+
+mod agent;
+pub mod bus;
+pub mod clock;
+pub mod config;
+mod continuation;
+mod error;
+mod exec;
+mod history;
+mod locks;
+mod sweeper;
+pub mod tools;
+mod turn;
+
+pub use agent::{Agent, AgentBuilder};
+pub use bus::{EventBus, LiveEvent};
+pub use clock::{Clock, ManualClock, SystemClock, TokioClock};
+pub use config::{AgentConfig, Classifier, DEFAULT_SYSTEM_PROMPT};
+pub use continuation::DecisionReport;
+pub use error::AgentError;
+pub use history::INTERRUPTED_RESULT;
+pub use sweeper::{SweepReport, Workers};
+pub use turn::TurnReport;

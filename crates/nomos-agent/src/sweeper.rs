@@ -1,0 +1,256 @@
+//! The background work that keeps sessions from getting stuck: the start-up reconcile
+//! (EXEC-3, EXEC-6), the execution sweep (EXEC-3), the idle-session sweep (SWEEP-1..3)
+//! and approval expiry (GATE-7).
+
+use nomos_core::Role;
+use nomos_core::ports::store::{ExecutionFilter, SessionFilter};
+use nomos_core::resume::nudge_note;
+use nomos_core::sweep::{
+    ExecutionVerdict, SessionFacts, SessionVerdict, SweepMode, SweepPhase, classify_execution,
+    classify_session,
+};
+use nomos_core::{ApprovalStatus, ExecutionStatus, SessionId, SessionStatus};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::agent::Agent;
+use crate::continuation::plan_in_flight;
+use crate::error::AgentError;
+
+/// What one sweep changed, by kind.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SweepReport {
+    /// Executions marked `failed` (timed out, or interrupted at start-up).
+    pub executions_failed: u32,
+    /// Executions marked `cancelled` (stale at start-up).
+    pub executions_cancelled: u32,
+    /// Approvals that expired.
+    pub approvals_expired: u32,
+    /// Sessions nudged (SWEEP-1).
+    pub sessions_nudged: u32,
+    /// Sessions completed as `success` (SESSION-4 catching up).
+    pub sessions_completed: u32,
+    /// Sessions closed as `partial` (SWEEP-2).
+    pub sessions_closed: u32,
+}
+
+/// Stops the background workers.
+#[derive(Debug)]
+pub struct Workers {
+    stop: watch::Sender<bool>,
+    handle: JoinHandle<()>,
+}
+
+impl Workers {
+    /// Asks the workers to stop and waits until they did.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = self.handle.await;
+    }
+}
+
+const NON_TERMINAL_EXECUTIONS: [ExecutionStatus; 3] = [
+    ExecutionStatus::PendingApproval,
+    ExecutionStatus::Approved,
+    ExecutionStatus::Running,
+];
+
+impl Agent {
+    /// EXEC-3, EXEC-6: run once at start-up, before serving. Executions found `running`
+    /// are marked failed ("interrupted") and never re-run; old non-terminal ones are
+    /// cancelled. Each affected session gets a note saying so.
+    pub async fn reconcile_startup(&self) -> Result<SweepReport, AgentError> {
+        self.sweep_executions(SweepPhase::Startup).await
+    }
+
+    /// One pass of every periodic sweep.
+    pub async fn sweep_once(&self) -> Result<SweepReport, AgentError> {
+        let mut report = self.sweep_executions(SweepPhase::Periodic).await?;
+        self.expire_approvals(&mut report).await?;
+        self.sweep_sessions(&mut report).await?;
+        Ok(report)
+    }
+
+    /// Starts the periodic sweeps on the configured interval.
+    pub fn start_workers(&self) -> Workers {
+        let (stop, mut stopped) = watch::channel(false);
+        let agent = self.clone();
+        let period = self.inner.config.sweep_interval.to_std();
+        let handle = tokio::spawn(async move {
+            let mut interval = tokio::time::interval(period);
+            interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            interval.tick().await;
+            loop {
+                tokio::select! {
+                    _ = interval.tick() => {
+                        match agent.sweep_once().await {
+                            Ok(report) if report != SweepReport::default() => tracing::info!(?report, "sweep"),
+                            Ok(_) => {}
+                            Err(err) => tracing::error!(error = %err, "sweep failed"),
+                        }
+                    }
+                    _ = stopped.changed() => break,
+                }
+            }
+        });
+        Workers { stop, handle }
+    }
+
+    async fn sweep_executions(&self, phase: SweepPhase) -> Result<SweepReport, AgentError> {
+        let mut report = SweepReport::default();
+        let statuses = match phase {
+            SweepPhase::Periodic => vec![ExecutionStatus::Running],
+            SweepPhase::Startup => NON_TERMINAL_EXECUTIONS.to_vec(),
+        };
+        let filter = ExecutionFilter {
+            statuses,
+            ..ExecutionFilter::default()
+        };
+        let executions = self.inner.store.list_executions(&filter).await?;
+        let now = self.now();
+        for execution in executions {
+            let verdict = classify_execution(&execution, now, &self.inner.config.sweep, phase);
+            if verdict == ExecutionVerdict::Keep {
+                continue;
+            }
+            let id = execution.session_id;
+            // A live turn owns its executions; the sweep waits its turn.
+            let Some(_guard) = self.lock_for_sweep(id, phase).await else {
+                continue;
+            };
+            let note = match (&verdict, phase) {
+                (ExecutionVerdict::Fail { reason }, SweepPhase::Startup) => Some(format!(
+                    "The command `{}` on {} was running when Nomos stopped: {reason}. Check its effect read-only before trying again; it needs a new approval to run.",
+                    execution.command, execution.host
+                )),
+                _ => None,
+            };
+            let applied = self
+                .mutate(id, |session, now| {
+                    let res = session.apply_execution_verdict(now, execution.id, &verdict);
+                    if res.is_ok()
+                        && let Some(note) = &note
+                    {
+                        session.append_note(now, note);
+                    }
+                    res
+                })
+                .await?;
+            if applied.is_ok() {
+                match verdict {
+                    ExecutionVerdict::Fail { .. } => report.executions_failed += 1,
+                    ExecutionVerdict::Cancel { .. } => report.executions_cancelled += 1,
+                    ExecutionVerdict::Keep => {}
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    async fn expire_approvals(&self, report: &mut SweepReport) -> Result<(), AgentError> {
+        let now = self.now();
+        let pending = self.inner.store.pending_approvals(None).await?;
+        let mut sessions: Vec<SessionId> = pending
+            .iter()
+            .filter(|a| a.status == ApprovalStatus::Pending && now >= a.expires_at)
+            .map(|a| a.session_id)
+            .collect();
+        sessions.dedup();
+        for id in sessions {
+            let Some(_guard) = self.inner.locks.try_lock(id) else {
+                continue;
+            };
+            let expired = self
+                .mutate(id, |session, now| session.handle_timeout(now))
+                .await?;
+            report.approvals_expired += expired.len() as u32;
+        }
+        Ok(())
+    }
+
+    async fn sweep_sessions(&self, report: &mut SweepReport) -> Result<(), AgentError> {
+        let mut after = None;
+        loop {
+            let filter = SessionFilter {
+                statuses: vec![
+                    SessionStatus::Active,
+                    SessionStatus::Planning,
+                    SessionStatus::Executing,
+                ],
+                after,
+                limit: Some(500),
+                ..SessionFilter::default()
+            };
+            let page = self.inner.store.list_sessions(&filter).await?;
+            let Some(last) = page.last() else { break };
+            after = Some(last.id);
+            for record in &page {
+                self.sweep_session(record.id, report).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn sweep_session(
+        &self,
+        id: SessionId,
+        report: &mut SweepReport,
+    ) -> Result<(), AgentError> {
+        // A session with a live turn is not idle.
+        let Some(_guard) = self.inner.locks.try_lock(id) else {
+            return Ok(());
+        };
+        let snapshot = self.session(id).await?;
+        let messages = self.inner.store.messages(id).await?;
+        let n_pending = snapshot
+            .approvals
+            .iter()
+            .filter(|a| a.status == ApprovalStatus::Pending)
+            .count();
+        let last = messages
+            .iter()
+            .rev()
+            .find(|m| m.role != Role::Note)
+            .map(|m| (m.role, m.content.as_str()));
+        let facts = SessionFacts {
+            record: &snapshot.record,
+            n_pending_approvals: n_pending,
+            last_message: last,
+        };
+        let verdict = classify_session(
+            &facts,
+            self.now(),
+            &self.inner.config.sweep,
+            SweepMode::Periodic,
+        );
+        let note = match &verdict {
+            SessionVerdict::Nudge => Some(nudge_note(
+                snapshot.record.goal.as_deref(),
+                plan_in_flight(&snapshot).as_ref(),
+            )),
+            _ => None,
+        };
+        match verdict {
+            SessionVerdict::Leave { .. } => return Ok(()),
+            SessionVerdict::Nudge => report.sessions_nudged += 1,
+            SessionVerdict::CompleteTrivial { .. } => report.sessions_completed += 1,
+            SessionVerdict::ClosePartial { .. } => report.sessions_closed += 1,
+        }
+        self.mutate(id, |session, now| {
+            session.apply_session_verdict(now, &verdict, note.as_deref())
+        })
+        .await
+    }
+
+    async fn lock_for_sweep(
+        &self,
+        id: SessionId,
+        phase: SweepPhase,
+    ) -> Option<crate::locks::SessionGuard> {
+        match phase {
+            // At start-up nothing else runs yet.
+            SweepPhase::Startup => Some(self.inner.locks.lock(id).await),
+            SweepPhase::Periodic => self.inner.locks.try_lock(id),
+        }
+    }
+}

@@ -1,0 +1,444 @@
+//! Reading the model's tool-call arguments into typed calls (TURN-5: a malformed call
+//! gets an error result that names the problem; it never crashes the turn).
+
+use nomos_core::session::{Revision, StepDraft};
+use nomos_core::{Outcome, StepStatus};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+/// A tool call with its arguments parsed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Call {
+    /// `set_goal`.
+    SetGoal {
+        /// The goal.
+        goal: String,
+    },
+    /// `propose_plan`.
+    ProposePlan {
+        /// Steps.
+        steps: Vec<StepDraft>,
+        /// Revision intent.
+        revision: Revision,
+    },
+    /// `update_plan_step`.
+    UpdatePlanStep {
+        /// Seq.
+        seq: u32,
+        /// New status.
+        status: StepStatus,
+        /// Note.
+        note: Option<String>,
+    },
+    /// `complete_task`.
+    CompleteTask {
+        /// Outcome.
+        outcome: Outcome,
+        /// Summary.
+        summary: String,
+    },
+    /// `ask_operator`.
+    AskOperator {
+        /// Question.
+        question: String,
+    },
+    /// `run`.
+    Run {
+        /// Host slug.
+        host: String,
+        /// Exact command.
+        command: String,
+    },
+    /// A knowledge-graph tool, run by the shell against the store.
+    Knowledge(KnowledgeCall),
+}
+
+/// The knowledge-graph tools.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KnowledgeCall {
+    /// `list_hosts`.
+    ListHosts,
+    /// `get_entity`.
+    GetEntity {
+        /// Slug.
+        slug: String,
+    },
+    /// `list_entities`.
+    ListEntities {
+        /// Kind filter.
+        kind: Option<String>,
+    },
+    /// `get_relations`.
+    GetRelations {
+        /// Slug.
+        slug: String,
+    },
+    /// `search_knowledge`.
+    Search {
+        /// Query text.
+        query: String,
+        /// Result limit.
+        limit: u32,
+    },
+    /// `get_knowledge_content`.
+    GetContent {
+        /// Entry key.
+        key: String,
+    },
+    /// `upsert_knowledge`.
+    Upsert {
+        /// Key (derived from the title when missing).
+        key: Option<String>,
+        /// Title.
+        title: String,
+        /// Content.
+        content: String,
+        /// Tags.
+        tags: Vec<String>,
+        /// Entity slugs.
+        about: Vec<String>,
+    },
+    /// `update_entity_attributes`.
+    UpdateAttributes {
+        /// Slug.
+        slug: String,
+        /// JSON object patch.
+        attributes: serde_json::Value,
+        /// Kind for a new entity.
+        kind: Option<String>,
+    },
+    /// `create_relationship`.
+    CreateRelationship {
+        /// Source slug.
+        from: String,
+        /// Relationship kind.
+        kind: String,
+        /// Target slug.
+        to: String,
+    },
+}
+
+impl KnowledgeCall {
+    /// WRITEBACK-1: whether this is a discovery or a write-back tool (or neither).
+    pub fn knowledge_use(&self) -> Option<nomos_core::session::KnowledgeUse> {
+        use nomos_core::session::KnowledgeUse;
+        match self {
+            KnowledgeCall::ListHosts
+            | KnowledgeCall::GetEntity { .. }
+            | KnowledgeCall::ListEntities { .. }
+            | KnowledgeCall::GetRelations { .. } => Some(KnowledgeUse::Discovery),
+            KnowledgeCall::UpdateAttributes { .. } | KnowledgeCall::CreateRelationship { .. } => {
+                Some(KnowledgeUse::WriteBack)
+            }
+            KnowledgeCall::Search { .. }
+            | KnowledgeCall::GetContent { .. }
+            | KnowledgeCall::Upsert { .. } => None,
+        }
+    }
+}
+
+/// Why a call could not be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ArgsError {
+    /// No tool has that name.
+    #[error("unknown tool `{0}`")]
+    UnknownTool(String),
+    /// The arguments are not valid JSON or do not fit the tool's schema.
+    #[error(
+        "invalid arguments for {tool}: {problem}. Call {tool} again with arguments that match its schema"
+    )]
+    Invalid {
+        /// The tool.
+        tool: String,
+        /// What was wrong, with the position.
+        problem: String,
+    },
+}
+
+#[derive(Deserialize)]
+struct GoalArgs {
+    goal: String,
+}
+
+#[derive(Deserialize)]
+struct StepArgs {
+    title: String,
+    #[serde(default)]
+    detail: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct PlanArgs {
+    steps: Vec<StepArgs>,
+    #[serde(default)]
+    revise: bool,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct UpdateStepArgs {
+    seq: u32,
+    status: String,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct CompleteArgs {
+    outcome: String,
+    #[serde(default)]
+    summary: String,
+}
+
+#[derive(Deserialize)]
+struct QuestionArgs {
+    question: String,
+}
+
+#[derive(Deserialize)]
+struct RunArgs {
+    host: String,
+    command: String,
+}
+
+#[derive(Deserialize)]
+struct SlugArgs {
+    slug: String,
+}
+
+#[derive(Deserialize)]
+struct KindArgs {
+    #[serde(default)]
+    kind: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct SearchArgs {
+    query: String,
+    #[serde(default)]
+    limit: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct KeyArgs {
+    key: String,
+}
+
+#[derive(Deserialize)]
+struct UpsertArgs {
+    #[serde(default)]
+    key: Option<String>,
+    title: String,
+    content: String,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    about: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct AttributesArgs {
+    slug: String,
+    attributes: serde_json::Value,
+    #[serde(default)]
+    kind: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RelationshipArgs {
+    from: String,
+    kind: String,
+    to: String,
+}
+
+/// Reads one built-in tool call. Unknown names are [`ArgsError::UnknownTool`] (the caller
+/// then tries extra tools).
+pub fn parse_call(name: &str, arguments: &str) -> Result<Call, ArgsError> {
+    let call = match name {
+        "set_goal" => Call::SetGoal {
+            goal: read::<GoalArgs>(name, arguments)?.goal,
+        },
+        "propose_plan" => {
+            let args: PlanArgs = read(name, arguments)?;
+            let steps = args
+                .steps
+                .into_iter()
+                .map(|s| StepDraft {
+                    title: s.title,
+                    detail: s.detail,
+                })
+                .collect();
+            let revision = if args.revise {
+                Revision::Yes {
+                    reason: args.reason,
+                }
+            } else {
+                Revision::No
+            };
+            Call::ProposePlan { steps, revision }
+        }
+        "update_plan_step" => {
+            let args: UpdateStepArgs = read(name, arguments)?;
+            let status = args
+                .status
+                .parse::<StepStatus>()
+                .map_err(|e| invalid(name, e))?;
+            Call::UpdatePlanStep {
+                seq: args.seq,
+                status,
+                note: args.note,
+            }
+        }
+        "complete_task" => {
+            let args: CompleteArgs = read(name, arguments)?;
+            let outcome = args
+                .outcome
+                .parse::<Outcome>()
+                .map_err(|e| invalid(name, e))?;
+            Call::CompleteTask {
+                outcome,
+                summary: args.summary,
+            }
+        }
+        "ask_operator" => Call::AskOperator {
+            question: read::<QuestionArgs>(name, arguments)?.question,
+        },
+        "run" => {
+            let args: RunArgs = read(name, arguments)?;
+            if args.command.trim().is_empty() {
+                return Err(invalid(name, "`command` is empty"));
+            }
+            Call::Run {
+                host: args.host,
+                command: args.command,
+            }
+        }
+        "list_hosts" => Call::Knowledge(KnowledgeCall::ListHosts),
+        "get_entity" => Call::Knowledge(KnowledgeCall::GetEntity {
+            slug: read::<SlugArgs>(name, arguments)?.slug,
+        }),
+        "list_entities" => Call::Knowledge(KnowledgeCall::ListEntities {
+            kind: read::<KindArgs>(name, arguments)?.kind,
+        }),
+        "get_relations" => Call::Knowledge(KnowledgeCall::GetRelations {
+            slug: read::<SlugArgs>(name, arguments)?.slug,
+        }),
+        "search_knowledge" => {
+            let args: SearchArgs = read(name, arguments)?;
+            Call::Knowledge(KnowledgeCall::Search {
+                query: args.query,
+                limit: args.limit.unwrap_or(10).clamp(1, 50),
+            })
+        }
+        "get_knowledge_content" => Call::Knowledge(KnowledgeCall::GetContent {
+            key: read::<KeyArgs>(name, arguments)?.key,
+        }),
+        "upsert_knowledge" => {
+            let args: UpsertArgs = read(name, arguments)?;
+            Call::Knowledge(KnowledgeCall::Upsert {
+                key: args.key,
+                title: args.title,
+                content: args.content,
+                tags: args.tags,
+                about: args.about,
+            })
+        }
+        "update_entity_attributes" => {
+            let args: AttributesArgs = read(name, arguments)?;
+            if !args.attributes.is_object() {
+                return Err(invalid(name, "`attributes` must be a JSON object"));
+            }
+            Call::Knowledge(KnowledgeCall::UpdateAttributes {
+                slug: args.slug,
+                attributes: args.attributes,
+                kind: args.kind,
+            })
+        }
+        "create_relationship" => {
+            let args: RelationshipArgs = read(name, arguments)?;
+            Call::Knowledge(KnowledgeCall::CreateRelationship {
+                from: args.from,
+                kind: args.kind,
+                to: args.to,
+            })
+        }
+        other => return Err(ArgsError::UnknownTool(other.to_owned())),
+    };
+    Ok(call)
+}
+
+/// Parses JSON arguments; an empty string counts as `{}` (some models send it for tools
+/// without parameters).
+fn read<T: DeserializeOwned>(tool: &str, arguments: &str) -> Result<T, ArgsError> {
+    let text = if arguments.trim().is_empty() {
+        "{}"
+    } else {
+        arguments
+    };
+    serde_json::from_str(text).map_err(|e| invalid(tool, e))
+}
+
+fn invalid(tool: &str, problem: impl std::fmt::Display) -> ArgsError {
+    ArgsError::Invalid {
+        tool: tool.to_owned(),
+        problem: problem.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // rule: TURN-5
+    #[test]
+    fn malformed_json_names_the_problem_and_position() {
+        let err = parse_call("run", r#"{"host": "local", "command": "ls""#).unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("invalid arguments for run: "), "{text}");
+        assert!(text.contains("line 1 column"), "{text}");
+    }
+
+    // rule: TURN-5
+    #[test]
+    fn missing_field_and_bad_enum_are_named() {
+        let err = parse_call("propose_plan", r#"{"revise": true}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("missing field `steps`"), "{err}");
+        let err = parse_call("update_plan_step", r#"{"seq": 1, "status": "finished"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown step status `finished`"), "{err}");
+    }
+
+    #[test]
+    fn revise_flag_carries_the_reason() {
+        let call = parse_call(
+            "propose_plan",
+            r#"{"steps":[{"title":"a"}],"revise":true,"reason":"disk moved"}"#,
+        )
+        .unwrap();
+        let Call::ProposePlan { revision, .. } = call else {
+            panic!("{call:?}")
+        };
+        assert_eq!(
+            revision,
+            Revision::Yes {
+                reason: Some("disk moved".into())
+            }
+        );
+    }
+
+    #[test]
+    fn empty_arguments_count_as_an_empty_object() {
+        assert_eq!(
+            parse_call("list_hosts", "").unwrap(),
+            Call::Knowledge(KnowledgeCall::ListHosts)
+        );
+        assert_eq!(
+            parse_call("nope", "{}"),
+            Err(ArgsError::UnknownTool("nope".into()))
+        );
+    }
+}

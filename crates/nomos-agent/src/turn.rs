@@ -1,0 +1,473 @@
+//! The turn loop (TURN-1..8): ask the model, route each tool call through the core, run
+//! what the gate allows, persist everything, and emit `turn.done` exactly once.
+
+use nomos_core::event::TurnCause;
+use nomos_core::ports::chat::{ChatDelta, ChatRequest, ChatResponse, ModelError, ToolCall, Usage};
+use nomos_core::record::{ToolCallOutcome, ToolCallRecord, ToolCallRequest};
+use nomos_core::session::{Action, ToolInput};
+use nomos_core::{ApprovalId, SessionId, Timestamp};
+use tokio::task::JoinHandle;
+
+use crate::agent::Agent;
+use crate::bus::LiveEvent;
+use crate::error::AgentError;
+use crate::history::{INTERRUPTED_RESULT, build_history};
+use crate::locks::SessionGuard;
+use crate::tools::{ArgsError, Call, ExtraToolKind, builtin_specs, parse_call};
+
+/// What one turn did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TurnReport {
+    /// The session.
+    pub session_id: SessionId,
+    /// Tool calls made.
+    pub n_tool_calls: u32,
+    /// The final text of the turn, if it ended in text.
+    pub final_text: Option<String>,
+    /// The real cause when the turn failed (TURN-2).
+    pub error: Option<String>,
+    /// Approvals requested during the turn.
+    pub approvals_requested: Vec<ApprovalId>,
+    /// Tokens (and cost) the turn spent.
+    pub usage: Usage,
+}
+
+impl TurnReport {
+    fn new(session_id: SessionId) -> TurnReport {
+        TurnReport {
+            session_id,
+            n_tool_calls: 0,
+            final_text: None,
+            error: None,
+            approvals_requested: Vec::new(),
+            usage: Usage::default(),
+        }
+    }
+}
+
+/// Why a turn stopped early.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TurnFailure {
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+}
+
+impl Agent {
+    /// Sends an operator message and runs the turn it starts, to its end. TURN-8: refused
+    /// with [`AgentError::TurnInProgress`] while another turn of the session runs.
+    pub async fn send_message(&self, id: SessionId, text: &str) -> Result<TurnReport, AgentError> {
+        let guard = self.begin_message(id, text).await?;
+        Ok(self.drive_turn(id, guard, TurnCause::Operator).await)
+    }
+
+    /// Like [`Agent::send_message`], but the turn runs in a task of its own (so it goes
+    /// on when the caller goes away). The message is persisted before this returns.
+    pub async fn spawn_message(
+        &self,
+        id: SessionId,
+        text: &str,
+    ) -> Result<JoinHandle<TurnReport>, AgentError> {
+        let guard = self.begin_message(id, text).await?;
+        let agent = self.clone();
+        Ok(tokio::spawn(async move {
+            agent.drive_turn(id, guard, TurnCause::Operator).await
+        }))
+    }
+
+    async fn begin_message(&self, id: SessionId, text: &str) -> Result<SessionGuard, AgentError> {
+        if text.trim().is_empty() {
+            return Err(AgentError::EmptyMessage);
+        }
+        let guard = self
+            .inner
+            .locks
+            .try_lock(id)
+            .ok_or(AgentError::TurnInProgress(id))?;
+        self.mutate(id, |session, now| {
+            session.handle_operator_message(now, text);
+            session.handle_turn_started(now, TurnCause::Operator);
+        })
+        .await?;
+        Ok(guard)
+    }
+
+    /// Runs a turn whose `turn.started` is committed, and always ends it with exactly one
+    /// `turn.done` (TURN-1).
+    pub(crate) async fn drive_turn(
+        &self,
+        id: SessionId,
+        guard: SessionGuard,
+        cause: TurnCause,
+    ) -> TurnReport {
+        let mut report = TurnReport::new(id);
+        let result = self.turn_loop(id, &mut report).await;
+        self.end_turn(id, &mut report, result.err(), cause).await;
+        drop(guard);
+        report
+    }
+
+    /// SESSION-4 on a clean end, then `turn.done` with the real error, if any.
+    pub(crate) async fn end_turn(
+        &self,
+        id: SessionId,
+        report: &mut TurnReport,
+        failure: Option<TurnFailure>,
+        cause: TurnCause,
+    ) {
+        report.error = failure.map(|f| f.to_string());
+        let final_text = report.final_text.clone();
+        let error = report.error.clone();
+        let n_tool_calls = report.n_tool_calls;
+        let res = self
+            .mutate(id, |session, now| {
+                if error.is_none() {
+                    session.handle_turn_end(now, final_text.as_deref());
+                }
+                session.handle_turn_done(now, error.clone(), n_tool_calls);
+            })
+            .await;
+        if let Err(err) = res {
+            tracing::error!(session = %id, ?cause, error = %err, "could not record the end of a turn");
+        }
+    }
+
+    pub(crate) async fn turn_loop(
+        &self,
+        id: SessionId,
+        report: &mut TurnReport,
+    ) -> Result<(), TurnFailure> {
+        let step_limit = self.inner.config.step_limit;
+        loop {
+            let request = self.prepare_request(id).await?;
+            let response = self.ask_model(id, &request).await?;
+            report.usage.add(&response.usage);
+            let text = response.content.clone().unwrap_or_default();
+            let requests: Vec<ToolCallRequest> = response
+                .tool_calls
+                .iter()
+                .map(|c| ToolCallRequest {
+                    call_id: c.id.clone(),
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                })
+                .collect();
+            self.mutate(id, |session, now| {
+                session.append_assistant_message(now, &text, requests.clone())
+            })
+            .await?;
+            if response.tool_calls.is_empty() {
+                report.final_text = Some(text);
+                return Ok(());
+            }
+            for (idx, call) in response.tool_calls.iter().enumerate() {
+                if report.n_tool_calls >= step_limit {
+                    // TURN-6: the rest of this reply's calls are answered, never left dangling.
+                    for rest in &response.tool_calls[idx..] {
+                        self.record_result(
+                            id,
+                            rest,
+                            self.now(),
+                            ToolCallOutcome::Refused,
+                            &step_limit_result(step_limit),
+                        )
+                        .await?;
+                    }
+                    report.final_text = Some(step_limit_summary(step_limit, &text));
+                    return Ok(());
+                }
+                report.n_tool_calls += 1;
+                self.handle_call(id, call, report).await?;
+            }
+        }
+    }
+
+    /// Builds the request, closing dangling calls first (TURN-7).
+    async fn prepare_request(&self, id: SessionId) -> Result<ChatRequest, AgentError> {
+        let store = &self.inner.store;
+        let messages = store.messages(id).await?;
+        let calls = store.tool_calls(id).await?;
+        let history = build_history(&self.inner.config.system_prompt, &messages, &calls);
+        if !history.dangling.is_empty() {
+            let now = self.now();
+            let dangling = history.dangling.clone();
+            self.mutate(id, |session, _| {
+                for call in &dangling {
+                    session.record_tool_call(ToolCallRecord {
+                        session_id: id,
+                        call_id: call.call_id.clone(),
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                        result: INTERRUPTED_RESULT.to_owned(),
+                        outcome: ToolCallOutcome::Interrupted,
+                        started_at: now,
+                        duration_ms: 0,
+                    });
+                }
+            })
+            .await?;
+        }
+        let mut tools = builtin_specs();
+        tools.extend(self.inner.extra.specs());
+        Ok(ChatRequest {
+            messages: history.messages,
+            tools,
+        })
+    }
+
+    /// Asks the model, streaming text deltas to the bus; an empty reply is retried a
+    /// bounded number of times (TURN-3) and then reported with its real cause (TURN-2).
+    pub(crate) async fn ask_model(
+        &self,
+        id: SessionId,
+        request: &ChatRequest,
+    ) -> Result<ChatResponse, ModelError> {
+        let bus = self.inner.bus.clone();
+        let sink = move |delta: ChatDelta| {
+            if let ChatDelta::Text { text } = delta {
+                bus.publish(LiveEvent::TextDelta {
+                    session_id: id,
+                    text,
+                });
+            }
+        };
+        let mut attempt = 0;
+        loop {
+            let empty = match self.inner.model.complete(request, &sink).await {
+                Ok(response) if !response.is_empty() => return Ok(response),
+                Ok(response) => ModelError::Empty {
+                    finish_reason: finish_reason_text(&response.finish_reason),
+                },
+                Err(empty @ ModelError::Empty { .. }) => empty,
+                Err(other) => return Err(other),
+            };
+            if attempt >= self.inner.config.empty_reply_retries {
+                return Err(empty);
+            }
+            attempt += 1;
+            tracing::warn!(session = %id, attempt, "empty model reply; asking again");
+        }
+    }
+
+    /// Decides and runs one tool call, and persists it with its result (TURN-4, TURN-5).
+    async fn handle_call(
+        &self,
+        id: SessionId,
+        call: &ToolCall,
+        report: &mut TurnReport,
+    ) -> Result<(), AgentError> {
+        let started = self.now();
+        let (outcome, result) = match parse_call(&call.name, &call.arguments) {
+            Ok(Call::Knowledge(knowledge)) => {
+                let used = knowledge.knowledge_use();
+                let res = crate::tools::knowledge::run_knowledge_call(
+                    self.inner.store.as_ref(),
+                    self.inner.executor.as_ref(),
+                    knowledge,
+                    started,
+                )
+                .await;
+                match res {
+                    Ok(text) => {
+                        if let Some(used) = used {
+                            self.mutate(id, |session, now| session.handle_knowledge_use(now, used))
+                                .await?;
+                        }
+                        (ToolCallOutcome::Ok, text)
+                    }
+                    Err(text) => (ToolCallOutcome::Error, text),
+                }
+            }
+            Ok(Call::Run { host, command }) => {
+                self.handle_run(id, &call.id, host, command, report).await?
+            }
+            Ok(core_call) => match core_input(core_call) {
+                Some(input) => {
+                    let call_id = call.id.clone();
+                    let reply = self
+                        .mutate(id, |session, now| {
+                            session.handle_tool(now, &call_id, input.clone())
+                        })
+                        .await?;
+                    (reply.outcome, reply.text)
+                }
+                None => (
+                    ToolCallOutcome::Error,
+                    format!("tool `{}` cannot be called here", call.name),
+                ),
+            },
+            Err(ArgsError::UnknownTool(name)) => {
+                self.handle_extra(id, &name, &call.arguments).await?
+            }
+            Err(invalid) => (ToolCallOutcome::Error, invalid.to_string()),
+        };
+        self.record_result(id, call, started, outcome, &result)
+            .await
+    }
+
+    async fn handle_run(
+        &self,
+        id: SessionId,
+        call_id: &str,
+        host: String,
+        command: String,
+        report: &mut TurnReport,
+    ) -> Result<(ToolCallOutcome, String), AgentError> {
+        let hosts = self.inner.executor.hosts();
+        if !hosts.iter().any(|h| h.slug == host) {
+            let known: Vec<String> = hosts.into_iter().map(|h| h.slug).collect();
+            let error = nomos_core::ports::exec::ExecError::UnknownHost { host, known };
+            return Ok((ToolCallOutcome::Error, error.to_string()));
+        }
+        // EXEC-7: the string classified is the string that runs.
+        let classification = (self.inner.config.classifier)(&command);
+        let input = ToolInput::Run {
+            host: host.clone(),
+            command: command.clone(),
+            classification,
+        };
+        let reply = self
+            .mutate(id, |session, now| {
+                let reply = session.handle_tool(now, call_id, input.clone());
+                if let Some(Action::Dispatch { execution_id }) = reply.action {
+                    // Persist `running` before the command starts (EXEC-6).
+                    let _ = session.handle_execution_started(now, execution_id);
+                }
+                reply
+            })
+            .await?;
+        match reply.action {
+            Some(Action::Dispatch { execution_id }) => {
+                let (outcome, text) = self.dispatch(id, execution_id, host, command).await;
+                Ok((outcome, text))
+            }
+            Some(Action::AwaitApproval { approval_id, .. }) => {
+                report.approvals_requested.push(approval_id);
+                Ok((reply.outcome, reply.text))
+            }
+            None => Ok((reply.outcome, reply.text)),
+        }
+    }
+
+    async fn handle_extra(
+        &self,
+        id: SessionId,
+        name: &str,
+        arguments: &str,
+    ) -> Result<(ToolCallOutcome, String), AgentError> {
+        let Some(tool) = self.inner.extra.find(name) else {
+            let mut names: Vec<String> = builtin_specs().into_iter().map(|s| s.name).collect();
+            names.extend(self.inner.extra.specs().into_iter().map(|s| s.name));
+            return Ok((
+                ToolCallOutcome::Error,
+                format!(
+                    "unknown tool `{name}`; available tools: {}",
+                    names.join(", ")
+                ),
+            ));
+        };
+        if tool.kind() == ExtraToolKind::Gated {
+            let open = self
+                .mutate(id, |session, now| session.assent_open(now))
+                .await?;
+            if !open {
+                let text = format!(
+                    "Refused: {name} changes state and the operator has not approved the plan. STOP and wait for approval."
+                );
+                return Ok((ToolCallOutcome::Refused, text));
+            }
+        }
+        let args: serde_json::Value = match serde_json::from_str(if arguments.trim().is_empty() {
+            "{}"
+        } else {
+            arguments
+        }) {
+            Ok(args) => args,
+            Err(e) => {
+                return Ok((
+                    ToolCallOutcome::Error,
+                    format!("invalid arguments for {name}: {e}"),
+                ));
+            }
+        };
+        match tool.call(args).await {
+            Ok(text) => {
+                if tool.kind() == ExtraToolKind::ReadOnly {
+                    self.mutate(id, |session, now| {
+                        session
+                            .handle_knowledge_use(now, nomos_core::session::KnowledgeUse::Discovery)
+                    })
+                    .await?;
+                }
+                Ok((ToolCallOutcome::Ok, text))
+            }
+            Err(text) => Ok((ToolCallOutcome::Error, text)),
+        }
+    }
+
+    /// TURN-4: one record per call, with its arguments, result, start and duration.
+    async fn record_result(
+        &self,
+        id: SessionId,
+        call: &ToolCall,
+        started: Timestamp,
+        outcome: ToolCallOutcome,
+        result: &str,
+    ) -> Result<(), AgentError> {
+        let duration_ms = self.now().since(started).as_millis().max(0) as u64;
+        let record = ToolCallRecord {
+            session_id: id,
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            result: result.to_owned(),
+            outcome,
+            started_at: started,
+            duration_ms,
+        };
+        self.mutate(id, |session, _| session.record_tool_call(record.clone()))
+            .await
+    }
+}
+
+/// The lifecycle calls the core decides alone (`run` and knowledge tools go elsewhere).
+fn core_input(call: Call) -> Option<ToolInput> {
+    let input = match call {
+        Call::SetGoal { goal } => ToolInput::SetGoal { goal },
+        Call::ProposePlan { steps, revision } => ToolInput::ProposePlan { steps, revision },
+        Call::UpdatePlanStep { seq, status, note } => {
+            ToolInput::UpdatePlanStep { seq, status, note }
+        }
+        Call::CompleteTask { outcome, summary } => ToolInput::CompleteTask { outcome, summary },
+        Call::AskOperator { question } => ToolInput::AskOperator { question },
+        Call::Run { .. } | Call::Knowledge(_) => return None,
+    };
+    Some(input)
+}
+
+fn finish_reason_text(reason: &nomos_core::ports::chat::FinishReason) -> String {
+    use nomos_core::ports::chat::FinishReason;
+    match reason {
+        FinishReason::Stop => "stop".to_owned(),
+        FinishReason::ToolCalls => "tool_calls".to_owned(),
+        FinishReason::Length => "length".to_owned(),
+        FinishReason::ContentFilter => "content_filter".to_owned(),
+        FinishReason::Other(other) => other.clone(),
+    }
+}
+
+fn step_limit_result(limit: u32) -> String {
+    format!(
+        "Refused: this turn reached its limit of {limit} tool calls. Stop and summarize for the operator."
+    )
+}
+
+fn step_limit_summary(limit: u32, text: &str) -> String {
+    let text = text.trim();
+    if text.is_empty() {
+        format!("Stopped after {limit} tool calls, the limit of one turn.")
+    } else {
+        format!("{text} (stopped after {limit} tool calls, the limit of one turn)")
+    }
+}

@@ -1,0 +1,197 @@
+//! Background work with virtual time: idle nudges, start-up reconcile, approval expiry.
+
+use std::sync::Arc;
+
+use nomos_core::ports::store::Store;
+use nomos_core::session::{Action, Session, SessionConfig, ToolInput};
+use nomos_core::{
+    Classification, CommandClass, ExecutionStatus, Role, SessionId, SessionStatus, Span,
+};
+use nomos_llm::ScriptedModel;
+
+use super::{agent_over, world};
+
+// rule: SWEEP-1, SWEEP-2
+#[tokio::test]
+async fn idle_goal_session_is_nudged_then_closed_partial() {
+    let w = world(
+        r#"
+- tool_calls:
+    - {name: set_goal, arguments: {goal: "upgrade the nas"}}
+- text: "Starting on it."
+"#,
+    )
+    .await;
+    let id = w.agent.create_session().await.unwrap();
+    w.agent.send_message(id, "upgrade the nas").await.unwrap();
+    w.clock.advance(Span::from_mins(10));
+    assert_eq!(w.agent.sweep_once().await.unwrap().sessions_nudged, 0);
+    w.clock.advance(Span::from_mins(6));
+    assert_eq!(w.agent.sweep_once().await.unwrap().sessions_nudged, 1);
+    let nudges: Vec<String> = w
+        .messages(id)
+        .await
+        .into_iter()
+        .filter(|m| m.role == Role::Note)
+        .map(|m| m.content)
+        .collect();
+    assert_eq!(nudges.len(), 1);
+    assert!(nudges[0].contains("complete_task"), "{}", nudges[0]);
+    w.clock.advance(Span::from_mins(5));
+    let report = w.agent.sweep_once().await.unwrap();
+    assert_eq!(report.sessions_closed, 1);
+    let snapshot = w.snapshot(id).await;
+    assert_eq!(snapshot.record.status, SessionStatus::Partial);
+    assert!(snapshot.record.summary.unwrap().contains("nudge"));
+}
+
+// rule: SWEEP-3
+#[tokio::test]
+async fn sessions_awaiting_input_are_left_alone() {
+    let w = world(
+        r#"
+- tool_calls:
+    - {name: set_goal, arguments: {goal: "fix dns"}}
+    - {name: ask_operator, arguments: {question: "which resolver?"}}
+- text: "Which resolver should I use?"
+"#,
+    )
+    .await;
+    let id = w.agent.create_session().await.unwrap();
+    w.agent.send_message(id, "fix dns").await.unwrap();
+    for _ in 0..4 {
+        w.clock.advance(Span::from_mins(20));
+        let report = w.agent.sweep_once().await.unwrap();
+        assert_eq!((report.sessions_nudged, report.sessions_closed), (0, 0));
+    }
+    assert_eq!(
+        w.snapshot(id).await.record.status,
+        SessionStatus::AwaitingInput
+    );
+}
+
+// rule: EXEC-6, EXEC-3
+#[tokio::test]
+async fn restart_with_a_running_execution_reconciles_it_without_re_running() {
+    let w = world("[]").await;
+    let marker = w.dir.path().join("ran-twice");
+    // A previous process dispatched this command and died: the row says `running`.
+    let id = SessionId(uuid::Uuid::new_v4());
+    let now = w.agent.now();
+    let mut session = Session::create(id, now, SessionConfig::spec_defaults());
+    let reply = session.handle_tool(
+        now,
+        "c1",
+        ToolInput::Run {
+            host: "local".into(),
+            command: format!("touch {}", marker.display()),
+            classification: Classification::new(CommandClass::ReadOnly, "test"),
+        },
+    );
+    let Some(Action::Dispatch { execution_id }) = reply.action else {
+        panic!("{reply:?}")
+    };
+    session.handle_execution_started(now, execution_id).unwrap();
+    w.store.commit(session.take_commit()).await.unwrap();
+
+    // A new process over the same database.
+    let model = Arc::new(ScriptedModel::from_yaml_str("[]").unwrap());
+    let store = w.store.clone();
+    let restarted = agent_over(store, model, tempfile::tempdir().unwrap(), |_| {});
+    let report = restarted.agent.reconcile_startup().await.unwrap();
+    assert_eq!(report.executions_failed, 1);
+    let execution = restarted
+        .store
+        .execution(execution_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(execution.status, ExecutionStatus::Failed);
+    assert!(execution.error.unwrap().contains("interrupted"));
+    assert!(!marker.exists(), "the command must not run again");
+    let notes = restarted
+        .messages(id)
+        .await
+        .into_iter()
+        .filter(|m| m.role == Role::Note)
+        .count();
+    assert_eq!(notes, 1, "the session is told");
+    // Reconciling again changes nothing.
+    assert_eq!(
+        restarted
+            .agent
+            .reconcile_startup()
+            .await
+            .unwrap()
+            .executions_failed,
+        0
+    );
+}
+
+// rule: GATE-7
+#[tokio::test]
+async fn an_approval_that_expires_is_a_denial() {
+    let w = world(
+        r#"
+- tool_calls:
+    - {name: set_goal, arguments: {goal: "prune"}}
+    - {name: propose_plan, arguments: {steps: [{title: "prune images"}, {title: "write back"}]}}
+- text: "plan ready"
+- tool_calls:
+    - {name: run, arguments: {host: local, command: "docker system prune -af"}}
+- text: "Waiting for approval."
+"#,
+    )
+    .await;
+    let id = w.agent.create_session().await.unwrap();
+    w.agent.send_message(id, "prune docker").await.unwrap();
+    let turn = w.agent.send_message(id, "go").await.unwrap();
+    assert_eq!(turn.approvals_requested.len(), 1);
+    w.clock.advance(Span::from_mins(31));
+    let report = w.agent.sweep_once().await.unwrap();
+    assert_eq!(report.approvals_expired, 1);
+    let snapshot = w.snapshot(id).await;
+    assert_eq!(
+        snapshot.approvals[0].status,
+        nomos_core::ApprovalStatus::Expired
+    );
+    assert_eq!(snapshot.executions[0].status, ExecutionStatus::Cancelled);
+    let late = w
+        .agent
+        .decide(
+            turn.approvals_requested[0],
+            nomos_core::Decision::Approve,
+            None,
+        )
+        .await;
+    assert!(late.is_err(), "{late:?}");
+}
+
+// rule: EXEC-3
+#[tokio::test]
+async fn execution_running_past_the_timeout_is_failed_by_the_sweep() {
+    let w = world("[]").await;
+    let id = SessionId(uuid::Uuid::new_v4());
+    let now = w.agent.now();
+    let mut session = Session::create(id, now, SessionConfig::spec_defaults());
+    let reply = session.handle_tool(
+        now,
+        "c1",
+        ToolInput::Run {
+            host: "local".into(),
+            command: "sleep 1000".into(),
+            classification: Classification::new(CommandClass::ReadOnly, "test"),
+        },
+    );
+    let Some(Action::Dispatch { execution_id }) = reply.action else {
+        panic!("{reply:?}")
+    };
+    session.handle_execution_started(now, execution_id).unwrap();
+    w.store.commit(session.take_commit()).await.unwrap();
+    w.clock.advance(Span::from_mins(9));
+    assert_eq!(w.agent.sweep_once().await.unwrap().executions_failed, 0);
+    w.clock.advance(Span::from_mins(2));
+    assert_eq!(w.agent.sweep_once().await.unwrap().executions_failed, 1);
+    let execution = w.store.execution(execution_id).await.unwrap().unwrap();
+    assert_eq!(execution.error.as_deref(), Some("execution timed out"));
+}
