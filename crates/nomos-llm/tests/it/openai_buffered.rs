@@ -252,3 +252,14 @@ async fn missing_tool_call_ids_are_filled_in() {
         serde_json::from_str(&response.tool_calls[0].arguments).unwrap();
     assert_eq!(arguments, json!({"host": "local", "command": "df -h"}));
 }
+
+#[tokio::test]
+async fn the_api_key_is_not_in_the_models_debug_output() {
+    let server = MockServer::start().await;
+    let model = model(&server, Transport::Buffered);
+
+    let debug = format!("{model:?}");
+
+    assert!(!debug.contains("sk-test-key"), "{debug}");
+    assert!(debug.contains("ApiKey(redacted)"), "{debug}");
+}

@@ -379,3 +379,28 @@ async fn a_server_that_answers_json_to_a_streaming_request_is_still_understood()
     assert_eq!(response.content.as_deref(), Some("not streamed"));
     assert_eq!(deltas.texts(), ["not streamed"]);
 }
+
+#[tokio::test]
+async fn a_stream_cut_before_any_text_is_retried() {
+    let server = MockServer::start().await;
+    let cut = format!(
+        "data: {}\n\n",
+        chunk(json!({"role": "assistant", "content": ""}))
+    );
+    crate::support::serve_first(&server, 1, sse_raw(&cut)).await;
+    serve(
+        &server,
+        sse(&[chunk(json!({"content": "whole"})), finish_chunk("stop")]),
+    )
+    .await;
+    let deltas = Deltas::default();
+
+    let response = model(&server, Transport::Streaming)
+        .complete(&request("hi"), &|d| deltas.push(d))
+        .await
+        .unwrap();
+
+    assert_eq!(response.content.as_deref(), Some("whole"));
+    assert_eq!(deltas.texts(), ["whole"]);
+    assert_eq!(server.received_requests().await.unwrap().len(), 2);
+}
