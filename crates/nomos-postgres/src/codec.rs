@@ -14,32 +14,39 @@ use crate::error::{db_error, json_error};
 
 /// A non-null text column.
 pub(crate) fn text(row: &PgRow, column: &str) -> Result<String, StoreError> {
-    row.try_get::<String, _>(column).map_err(|e| db_error(e, column))
+    row.try_get::<String, _>(column)
+        .map_err(|e| db_error(e, column))
 }
 
 /// A nullable text column.
 pub(crate) fn opt_text(row: &PgRow, column: &str) -> Result<Option<String>, StoreError> {
-    row.try_get::<Option<String>, _>(column).map_err(|e| db_error(e, column))
+    row.try_get::<Option<String>, _>(column)
+        .map_err(|e| db_error(e, column))
 }
 
 /// A text array column.
 pub(crate) fn texts(row: &PgRow, column: &str) -> Result<Vec<String>, StoreError> {
-    row.try_get::<Vec<String>, _>(column).map_err(|e| db_error(e, column))
+    row.try_get::<Vec<String>, _>(column)
+        .map_err(|e| db_error(e, column))
 }
 
 /// A non-null bigint column.
 pub(crate) fn int(row: &PgRow, column: &str) -> Result<i64, StoreError> {
-    row.try_get::<i64, _>(column).map_err(|e| db_error(e, column))
+    row.try_get::<i64, _>(column)
+        .map_err(|e| db_error(e, column))
 }
 
 /// A uuid column.
 pub(crate) fn uuid(row: &PgRow, column: &str) -> Result<Uuid, StoreError> {
-    row.try_get::<Uuid, _>(column).map_err(|e| db_error(e, column))
+    row.try_get::<Uuid, _>(column)
+        .map_err(|e| db_error(e, column))
 }
 
 /// A timestamptz column.
 pub(crate) fn ts(row: &PgRow, column: &str) -> Result<Timestamp, StoreError> {
-    row.try_get::<DateTime<Utc>, _>(column).map(Timestamp::from).map_err(|e| db_error(e, column))
+    row.try_get::<DateTime<Utc>, _>(column)
+        .map(Timestamp::from)
+        .map_err(|e| db_error(e, column))
 }
 
 /// A nullable timestamptz column.
@@ -58,11 +65,14 @@ pub(crate) fn u32_col(row: &PgRow, column: &str) -> Result<u32, StoreError> {
 
 /// A nullable bigint that fits a `u32`.
 pub(crate) fn opt_u32(row: &PgRow, column: &str) -> Result<Option<u32>, StoreError> {
-    match row.try_get::<Option<i64>, _>(column).map_err(|e| db_error(e, column))? {
+    match row
+        .try_get::<Option<i64>, _>(column)
+        .map_err(|e| db_error(e, column))?
+    {
         None => Ok(None),
-        Some(value) => u32::try_from(value).map(Some).map_err(|_| {
-            StoreError::Invalid(format!("column {column} holds {value}, not a u32"))
-        }),
+        Some(value) => u32::try_from(value)
+            .map(Some)
+            .map_err(|_| StoreError::Invalid(format!("column {column} holds {value}, not a u32"))),
     }
 }
 
@@ -80,7 +90,9 @@ where
     T::Err: std::fmt::Display,
 {
     let value = text(row, column)?;
-    value.parse().map_err(|e: T::Err| StoreError::Invalid(format!("column {column}: {e}")))
+    value
+        .parse()
+        .map_err(|e: T::Err| StoreError::Invalid(format!("column {column}: {e}")))
 }
 
 /// An enum-like column parsed by a `parse` function returning `Option`.
@@ -90,8 +102,9 @@ pub(crate) fn parsed<T>(
     parse: fn(&str) -> Option<T>,
 ) -> Result<T, StoreError> {
     let value = text(row, column)?;
-    parse(&value)
-        .ok_or_else(|| StoreError::Invalid(format!("column {column} holds unknown value `{value}`")))
+    parse(&value).ok_or_else(|| {
+        StoreError::Invalid(format!("column {column} holds unknown value `{value}`"))
+    })
 }
 
 /// A jsonb column.
@@ -101,7 +114,10 @@ pub(crate) fn json<T: DeserializeOwned>(row: &PgRow, column: &str) -> Result<T, 
 }
 
 /// A nullable jsonb column.
-pub(crate) fn opt_json<T: DeserializeOwned>(row: &PgRow, column: &str) -> Result<Option<T>, StoreError> {
+pub(crate) fn opt_json<T: DeserializeOwned>(
+    row: &PgRow,
+    column: &str,
+) -> Result<Option<T>, StoreError> {
     let value: Option<serde_json::Value> = row.try_get(column).map_err(|e| db_error(e, column))?;
     value
         .map(|v| serde_json::from_value(v).map_err(|e| json_error(e, &format!("column {column}"))))
@@ -109,7 +125,10 @@ pub(crate) fn opt_json<T: DeserializeOwned>(row: &PgRow, column: &str) -> Result
 }
 
 /// Encodes a value as a JSON value.
-pub(crate) fn to_json<T: serde::Serialize>(value: &T, what: &str) -> Result<serde_json::Value, StoreError> {
+pub(crate) fn to_json<T: serde::Serialize>(
+    value: &T,
+    what: &str,
+) -> Result<serde_json::Value, StoreError> {
     serde_json::to_value(value).map_err(|e| json_error(e, what))
 }
 

@@ -23,7 +23,9 @@ impl PgStore {
     /// Commits one decision in its own transaction.
     pub(crate) async fn commit_one(&self, commit: Commit) -> Result<CommitReceipt, StoreError> {
         let mut results = self.commit_many(vec![commit], Mode::Single).await?;
-        results.pop().unwrap_or_else(|| Err(StoreError::Backend("commit produced no result".into())))
+        results
+            .pop()
+            .unwrap_or_else(|| Err(StoreError::Backend("commit produced no result".into())))
     }
 
     /// Commits several decisions in one transaction, retried as a whole when the
@@ -50,7 +52,11 @@ impl PgStore {
         commits: Vec<Commit>,
         mode: Mode,
     ) -> Result<Vec<Result<CommitReceipt, StoreError>>, StoreError> {
-        let mut tx = self.pool.begin().await.map_err(|e| db_error(e, "beginning a transaction"))?;
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(|e| db_error(e, "beginning a transaction"))?;
         let mut results = Vec::with_capacity(commits.len());
         let mut pending: Vec<(usize, SessionId, Vec<PendingEvent>)> = Vec::new();
         for (index, commit) in commits.into_iter().enumerate() {
@@ -58,7 +64,10 @@ impl PgStore {
             // nothing of it behind and the transaction stays usable.
             match apply_rows(&mut tx, commit).await {
                 Ok((session, version, events)) => {
-                    results.push(Ok(CommitReceipt { version, events: Vec::new() }));
+                    results.push(Ok(CommitReceipt {
+                        version,
+                        events: Vec::new(),
+                    }));
                     pending.push((index, session, events));
                 }
                 Err(conflict @ StoreError::Conflict { .. }) if mode == Mode::Batch => {
@@ -123,7 +132,11 @@ fn commit_session(commit: &Commit) -> Result<SessionId, StoreError> {
 /// statement may not upsert a row twice).
 fn last_by_id<T, K: std::hash::Hash + Eq + Copy>(rows: &[T], key: fn(&T) -> K) -> Vec<&T> {
     let mut seen = HashSet::new();
-    let mut kept: Vec<&T> = rows.iter().rev().filter(|row| seen.insert(key(row))).collect();
+    let mut kept: Vec<&T> = rows
+        .iter()
+        .rev()
+        .filter(|row| seen.insert(key(row)))
+        .collect();
     kept.reverse();
     kept
 }
@@ -208,7 +221,10 @@ async fn apply_rows(
         .execute(&mut *conn)
         .await
         .map_err(|e| {
-            db_error(e, &format!("tool calls {} of session {session_id}", call_ids.join(", ")))
+            db_error(
+                e,
+                &format!("tool calls {} of session {session_id}", call_ids.join(", ")),
+            )
         })?;
     }
     Ok((session_id, version, commit.events))
@@ -222,8 +238,10 @@ async fn append_events(
     if events.is_empty() {
         return Ok(Vec::new());
     }
-    let payloads =
-        events.iter().map(|e| to_json(&e.event, "event payload")).collect::<Result<Vec<_>, _>>()?;
+    let payloads = events
+        .iter()
+        .map(|e| to_json(&e.event, "event payload"))
+        .collect::<Result<Vec<_>, _>>()?;
     let rows = sqlx::query(
         "INSERT INTO events (session_id, seq, at, kind, payload)
          SELECT $1, last.seq + u.n, u.at, u.kind, u.payload
@@ -241,7 +259,12 @@ async fn append_events(
     .map_err(|e| db_error(e, &format!("events of session {session}")))?;
     let mut numbered = rows
         .iter()
-        .map(|row| Ok((row.try_get::<i64, _>("seq")?, row.try_get::<i64, _>("global_seq")?)))
+        .map(|row| {
+            Ok((
+                row.try_get::<i64, _>("seq")?,
+                row.try_get::<i64, _>("global_seq")?,
+            ))
+        })
         .collect::<Result<Vec<_>, sqlx::Error>>()
         .map_err(|e| db_error(e, "numbering events"))?;
     numbered.sort_unstable();
@@ -270,7 +293,12 @@ async fn insert_session(conn: &mut PgConnection, s: &SessionRecord) -> Result<()
     .bind(&s.summary)
     .bind(s.board_outcome.map(|o| o.as_str()))
     .bind(i64::from(s.plan_generation))
-    .bind(s.assent.as_ref().map(|a| to_json(a, "assent window")).transpose()?)
+    .bind(
+        s.assent
+            .as_ref()
+            .map(|a| to_json(a, "assent window"))
+            .transpose()?,
+    )
     .bind(s.knowledge.as_str())
     .bind(opt_dt(s.nudged_at))
     .bind(from_u64(s.n_messages, "message count")?)
@@ -294,36 +322,43 @@ async fn bump_version(
     let next = expected + 1;
     let sid = session_id.as_uuid();
     let updated = match record {
-        Some(s) => sqlx::query(
-            "UPDATE sessions SET status = $1, goal = $2, summary = $3, board_outcome = $4,
+        Some(s) => {
+            sqlx::query(
+                "UPDATE sessions SET status = $1, goal = $2, summary = $3, board_outcome = $4,
                plan_generation = $5, assent = $6, knowledge = $7, nudged_at = $8,
                n_messages = $9, created_at = $10, last_activity_at = $11, version = $12
              WHERE id = $13 AND version = $14",
-        )
-        .bind(s.status.as_str())
-        .bind(&s.goal)
-        .bind(&s.summary)
-        .bind(s.board_outcome.map(|o| o.as_str()))
-        .bind(i64::from(s.plan_generation))
-        .bind(s.assent.as_ref().map(|a| to_json(a, "assent window")).transpose()?)
-        .bind(s.knowledge.as_str())
-        .bind(opt_dt(s.nudged_at))
-        .bind(from_u64(s.n_messages, "message count")?)
-        .bind(dt(s.created_at))
-        .bind(dt(s.last_activity_at))
-        .bind(next)
-        .bind(sid)
-        .bind(expected)
-        .execute(&mut *conn)
-        .await,
-        None => sqlx::query(
-            "UPDATE sessions SET version = $1 WHERE id = $2 AND version = $3",
-        )
-        .bind(next)
-        .bind(sid)
-        .bind(expected)
-        .execute(&mut *conn)
-        .await,
+            )
+            .bind(s.status.as_str())
+            .bind(&s.goal)
+            .bind(&s.summary)
+            .bind(s.board_outcome.map(|o| o.as_str()))
+            .bind(i64::from(s.plan_generation))
+            .bind(
+                s.assent
+                    .as_ref()
+                    .map(|a| to_json(a, "assent window"))
+                    .transpose()?,
+            )
+            .bind(s.knowledge.as_str())
+            .bind(opt_dt(s.nudged_at))
+            .bind(from_u64(s.n_messages, "message count")?)
+            .bind(dt(s.created_at))
+            .bind(dt(s.last_activity_at))
+            .bind(next)
+            .bind(sid)
+            .bind(expected)
+            .execute(&mut *conn)
+            .await
+        }
+        None => {
+            sqlx::query("UPDATE sessions SET version = $1 WHERE id = $2 AND version = $3")
+                .bind(next)
+                .bind(sid)
+                .bind(expected)
+                .execute(&mut *conn)
+                .await
+        }
     }
     .map_err(|e| db_error(e, &format!("session {session_id}")))?;
     if updated.rows_affected() == 1 {
@@ -336,7 +371,11 @@ async fn bump_version(
         .await
         .and_then(|row| row.map(|r| r.try_get("version")).transpose())
         .map_err(|e| db_error(e, "reading the session version"))?;
-    Err(StoreError::Conflict { session: session_id, expected, found: found.unwrap_or(0) })
+    Err(StoreError::Conflict {
+        session: session_id,
+        expected,
+        found: found.unwrap_or(0),
+    })
 }
 
 /// An upsert that touched fewer rows than it carried hit ids owned by another session.
@@ -367,33 +406,68 @@ async fn upsert_steps(conn: &mut PgConnection, steps: &[&PlanStep]) -> Result<()
          WHERE plan_steps.session_id = EXCLUDED.session_id",
     )
     .bind(steps.iter().map(|s| s.id.as_uuid()).collect::<Vec<_>>())
-    .bind(steps.iter().map(|s| s.session_id.as_uuid()).collect::<Vec<_>>())
-    .bind(steps.iter().map(|s| i64::from(s.generation)).collect::<Vec<_>>())
+    .bind(
+        steps
+            .iter()
+            .map(|s| s.session_id.as_uuid())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        steps
+            .iter()
+            .map(|s| i64::from(s.generation))
+            .collect::<Vec<_>>(),
+    )
     .bind(steps.iter().map(|s| i64::from(s.seq)).collect::<Vec<_>>())
     .bind(steps.iter().map(|s| s.title.as_str()).collect::<Vec<_>>())
-    .bind(steps.iter().map(|s| s.detail.as_deref()).collect::<Vec<_>>())
+    .bind(
+        steps
+            .iter()
+            .map(|s| s.detail.as_deref())
+            .collect::<Vec<_>>(),
+    )
     .bind(steps.iter().map(|s| s.status.as_str()).collect::<Vec<_>>())
     .bind(steps.iter().map(|s| s.note.as_deref()).collect::<Vec<_>>())
-    .bind(steps.iter().map(|s| opt_dt(s.started_at)).collect::<Vec<_>>())
-    .bind(steps.iter().map(|s| opt_dt(s.finished_at)).collect::<Vec<_>>())
+    .bind(
+        steps
+            .iter()
+            .map(|s| opt_dt(s.started_at))
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        steps
+            .iter()
+            .map(|s| opt_dt(s.finished_at))
+            .collect::<Vec<_>>(),
+    )
     .bind(steps.iter().map(|s| dt(s.updated_at)).collect::<Vec<_>>())
     .execute(&mut *conn)
     .await
     .map_err(|e| {
-        let which: Vec<String> =
-            steps.iter().map(|s| format!("{}.{}", s.generation, s.seq)).collect();
+        let which: Vec<String> = steps
+            .iter()
+            .map(|s| format!("{}.{}", s.generation, s.seq))
+            .collect();
         db_error(e, &format!("plan steps {}", which.join(", ")))
     })?;
     all_owned(done.rows_affected(), steps.len(), "plan steps")
 }
 
-async fn upsert_executions(conn: &mut PgConnection, execs: &[&Execution]) -> Result<(), StoreError> {
+async fn upsert_executions(
+    conn: &mut PgConnection,
+    execs: &[&Execution],
+) -> Result<(), StoreError> {
     if execs.is_empty() {
         return Ok(());
     }
     let outputs = execs
         .iter()
-        .map(|e| e.output.as_ref().map(|o| to_json(o, "execution output")).transpose())
+        .map(|e| {
+            e.output
+                .as_ref()
+                .map(|o| to_json(o, "execution output"))
+                .transpose()
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let done = sqlx::query(
         "INSERT INTO executions (id, session_id, tool_call_id, host, command, class, reason,
@@ -410,18 +484,48 @@ async fn upsert_executions(conn: &mut PgConnection, execs: &[&Execution]) -> Res
          WHERE executions.session_id = EXCLUDED.session_id",
     )
     .bind(execs.iter().map(|e| e.id.as_uuid()).collect::<Vec<_>>())
-    .bind(execs.iter().map(|e| e.session_id.as_uuid()).collect::<Vec<_>>())
-    .bind(execs.iter().map(|e| e.tool_call_id.as_deref()).collect::<Vec<_>>())
+    .bind(
+        execs
+            .iter()
+            .map(|e| e.session_id.as_uuid())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        execs
+            .iter()
+            .map(|e| e.tool_call_id.as_deref())
+            .collect::<Vec<_>>(),
+    )
     .bind(execs.iter().map(|e| e.host.as_str()).collect::<Vec<_>>())
     .bind(execs.iter().map(|e| e.command.as_str()).collect::<Vec<_>>())
     .bind(execs.iter().map(|e| e.class.as_str()).collect::<Vec<_>>())
     .bind(execs.iter().map(|e| e.reason.as_str()).collect::<Vec<_>>())
-    .bind(execs.iter().map(|e| i64::from(e.generation)).collect::<Vec<_>>())
-    .bind(execs.iter().map(|e| e.step_seq.map(i64::from)).collect::<Vec<_>>())
+    .bind(
+        execs
+            .iter()
+            .map(|e| i64::from(e.generation))
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        execs
+            .iter()
+            .map(|e| e.step_seq.map(i64::from))
+            .collect::<Vec<_>>(),
+    )
     .bind(execs.iter().map(|e| e.status.as_str()).collect::<Vec<_>>())
     .bind(execs.iter().map(|e| dt(e.created_at)).collect::<Vec<_>>())
-    .bind(execs.iter().map(|e| opt_dt(e.started_at)).collect::<Vec<_>>())
-    .bind(execs.iter().map(|e| opt_dt(e.finished_at)).collect::<Vec<_>>())
+    .bind(
+        execs
+            .iter()
+            .map(|e| opt_dt(e.started_at))
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        execs
+            .iter()
+            .map(|e| opt_dt(e.finished_at))
+            .collect::<Vec<_>>(),
+    )
     .bind(outputs)
     .bind(execs.iter().map(|e| e.error.as_deref()).collect::<Vec<_>>())
     .execute(&mut *conn)
@@ -430,7 +534,10 @@ async fn upsert_executions(conn: &mut PgConnection, execs: &[&Execution]) -> Res
     all_owned(done.rows_affected(), execs.len(), "executions")
 }
 
-async fn upsert_approvals(conn: &mut PgConnection, approvals: &[&Approval]) -> Result<(), StoreError> {
+async fn upsert_approvals(
+    conn: &mut PgConnection,
+    approvals: &[&Approval],
+) -> Result<(), StoreError> {
     if approvals.is_empty() {
         return Ok(());
     }
@@ -451,15 +558,55 @@ async fn upsert_approvals(conn: &mut PgConnection, approvals: &[&Approval]) -> R
          WHERE approvals.session_id = EXCLUDED.session_id",
     )
     .bind(approvals.iter().map(|a| a.id.as_uuid()).collect::<Vec<_>>())
-    .bind(approvals.iter().map(|a| a.session_id.as_uuid()).collect::<Vec<_>>())
-    .bind(approvals.iter().map(|a| a.execution_id.as_uuid()).collect::<Vec<_>>())
+    .bind(
+        approvals
+            .iter()
+            .map(|a| a.session_id.as_uuid())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        approvals
+            .iter()
+            .map(|a| a.execution_id.as_uuid())
+            .collect::<Vec<_>>(),
+    )
     .bind(bindings)
-    .bind(approvals.iter().map(|a| a.binding_hash.as_str()).collect::<Vec<_>>())
-    .bind(approvals.iter().map(|a| a.status.as_str()).collect::<Vec<_>>())
-    .bind(approvals.iter().map(|a| dt(a.requested_at)).collect::<Vec<_>>())
-    .bind(approvals.iter().map(|a| dt(a.expires_at)).collect::<Vec<_>>())
-    .bind(approvals.iter().map(|a| opt_dt(a.decided_at)).collect::<Vec<_>>())
-    .bind(approvals.iter().map(|a| a.decided_by.as_deref()).collect::<Vec<_>>())
+    .bind(
+        approvals
+            .iter()
+            .map(|a| a.binding_hash.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        approvals
+            .iter()
+            .map(|a| a.status.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        approvals
+            .iter()
+            .map(|a| dt(a.requested_at))
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        approvals
+            .iter()
+            .map(|a| dt(a.expires_at))
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        approvals
+            .iter()
+            .map(|a| opt_dt(a.decided_at))
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        approvals
+            .iter()
+            .map(|a| a.decided_by.as_deref())
+            .collect::<Vec<_>>(),
+    )
     .execute(&mut *conn)
     .await
     .map_err(|e| db_error(e, "approvals"))?;

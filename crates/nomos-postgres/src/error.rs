@@ -30,7 +30,10 @@ pub(crate) fn db_error(err: sqlx::Error, context: &str) -> StoreError {
                     db.message()
                 )),
                 _ if code.starts_with("08") || code.starts_with("53") || code.starts_with("57") => {
-                    StoreError::Unavailable(format!("{context}: {} (SQLSTATE {code})", db.message()))
+                    StoreError::Unavailable(format!(
+                        "{context}: {} (SQLSTATE {code})",
+                        db.message()
+                    ))
                 }
                 _ => StoreError::Backend(format!("{context}: {} (SQLSTATE {code})", db.message())),
             }
@@ -99,17 +102,34 @@ mod tests {
 
     #[test]
     fn passwords_are_redacted_from_urls() {
-        assert_eq!(redact_url("postgres://nomos:s3cr@t@db:5432/nomos"), "postgres://nomos:***@db:5432/nomos");
-        assert_eq!(redact_url("postgres://nomos@db/nomos"), "postgres://nomos@db/nomos");
-        assert_eq!(redact_url("postgres://db/nomos?user=x"), "postgres://db/nomos?user=x");
+        assert_eq!(
+            redact_url("postgres://nomos:s3cr@t@db:5432/nomos"),
+            "postgres://nomos:***@db:5432/nomos"
+        );
+        assert_eq!(
+            redact_url("postgres://nomos@db/nomos"),
+            "postgres://nomos@db/nomos"
+        );
+        assert_eq!(
+            redact_url("postgres://db/nomos?user=x"),
+            "postgres://db/nomos?user=x"
+        );
         assert_eq!(redact_url("not a url"), "not a url");
     }
 
     #[test]
     fn only_serialization_failures_and_deadlocks_are_retried() {
-        assert!(is_retryable(&StoreError::Backend("x: deadlock detected (SQLSTATE 40P01)".into())));
-        assert!(is_retryable(&StoreError::Backend("x: could not serialize (SQLSTATE 40001)".into())));
-        assert!(!is_retryable(&StoreError::Backend("x: syntax error (SQLSTATE 42601)".into())));
-        assert!(!is_retryable(&StoreError::Duplicate { what: "SQLSTATE 40001".into() }));
+        assert!(is_retryable(&StoreError::Backend(
+            "x: deadlock detected (SQLSTATE 40P01)".into()
+        )));
+        assert!(is_retryable(&StoreError::Backend(
+            "x: could not serialize (SQLSTATE 40001)".into()
+        )));
+        assert!(!is_retryable(&StoreError::Backend(
+            "x: syntax error (SQLSTATE 42601)".into()
+        )));
+        assert!(!is_retryable(&StoreError::Duplicate {
+            what: "SQLSTATE 40001".into()
+        }));
     }
 }

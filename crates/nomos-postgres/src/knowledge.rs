@@ -92,7 +92,10 @@ impl PgStore {
             .transpose()
     }
 
-    pub(crate) async fn select_entities(&self, kind: Option<&str>) -> Result<Vec<Entity>, StoreError> {
+    pub(crate) async fn select_entities(
+        &self,
+        kind: Option<&str>,
+    ) -> Result<Vec<Entity>, StoreError> {
         sqlx::query("SELECT * FROM entities WHERE ($1::text IS NULL OR kind = $1) ORDER BY slug")
             .bind(kind)
             .fetch_all(&self.pool)
@@ -114,13 +117,19 @@ impl PgStore {
                 "attribute patch for entity {slug} must be a JSON object, got {patch}"
             )));
         };
-        let mut tx = self.pool.begin().await.map_err(|e| db_error(e, "beginning a transaction"))?;
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(|e| db_error(e, "beginning a transaction"))?;
         let row = sqlx::query("SELECT * FROM entities WHERE slug = $1 FOR UPDATE")
             .bind(slug)
             .fetch_optional(&mut *tx)
             .await
             .map_err(|e| db_error(e, "loading an entity"))?
-            .ok_or_else(|| StoreError::NotFound { what: format!("entity {slug}") })?;
+            .ok_or_else(|| StoreError::NotFound {
+                what: format!("entity {slug}"),
+            })?;
         let mut entity = rows::entity(&row)?;
         merge_attributes(&mut entity.attributes, patch);
         entity.updated_at = now;
@@ -146,7 +155,9 @@ impl PgStore {
             .collect::<Result<_, _>>()?;
         for slug in [&rel.from, &rel.to] {
             if !found.contains(slug) {
-                return Err(StoreError::NotFound { what: format!("entity {slug}") });
+                return Err(StoreError::NotFound {
+                    what: format!("entity {slug}"),
+                });
             }
         }
         // The foreign keys still guard against an entity deleted in between.
@@ -160,11 +171,19 @@ impl PgStore {
         .bind(dt(rel.created_at))
         .execute(&self.pool)
         .await
-        .map_err(|e| db_error(e, &format!("relationship {} {} {}", rel.from, rel.kind, rel.to)))?;
+        .map_err(|e| {
+            db_error(
+                e,
+                &format!("relationship {} {} {}", rel.from, rel.kind, rel.to),
+            )
+        })?;
         Ok(())
     }
 
-    pub(crate) async fn select_relations(&self, slug: &str) -> Result<Vec<Relationship>, StoreError> {
+    pub(crate) async fn select_relations(
+        &self,
+        slug: &str,
+    ) -> Result<Vec<Relationship>, StoreError> {
         sqlx::query(
             "SELECT * FROM relationships WHERE from_slug = $1 OR to_slug = $1
              ORDER BY from_slug, kind, to_slug",
@@ -225,7 +244,11 @@ impl PgStore {
             .transpose()
     }
 
-    pub(crate) async fn search(&self, query: &str, limit: u32) -> Result<Vec<KnowledgeHit>, StoreError> {
+    pub(crate) async fn search(
+        &self,
+        query: &str,
+        limit: u32,
+    ) -> Result<Vec<KnowledgeHit>, StoreError> {
         let terms = search_terms(query);
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
@@ -272,7 +295,10 @@ impl PgStore {
         .map_err(|e| db_error(e, "reading last audits"))?;
         rows.iter()
             .map(|row| {
-                Ok(AuditMark { slug: text(row, "slug")?, last_audited_at: opt_ts(row, "last_audited_at")? })
+                Ok(AuditMark {
+                    slug: text(row, "slug")?,
+                    last_audited_at: opt_ts(row, "last_audited_at")?,
+                })
             })
             .collect()
     }
@@ -284,7 +310,10 @@ mod tests {
 
     #[test]
     fn search_terms_drop_operators_and_quotes() {
-        assert_eq!(search_terms(r#"nginx & !"proxy" -x | (y)"#), ["nginx", "proxy", "x", "y"]);
+        assert_eq!(
+            search_terms(r#"nginx & !"proxy" -x | (y)"#),
+            ["nginx", "proxy", "x", "y"]
+        );
         assert!(search_terms(r#"" - & | ! ( ) :*"#).is_empty());
     }
 

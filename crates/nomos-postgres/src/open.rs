@@ -71,7 +71,11 @@ impl PgStore {
         PgStore::open(url, PgStoreOptions::standard(), Migrate::Refuse).await
     }
 
-    async fn open(url: &str, options: PgStoreOptions, migrate: Migrate) -> Result<PgStore, StoreError> {
+    async fn open(
+        url: &str,
+        options: PgStoreOptions,
+        migrate: Migrate,
+    ) -> Result<PgStore, StoreError> {
         let shown = redact_url(url);
         let connect = PgConnectOptions::from_str(url)
             .map_err(|e| StoreError::Unavailable(format!("bad database url {shown}: {e}")))?;
@@ -82,19 +86,29 @@ impl PgStore {
             .after_connect(move |conn, _meta| {
                 Box::pin(async move {
                     let set = format!("SET statement_timeout = {timeout_ms}");
-                    sqlx::raw_sql(sqlx::AssertSqlSafe(set)).execute(conn).await.map(drop)
+                    sqlx::raw_sql(sqlx::AssertSqlSafe(set))
+                        .execute(conn)
+                        .await
+                        .map(drop)
                 })
             })
             .connect_with(connect)
             .await
             .map_err(|e| StoreError::Unavailable(format!("cannot connect to {shown}: {e}")))?;
-        let store = PgStore { pool, retries: options.commit_retries };
+        let store = PgStore {
+            pool,
+            retries: options.commit_retries,
+        };
         store.prepare_schema(migrate).await?;
         Ok(store)
     }
 
     async fn prepare_schema(&self, migrate: Migrate) -> Result<(), StoreError> {
-        let mut conn = self.pool.acquire().await.map_err(|e| db_error(e, "connecting"))?;
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .map_err(|e| db_error(e, "connecting"))?;
         let found = applied_version(&mut conn).await?;
         let known = known_version();
         match found {

@@ -24,7 +24,11 @@ impl PgStore {
     ) -> Result<Option<SessionSnapshot>, StoreError> {
         let sid = id.as_uuid();
         // One repeatable-read transaction, so the aggregate is a consistent snapshot.
-        let mut tx = self.pool.begin().await.map_err(|e| db_error(e, "beginning a read"))?;
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(|e| db_error(e, "beginning a read"))?;
         sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             .execute(&mut *tx)
             .await
@@ -38,38 +42,42 @@ impl PgStore {
             return Ok(None);
         };
         let record = rows::session(&row)?;
-        let steps = sqlx::query(
-            "SELECT * FROM plan_steps WHERE session_id = $1 ORDER BY generation, seq",
-        )
-        .bind(sid)
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(|e| db_error(e, "loading plan steps"))?
-        .iter()
-        .map(rows::step)
-        .collect::<Result<_, _>>()?;
-        let executions = sqlx::query(
-            "SELECT * FROM executions WHERE session_id = $1 ORDER BY created_at, id",
-        )
-        .bind(sid)
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(|e| db_error(e, "loading executions"))?
-        .iter()
-        .map(rows::execution)
-        .collect::<Result<_, _>>()?;
-        let approvals = sqlx::query(
-            "SELECT * FROM approvals WHERE session_id = $1 ORDER BY requested_at, id",
-        )
-        .bind(sid)
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(|e| db_error(e, "loading approvals"))?
-        .iter()
-        .map(rows::approval)
-        .collect::<Result<_, _>>()?;
-        tx.commit().await.map_err(|e| db_error(e, "ending a read"))?;
-        Ok(Some(SessionSnapshot { record, steps, executions, approvals }))
+        let steps =
+            sqlx::query("SELECT * FROM plan_steps WHERE session_id = $1 ORDER BY generation, seq")
+                .bind(sid)
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(|e| db_error(e, "loading plan steps"))?
+                .iter()
+                .map(rows::step)
+                .collect::<Result<_, _>>()?;
+        let executions =
+            sqlx::query("SELECT * FROM executions WHERE session_id = $1 ORDER BY created_at, id")
+                .bind(sid)
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(|e| db_error(e, "loading executions"))?
+                .iter()
+                .map(rows::execution)
+                .collect::<Result<_, _>>()?;
+        let approvals =
+            sqlx::query("SELECT * FROM approvals WHERE session_id = $1 ORDER BY requested_at, id")
+                .bind(sid)
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(|e| db_error(e, "loading approvals"))?
+                .iter()
+                .map(rows::approval)
+                .collect::<Result<_, _>>()?;
+        tx.commit()
+            .await
+            .map_err(|e| db_error(e, "ending a read"))?;
+        Ok(Some(SessionSnapshot {
+            record,
+            steps,
+            executions,
+            approvals,
+        }))
     }
 
     pub(crate) async fn remove_session(&self, id: SessionId) -> Result<(), StoreError> {
@@ -79,7 +87,9 @@ impl PgStore {
             .await
             .map_err(|e| db_error(e, &format!("deleting session {id}")))?;
         if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound { what: format!("session {id}") });
+            return Err(StoreError::NotFound {
+                what: format!("session {id}"),
+            });
         }
         Ok(())
     }
@@ -102,7 +112,9 @@ impl PgStore {
                AND ($4::uuid IS NULL OR id > $4)
              ORDER BY id LIMIT $5",
         )
-        .bind(statuses(filter.statuses.iter().map(|s| s.as_str()).collect()))
+        .bind(statuses(
+            filter.statuses.iter().map(|s| s.as_str()).collect(),
+        ))
         .bind(opt_dt(filter.idle_since))
         .bind(goal)
         .bind(filter.after.map(|a| a.as_uuid()))
@@ -166,7 +178,9 @@ impl PgStore {
                AND ($4::timestamptz IS NULL OR created_at < $4)
              ORDER BY created_at, id LIMIT $5",
         )
-        .bind(statuses(filter.statuses.iter().map(|s| s.as_str()).collect()))
+        .bind(statuses(
+            filter.statuses.iter().map(|s| s.as_str()).collect(),
+        ))
         .bind(filter.session.map(|s| s.as_uuid()))
         .bind(opt_dt(filter.started_before))
         .bind(opt_dt(filter.created_before))
@@ -230,11 +244,13 @@ impl PgStore {
                 .await
             }
             None => {
-                sqlx::query("SELECT * FROM events WHERE global_seq > $1 ORDER BY global_seq LIMIT $2")
-                    .bind(after)
-                    .bind(i64::from(limit))
-                    .fetch_all(&self.pool)
-                    .await
+                sqlx::query(
+                    "SELECT * FROM events WHERE global_seq > $1 ORDER BY global_seq LIMIT $2",
+                )
+                .bind(after)
+                .bind(i64::from(limit))
+                .fetch_all(&self.pool)
+                .await
             }
         }
         .map_err(|e| db_error(e, "reading events"))?;

@@ -19,7 +19,11 @@ use crate::open::{PgStore, applied_version, known_version};
 #[async_trait]
 impl Store for PgStore {
     async fn check(&self) -> Result<(), StoreError> {
-        let mut conn = self.pool.acquire().await.map_err(|e| db_error(e, "connecting"))?;
+        let mut conn = self
+            .pool
+            .acquire()
+            .await
+            .map_err(|e| db_error(e, "connecting"))?;
         let known = known_version();
         match applied_version(&mut conn).await? {
             None => Err(StoreError::NotMigrated),
@@ -48,7 +52,10 @@ impl Store for PgStore {
         self.remove_session(id).await
     }
 
-    async fn list_sessions(&self, filter: &SessionFilter) -> Result<Vec<SessionRecord>, StoreError> {
+    async fn list_sessions(
+        &self,
+        filter: &SessionFilter,
+    ) -> Result<Vec<SessionRecord>, StoreError> {
         self.select_sessions(filter).await
     }
 

@@ -14,22 +14,26 @@ use crate::error::{db_error, json_error};
 
 /// A non-null text column.
 pub(crate) fn text(row: &SqliteRow, column: &str) -> Result<String, StoreError> {
-    row.try_get::<String, _>(column).map_err(|e| db_error(e, column))
+    row.try_get::<String, _>(column)
+        .map_err(|e| db_error(e, column))
 }
 
 /// A nullable text column.
 pub(crate) fn opt_text(row: &SqliteRow, column: &str) -> Result<Option<String>, StoreError> {
-    row.try_get::<Option<String>, _>(column).map_err(|e| db_error(e, column))
+    row.try_get::<Option<String>, _>(column)
+        .map_err(|e| db_error(e, column))
 }
 
 /// A non-null integer column.
 pub(crate) fn int(row: &SqliteRow, column: &str) -> Result<i64, StoreError> {
-    row.try_get::<i64, _>(column).map_err(|e| db_error(e, column))
+    row.try_get::<i64, _>(column)
+        .map_err(|e| db_error(e, column))
 }
 
 /// A nullable integer column.
 pub(crate) fn opt_int(row: &SqliteRow, column: &str) -> Result<Option<i64>, StoreError> {
-    row.try_get::<Option<i64>, _>(column).map_err(|e| db_error(e, column))
+    row.try_get::<Option<i64>, _>(column)
+        .map_err(|e| db_error(e, column))
 }
 
 /// A UUID stored as text.
@@ -60,9 +64,9 @@ pub(crate) fn u32_col(row: &SqliteRow, column: &str) -> Result<u32, StoreError> 
 pub(crate) fn opt_u32(row: &SqliteRow, column: &str) -> Result<Option<u32>, StoreError> {
     match opt_int(row, column)? {
         None => Ok(None),
-        Some(value) => u32::try_from(value).map(Some).map_err(|_| {
-            StoreError::Invalid(format!("column {column} holds {value}, not a u32"))
-        }),
+        Some(value) => u32::try_from(value)
+            .map(Some)
+            .map_err(|_| StoreError::Invalid(format!("column {column} holds {value}, not a u32"))),
     }
 }
 
@@ -80,7 +84,9 @@ where
     T::Err: std::fmt::Display,
 {
     let value = text(row, column)?;
-    value.parse().map_err(|e: T::Err| StoreError::Invalid(format!("column {column}: {e}")))
+    value
+        .parse()
+        .map_err(|e: T::Err| StoreError::Invalid(format!("column {column}: {e}")))
 }
 
 /// An enum-like column parsed by a `parse` function returning `Option`.
@@ -90,8 +96,9 @@ pub(crate) fn parsed<T>(
     parse: fn(&str) -> Option<T>,
 ) -> Result<T, StoreError> {
     let value = text(row, column)?;
-    parse(&value)
-        .ok_or_else(|| StoreError::Invalid(format!("column {column} holds unknown value `{value}`")))
+    parse(&value).ok_or_else(|| {
+        StoreError::Invalid(format!("column {column} holds unknown value `{value}`"))
+    })
 }
 
 /// A JSON column.

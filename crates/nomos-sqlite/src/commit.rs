@@ -80,7 +80,11 @@ pub(crate) fn commit_session(commit: &Commit) -> Result<SessionId, StoreError> {
 /// Keeps the last of several rows with the same id, in first-seen order.
 fn last_by_id<T, K: std::hash::Hash + Eq + Copy>(rows: &[T], key: fn(&T) -> K) -> Vec<&T> {
     let mut seen = HashSet::new();
-    let mut kept: Vec<&T> = rows.iter().rev().filter(|row| seen.insert(key(row))).collect();
+    let mut kept: Vec<&T> = rows
+        .iter()
+        .rev()
+        .filter(|row| seen.insert(key(row)))
+        .collect();
     kept.reverse();
     kept
 }
@@ -200,7 +204,12 @@ async fn insert_session(conn: &mut SqliteConnection, s: &SessionRecord) -> Resul
     .bind(&s.summary)
     .bind(s.board_outcome.map(|o| o.as_str()))
     .bind(i64::from(s.plan_generation))
-    .bind(s.assent.as_ref().map(|a| to_json(a, "assent window")).transpose()?)
+    .bind(
+        s.assent
+            .as_ref()
+            .map(|a| to_json(a, "assent window"))
+            .transpose()?,
+    )
     .bind(s.knowledge.as_str())
     .bind(ms(s.nudged_at))
     .bind(from_u64(s.n_messages, "message count")?)
@@ -223,34 +232,43 @@ async fn bump_version(
 ) -> Result<i64, StoreError> {
     let next = expected + 1;
     let updated = match record {
-        Some(s) => sqlx::query(
-            "UPDATE sessions SET status = ?1, goal = ?2, summary = ?3, board_outcome = ?4,
+        Some(s) => {
+            sqlx::query(
+                "UPDATE sessions SET status = ?1, goal = ?2, summary = ?3, board_outcome = ?4,
                plan_generation = ?5, assent = ?6, knowledge = ?7, nudged_at = ?8,
                n_messages = ?9, created_at = ?10, last_activity_at = ?11, version = ?12
              WHERE id = ?13 AND version = ?14",
-        )
-        .bind(s.status.as_str())
-        .bind(&s.goal)
-        .bind(&s.summary)
-        .bind(s.board_outcome.map(|o| o.as_str()))
-        .bind(i64::from(s.plan_generation))
-        .bind(s.assent.as_ref().map(|a| to_json(a, "assent window")).transpose()?)
-        .bind(s.knowledge.as_str())
-        .bind(ms(s.nudged_at))
-        .bind(from_u64(s.n_messages, "message count")?)
-        .bind(s.created_at.as_millis())
-        .bind(s.last_activity_at.as_millis())
-        .bind(next)
-        .bind(sid)
-        .bind(expected)
-        .execute(&mut *conn)
-        .await,
-        None => sqlx::query("UPDATE sessions SET version = ?1 WHERE id = ?2 AND version = ?3")
+            )
+            .bind(s.status.as_str())
+            .bind(&s.goal)
+            .bind(&s.summary)
+            .bind(s.board_outcome.map(|o| o.as_str()))
+            .bind(i64::from(s.plan_generation))
+            .bind(
+                s.assent
+                    .as_ref()
+                    .map(|a| to_json(a, "assent window"))
+                    .transpose()?,
+            )
+            .bind(s.knowledge.as_str())
+            .bind(ms(s.nudged_at))
+            .bind(from_u64(s.n_messages, "message count")?)
+            .bind(s.created_at.as_millis())
+            .bind(s.last_activity_at.as_millis())
             .bind(next)
             .bind(sid)
             .bind(expected)
             .execute(&mut *conn)
-            .await,
+            .await
+        }
+        None => {
+            sqlx::query("UPDATE sessions SET version = ?1 WHERE id = ?2 AND version = ?3")
+                .bind(next)
+                .bind(sid)
+                .bind(expected)
+                .execute(&mut *conn)
+                .await
+        }
     }
     .map_err(|e| db_error(e, &format!("session {session_id}")))?;
     if updated.rows_affected() == 1 {
@@ -264,7 +282,11 @@ async fn bump_version(
         .map(|row| row.try_get("version"))
         .transpose()
         .map_err(|e| db_error(e, "sessions.version"))?;
-    Err(StoreError::Conflict { session: session_id, expected, found: found.unwrap_or(0) })
+    Err(StoreError::Conflict {
+        session: session_id,
+        expected,
+        found: found.unwrap_or(0),
+    })
 }
 
 async fn upsert_step(conn: &mut SqliteConnection, step: &PlanStep) -> Result<(), StoreError> {
@@ -292,7 +314,13 @@ async fn upsert_step(conn: &mut SqliteConnection, step: &PlanStep) -> Result<(),
     .execute(&mut *conn)
     .await
     .map_err(|e| {
-        db_error(e, &format!("plan step {} (generation {}, seq {})", step.id, step.generation, step.seq))
+        db_error(
+            e,
+            &format!(
+                "plan step {} (generation {}, seq {})",
+                step.id, step.generation, step.seq
+            ),
+        )
     })?;
     owned(done.rows_affected(), "plan step", &step.id.to_string())
 }
@@ -323,7 +351,12 @@ async fn upsert_execution(conn: &mut SqliteConnection, e: &Execution) -> Result<
     .bind(e.created_at.as_millis())
     .bind(ms(e.started_at))
     .bind(ms(e.finished_at))
-    .bind(e.output.as_ref().map(|o| to_json(o, "execution output")).transpose()?)
+    .bind(
+        e.output
+            .as_ref()
+            .map(|o| to_json(o, "execution output"))
+            .transpose()?,
+    )
     .bind(&e.error)
     .execute(&mut *conn)
     .await
@@ -362,7 +395,9 @@ async fn upsert_approval(conn: &mut SqliteConnection, a: &Approval) -> Result<()
 /// An upsert that touched no row hit an id owned by another session.
 fn owned(rows: u64, what: &str, id: &str) -> Result<(), StoreError> {
     if rows == 0 {
-        return Err(StoreError::Invalid(format!("{what} {id} belongs to another session")));
+        return Err(StoreError::Invalid(format!(
+            "{what} {id} belongs to another session"
+        )));
     }
     Ok(())
 }

@@ -25,7 +25,11 @@ pub(crate) fn search_terms(query: &str) -> Vec<String> {
 
 /// An FTS5 match expression: every term quoted as a string, all required.
 fn fts_expression(terms: &[String]) -> String {
-    terms.iter().map(|t| format!("\"{}\"", t.replace('"', "\"\""))).collect::<Vec<_>>().join(" ")
+    terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Merges a JSON object patch into attributes: `null` removes a key.
@@ -51,13 +55,18 @@ fn require_object(value: &serde_json::Value, what: &str) -> Result<(), StoreErro
     if value.is_object() {
         Ok(())
     } else {
-        Err(StoreError::Invalid(format!("{what} must be a JSON object, got {value}")))
+        Err(StoreError::Invalid(format!(
+            "{what} must be a JSON object, got {value}"
+        )))
     }
 }
 
 impl SqliteStore {
     pub(crate) async fn write_entity(&self, entity: &Entity) -> Result<(), StoreError> {
-        require_object(&entity.attributes, &format!("attributes of entity {}", entity.slug))?;
+        require_object(
+            &entity.attributes,
+            &format!("attributes of entity {}", entity.slug),
+        )?;
         sqlx::query(
             "INSERT INTO entities (slug, kind, name, attributes, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5)
@@ -121,7 +130,9 @@ impl SqliteStore {
             .fetch_optional(&mut *tx)
             .await
             .map_err(|e| db_error(e, "loading an entity"))?
-            .ok_or_else(|| StoreError::NotFound { what: format!("entity {slug}") })?;
+            .ok_or_else(|| StoreError::NotFound {
+                what: format!("entity {slug}"),
+            })?;
         let mut entity = rows::entity(&row)?;
         merge_attributes(&mut entity.attributes, patch);
         entity.updated_at = now;
@@ -149,7 +160,9 @@ impl SqliteStore {
                 .await
                 .map_err(|e| db_error(e, "loading an entity"))?;
             if found.is_none() {
-                return Err(StoreError::NotFound { what: format!("entity {slug}") });
+                return Err(StoreError::NotFound {
+                    what: format!("entity {slug}"),
+                });
             }
         }
         sqlx::query(
@@ -162,12 +175,20 @@ impl SqliteStore {
         .bind(rel.created_at.as_millis())
         .execute(&mut *tx)
         .await
-        .map_err(|e| db_error(e, &format!("relationship {} {} {}", rel.from, rel.kind, rel.to)))?;
+        .map_err(|e| {
+            db_error(
+                e,
+                &format!("relationship {} {} {}", rel.from, rel.kind, rel.to),
+            )
+        })?;
         tx.commit().await.map_err(|e| db_error(e, "committing"))?;
         Ok(())
     }
 
-    pub(crate) async fn select_relations(&self, slug: &str) -> Result<Vec<Relationship>, StoreError> {
+    pub(crate) async fn select_relations(
+        &self,
+        slug: &str,
+    ) -> Result<Vec<Relationship>, StoreError> {
         sqlx::query(
             "SELECT * FROM relationships WHERE from_slug = ?1 OR to_slug = ?1
              ORDER BY from_slug, kind, to_slug",
@@ -256,7 +277,11 @@ impl SqliteStore {
         &self,
         key: &str,
     ) -> Result<Option<KnowledgeEntry>, StoreError> {
-        let mut conn = self.read.acquire().await.map_err(|e| db_error(e, "connecting"))?;
+        let mut conn = self
+            .read
+            .acquire()
+            .await
+            .map_err(|e| db_error(e, "connecting"))?;
         load_entry(&mut conn, key).await
     }
 
@@ -269,7 +294,11 @@ impl SqliteStore {
         if terms.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
-        let mut tx = self.read.begin().await.map_err(|e| db_error(e, "beginning a read"))?;
+        let mut tx = self
+            .read
+            .begin()
+            .await
+            .map_err(|e| db_error(e, "beginning a read"))?;
         // bm25 is lower-is-better; the port wants higher-is-better. Title and tags
         // weigh more than the body.
         let ranked = sqlx::query(
@@ -290,7 +319,9 @@ impl SqliteStore {
                 hits.push(KnowledgeHit { entry, rank });
             }
         }
-        tx.commit().await.map_err(|e| db_error(e, "ending a read"))?;
+        tx.commit()
+            .await
+            .map_err(|e| db_error(e, "ending a read"))?;
         Ok(hits)
     }
 
@@ -371,16 +402,24 @@ mod tests {
 
     #[test]
     fn search_terms_drop_operators_and_quotes() {
-        assert_eq!(search_terms(r#"nginx AND "proxy -x"#), ["nginx", "and", "proxy", "x"]);
+        assert_eq!(
+            search_terms(r#"nginx AND "proxy -x"#),
+            ["nginx", "and", "proxy", "x"]
+        );
         assert!(search_terms(r#"" - ( ) *"#).is_empty());
-        assert_eq!(fts_expression(&search_terms("Disk-Full")), r#""disk" "full""#);
+        assert_eq!(
+            fts_expression(&search_terms("Disk-Full")),
+            r#""disk" "full""#
+        );
     }
 
     #[test]
     fn null_in_a_patch_removes_the_key() {
         let mut attributes = serde_json::json!({"os": "debian", "ram": 8});
         let patch = serde_json::json!({"os": null, "cpu": 4});
-        let serde_json::Value::Object(patch) = patch else { unreachable!() };
+        let serde_json::Value::Object(patch) = patch else {
+            unreachable!()
+        };
         merge_attributes(&mut attributes, &patch);
         assert_eq!(attributes, serde_json::json!({"ram": 8, "cpu": 4}));
     }

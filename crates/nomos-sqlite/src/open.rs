@@ -58,11 +58,17 @@ impl SqliteStore {
     pub async fn open_in_data_dir(dir: impl AsRef<Path>) -> Result<SqliteStore, StoreError> {
         let dir = dir.as_ref();
         std::fs::create_dir_all(dir).map_err(|e| {
-            StoreError::Unavailable(format!("cannot create data directory {}: {e}", dir.display()))
+            StoreError::Unavailable(format!(
+                "cannot create data directory {}: {e}",
+                dir.display()
+            ))
         })?;
         let path = dir.join("nomos.db");
         let path = path.to_str().ok_or_else(|| {
-            StoreError::Invalid(format!("data directory path {} is not UTF-8", dir.display()))
+            StoreError::Invalid(format!(
+                "data directory path {} is not UTF-8",
+                dir.display()
+            ))
         })?;
         SqliteStore::open(path).await
     }
@@ -82,7 +88,10 @@ impl SqliteStore {
             .connect_with(options)
             .await
             .map_err(|e| unavailable(e, "sqlite::memory:"))?;
-        let store = SqliteStore { read: pool.clone(), write: pool };
+        let store = SqliteStore {
+            read: pool.clone(),
+            write: pool,
+        };
         store.prepare_schema(Migrate::Run).await?;
         Ok(store)
     }
@@ -118,7 +127,11 @@ impl SqliteStore {
 
     /// Checks the applied migrations against the embedded ones, then migrates or refuses.
     async fn prepare_schema(&self, migrate: Migrate) -> Result<(), StoreError> {
-        let mut conn = self.write.acquire().await.map_err(|e| db_error(e, "connecting"))?;
+        let mut conn = self
+            .write
+            .acquire()
+            .await
+            .map_err(|e| db_error(e, "connecting"))?;
         let found = applied_version(&mut conn).await?;
         let known = known_version();
         match found {
@@ -147,7 +160,9 @@ pub(crate) fn known_version() -> i64 {
 }
 
 /// The newest migration applied to a database, `None` if it was never migrated.
-pub(crate) async fn applied_version(conn: &mut SqliteConnection) -> Result<Option<i64>, StoreError> {
+pub(crate) async fn applied_version(
+    conn: &mut SqliteConnection,
+) -> Result<Option<i64>, StoreError> {
     let table = sqlx::query(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
     )
@@ -161,7 +176,8 @@ pub(crate) async fn applied_version(conn: &mut SqliteConnection) -> Result<Optio
         .fetch_one(&mut *conn)
         .await
         .map_err(|e| db_error(e, "reading the applied migrations"))?;
-    row.try_get::<Option<i64>, _>("version").map_err(|e| db_error(e, "_sqlx_migrations.version"))
+    row.try_get::<Option<i64>, _>("version")
+        .map_err(|e| db_error(e, "_sqlx_migrations.version"))
 }
 
 fn unavailable(err: sqlx::Error, target: &str) -> StoreError {

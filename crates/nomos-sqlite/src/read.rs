@@ -32,7 +32,11 @@ impl SqliteStore {
     ) -> Result<Option<SessionSnapshot>, StoreError> {
         let sid = id.to_string();
         // One read transaction, so the aggregate is a consistent snapshot.
-        let mut tx = self.read.begin().await.map_err(|e| db_error(e, "beginning a read"))?;
+        let mut tx = self
+            .read
+            .begin()
+            .await
+            .map_err(|e| db_error(e, "beginning a read"))?;
         let Some(row) = sqlx::query("SELECT * FROM sessions WHERE id = ?1")
             .bind(&sid)
             .fetch_optional(&mut *tx)
@@ -42,38 +46,42 @@ impl SqliteStore {
             return Ok(None);
         };
         let record = rows::session(&row)?;
-        let steps = sqlx::query(
-            "SELECT * FROM plan_steps WHERE session_id = ?1 ORDER BY generation, seq",
-        )
-        .bind(&sid)
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(|e| db_error(e, "loading plan steps"))?
-        .iter()
-        .map(rows::step)
-        .collect::<Result<_, _>>()?;
-        let executions = sqlx::query(
-            "SELECT * FROM executions WHERE session_id = ?1 ORDER BY created_at, id",
-        )
-        .bind(&sid)
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(|e| db_error(e, "loading executions"))?
-        .iter()
-        .map(rows::execution)
-        .collect::<Result<_, _>>()?;
-        let approvals = sqlx::query(
-            "SELECT * FROM approvals WHERE session_id = ?1 ORDER BY requested_at, id",
-        )
-        .bind(&sid)
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(|e| db_error(e, "loading approvals"))?
-        .iter()
-        .map(rows::approval)
-        .collect::<Result<_, _>>()?;
-        tx.commit().await.map_err(|e| db_error(e, "ending a read"))?;
-        Ok(Some(SessionSnapshot { record, steps, executions, approvals }))
+        let steps =
+            sqlx::query("SELECT * FROM plan_steps WHERE session_id = ?1 ORDER BY generation, seq")
+                .bind(&sid)
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(|e| db_error(e, "loading plan steps"))?
+                .iter()
+                .map(rows::step)
+                .collect::<Result<_, _>>()?;
+        let executions =
+            sqlx::query("SELECT * FROM executions WHERE session_id = ?1 ORDER BY created_at, id")
+                .bind(&sid)
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(|e| db_error(e, "loading executions"))?
+                .iter()
+                .map(rows::execution)
+                .collect::<Result<_, _>>()?;
+        let approvals =
+            sqlx::query("SELECT * FROM approvals WHERE session_id = ?1 ORDER BY requested_at, id")
+                .bind(&sid)
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(|e| db_error(e, "loading approvals"))?
+                .iter()
+                .map(rows::approval)
+                .collect::<Result<_, _>>()?;
+        tx.commit()
+            .await
+            .map_err(|e| db_error(e, "ending a read"))?;
+        Ok(Some(SessionSnapshot {
+            record,
+            steps,
+            executions,
+            approvals,
+        }))
     }
 
     pub(crate) async fn remove_session(&self, id: SessionId) -> Result<(), StoreError> {
@@ -83,7 +91,9 @@ impl SqliteStore {
             .await
             .map_err(|e| db_error(e, &format!("deleting session {id}")))?;
         if done.rows_affected() == 0 {
-            return Err(StoreError::NotFound { what: format!("session {id}") });
+            return Err(StoreError::NotFound {
+                what: format!("session {id}"),
+            });
         }
         Ok(())
     }
@@ -236,11 +246,13 @@ impl SqliteStore {
                 .await
             }
             None => {
-                sqlx::query("SELECT * FROM events WHERE global_seq > ?1 ORDER BY global_seq LIMIT ?2")
-                    .bind(after)
-                    .bind(i64::from(limit))
-                    .fetch_all(&self.read)
-                    .await
+                sqlx::query(
+                    "SELECT * FROM events WHERE global_seq > ?1 ORDER BY global_seq LIMIT ?2",
+                )
+                .bind(after)
+                .bind(i64::from(limit))
+                .fetch_all(&self.read)
+                .await
             }
         }
         .map_err(|e| db_error(e, "reading events"))?;

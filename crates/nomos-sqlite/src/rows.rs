@@ -18,9 +18,11 @@ use crate::codec::{
 pub(crate) fn session(row: &SqliteRow) -> Result<SessionRecord, StoreError> {
     let board_outcome = match opt_text(row, "board_outcome")? {
         None => None,
-        Some(value) => Some(value.parse().map_err(|e| {
-            StoreError::Invalid(format!("column board_outcome: {e}"))
-        })?),
+        Some(value) => Some(
+            value
+                .parse()
+                .map_err(|e| StoreError::Invalid(format!("column board_outcome: {e}")))?,
+        ),
     };
     Ok(SessionRecord {
         id: SessionId(uuid(row, "id")?),

@@ -18,7 +18,11 @@ use crate::open::{SqliteStore, applied_version, known_version};
 #[async_trait]
 impl Store for SqliteStore {
     async fn check(&self) -> Result<(), StoreError> {
-        let mut conn = self.read.acquire().await.map_err(|e| db_error(e, "connecting"))?;
+        let mut conn = self
+            .read
+            .acquire()
+            .await
+            .map_err(|e| db_error(e, "connecting"))?;
         let known = known_version();
         match applied_version(&mut conn).await? {
             None => Err(StoreError::NotMigrated),
@@ -47,7 +51,10 @@ impl Store for SqliteStore {
         self.remove_session(id).await
     }
 
-    async fn list_sessions(&self, filter: &SessionFilter) -> Result<Vec<SessionRecord>, StoreError> {
+    async fn list_sessions(
+        &self,
+        filter: &SessionFilter,
+    ) -> Result<Vec<SessionRecord>, StoreError> {
         self.select_sessions(filter).await
     }
 

@@ -48,7 +48,10 @@ pub fn server() -> &'static Server {
 pub fn try_server() -> Result<&'static Server, String> {
     SERVER
         .get_or_init(|| match std::env::var(URL_ENV) {
-            Ok(url) if !url.is_empty() => Ok(Server { admin_url: url, dir: None }),
+            Ok(url) if !url.is_empty() => Ok(Server {
+                admin_url: url,
+                dir: None,
+            }),
             _ => start(),
         })
         .as_ref()
@@ -60,7 +63,9 @@ pub fn try_server() -> Result<&'static Server, String> {
 /// # Panics
 /// When the server cannot be started or the database cannot be created.
 pub async fn fresh_database() -> String {
-    try_fresh_database().await.unwrap_or_else(|why| panic!("{why}"))
+    try_fresh_database()
+        .await
+        .unwrap_or_else(|why| panic!("{why}"))
 }
 
 /// Like [`fresh_database`], returning the failure instead of panicking.
@@ -75,7 +80,10 @@ pub async fn try_fresh_database() -> Result<String, String> {
         .execute(&mut admin)
         .await
         .map_err(|e| format!("cannot create database {name}: {e}"))?;
-    admin.close().await.map_err(|e| format!("closing the admin connection: {e}"))?;
+    admin
+        .close()
+        .await
+        .map_err(|e| format!("closing the admin connection: {e}"))?;
     Ok(with_database(&server.admin_url, &name))
 }
 
@@ -108,15 +116,23 @@ fn start() -> Result<Server, String> {
         .keep();
     let as_root = is_root();
     if as_root {
-        run(Command::new("chown").arg("postgres:postgres").arg(&dir), "chown")?;
+        run(
+            Command::new("chown").arg("postgres:postgres").arg(&dir),
+            "chown",
+        )?;
     }
     let data = dir.join("data");
     let port = free_port()?;
     let mut initdb = pg_command(as_root, "initdb");
-    initdb
-        .arg("-D")
-        .arg(&data)
-        .args(["-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C.UTF-8"]);
+    initdb.arg("-D").arg(&data).args([
+        "-U",
+        "postgres",
+        "--auth=trust",
+        "--no-sync",
+        "-E",
+        "UTF8",
+        "--locale=C.UTF-8",
+    ]);
     run(&mut initdb, "initdb")?;
     let options = format!(
         "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
@@ -135,13 +151,19 @@ fn start() -> Result<Server, String> {
         format!("{e}\nserver log:\n{log}")
     })?;
     spawn_watchdog(as_root, &dir, &data)?;
-    Ok(Server { admin_url: format!("postgres://postgres@127.0.0.1:{port}/postgres"), dir: Some(dir) })
+    Ok(Server {
+        admin_url: format!("postgres://postgres@127.0.0.1:{port}/postgres"),
+        dir: Some(dir),
+    })
 }
 
 /// Stops the server and removes its directory once this process has exited.
 fn spawn_watchdog(as_root: bool, dir: &Path, data: &Path) -> Result<(), String> {
     let stop = if as_root {
-        format!("runuser -u postgres -- {PG_BIN}/pg_ctl -D '{}' -m immediate stop", data.display())
+        format!(
+            "runuser -u postgres -- {PG_BIN}/pg_ctl -D '{}' -m immediate stop",
+            data.display()
+        )
     } else {
         format!("{PG_BIN}/pg_ctl -D '{}' -m immediate stop", data.display())
     };
@@ -172,7 +194,10 @@ fn pg_command(as_root: bool, tool: &str) -> Command {
 }
 
 fn run(command: &mut Command, what: &str) -> Result<(), String> {
-    let output = command.stdin(Stdio::null()).output().map_err(|e| format!("{what}: {e}"))?;
+    let output = command
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{what}: {e}"))?;
     if output.status.success() {
         Ok(())
     } else {
@@ -196,7 +221,10 @@ fn is_root() -> bool {
 fn free_port() -> Result<u16, String> {
     let listener =
         TcpListener::bind("127.0.0.1:0").map_err(|e| format!("cannot find a free port: {e}"))?;
-    listener.local_addr().map(|a| a.port()).map_err(|e| format!("cannot find a free port: {e}"))
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(|e| format!("cannot find a free port: {e}"))
 }
 
 #[cfg(test)]
@@ -205,8 +233,14 @@ mod tests {
 
     #[test]
     fn database_name_is_swapped_keeping_the_query() {
-        assert_eq!(with_database("postgres://u@h:5/postgres", "x"), "postgres://u@h:5/x");
-        assert_eq!(with_database("postgres://u@h:5/postgres?sslmode=disable", "x"), "postgres://u@h:5/x?sslmode=disable");
+        assert_eq!(
+            with_database("postgres://u@h:5/postgres", "x"),
+            "postgres://u@h:5/x"
+        );
+        assert_eq!(
+            with_database("postgres://u@h:5/postgres?sslmode=disable", "x"),
+            "postgres://u@h:5/x?sslmode=disable"
+        );
         assert_eq!(with_database("postgres://u@h:5", "x"), "postgres://u@h:5/x");
     }
 

@@ -14,11 +14,17 @@ use nomos_test_support::store_contract::fixtures::{create, event, events_commit,
 async fn an_unreachable_server_is_unavailable_and_the_password_is_not_shown() {
     // Port 1 on loopback refuses connections.
     let url = "postgres://nomos:hunter2@127.0.0.1:1/nomos";
-    let options = PgStoreOptions { acquire_timeout: Duration::from_secs(3), ..PgStoreOptions::standard() };
+    let options = PgStoreOptions {
+        acquire_timeout: Duration::from_secs(3),
+        ..PgStoreOptions::standard()
+    };
     let err = PgStore::connect_with(url, options).await.unwrap_err();
     match err {
         StoreError::Unavailable(message) => {
-            assert!(message.contains("postgres://nomos:***@127.0.0.1:1/nomos"), "{message}");
+            assert!(
+                message.contains("postgres://nomos:***@127.0.0.1:1/nomos"),
+                "{message}"
+            );
             assert!(!message.contains("hunter2"), "{message}");
         }
         other => panic!("expected Unavailable, got {other:?}"),
@@ -27,7 +33,9 @@ async fn an_unreachable_server_is_unavailable_and_the_password_is_not_shown() {
 
 #[tokio::test]
 async fn a_malformed_url_is_unavailable_and_says_why() {
-    let err = PgStore::connect("postgres://u:pw@localhost:notaport/db").await.unwrap_err();
+    let err = PgStore::connect("postgres://u:pw@localhost:notaport/db")
+        .await
+        .unwrap_err();
     match err {
         StoreError::Unavailable(message) => {
             assert!(message.contains("bad database url"), "{message}");
@@ -41,22 +49,42 @@ async fn a_malformed_url_is_unavailable_and_says_why() {
 async fn a_missing_database_is_unavailable() {
     let url = fresh_database().await;
     let (base, _) = url.rsplit_once('/').unwrap();
-    let err = PgStore::connect(&format!("{base}/nomos_no_such_database")).await.unwrap_err();
-    assert!(matches!(err, StoreError::Unavailable(ref m) if m.contains("nomos_no_such_database")), "{err:?}");
+    let err = PgStore::connect(&format!("{base}/nomos_no_such_database"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Unavailable(ref m) if m.contains("nomos_no_such_database")),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]
 async fn every_connection_has_the_statement_timeout() {
     let url = fresh_database().await;
-    let options = PgStoreOptions { statement_timeout: Duration::from_millis(250), ..PgStoreOptions::standard() };
+    let options = PgStoreOptions {
+        statement_timeout: Duration::from_millis(250),
+        ..PgStoreOptions::standard()
+    };
     let store = PgStore::connect_with(&url, options).await.unwrap();
-    let shown: String = sqlx::query_scalar("SHOW statement_timeout").fetch_one(store.pool()).await.unwrap();
+    let shown: String = sqlx::query_scalar("SHOW statement_timeout")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
     assert_eq!(shown, "250ms");
-    let err = sqlx::query("SELECT pg_sleep(5)").execute(store.pool()).await.unwrap_err();
-    let code = err.as_database_error().and_then(|e| e.code()).map(|c| c.into_owned());
+    let err = sqlx::query("SELECT pg_sleep(5)")
+        .execute(store.pool())
+        .await
+        .unwrap_err();
+    let code = err
+        .as_database_error()
+        .and_then(|e| e.code())
+        .map(|c| c.into_owned());
     assert_eq!(code.as_deref(), Some("57014"), "{err}");
     let standard = PgStore::connect(&url).await.unwrap();
-    let shown: String = sqlx::query_scalar("SHOW statement_timeout").fetch_one(standard.pool()).await.unwrap();
+    let shown: String = sqlx::query_scalar("SHOW statement_timeout")
+        .fetch_one(standard.pool())
+        .await
+        .unwrap();
     assert_eq!(shown, "30s");
 }
 
@@ -72,10 +100,28 @@ async fn a_database_at_a_newer_migration_is_refused() {
     .await
     .unwrap();
     let err = PgStore::connect(&url).await.unwrap_err();
-    assert_eq!(err, StoreError::SchemaTooNew { found: 9999, known: 1 });
+    assert_eq!(
+        err,
+        StoreError::SchemaTooNew {
+            found: 9999,
+            known: 1
+        }
+    );
     let err = PgStore::connect_without_migrating(&url).await.unwrap_err();
-    assert_eq!(err, StoreError::SchemaTooNew { found: 9999, known: 1 });
-    assert_eq!(store.check().await, Err(StoreError::SchemaTooNew { found: 9999, known: 1 }));
+    assert_eq!(
+        err,
+        StoreError::SchemaTooNew {
+            found: 9999,
+            known: 1
+        }
+    );
+    assert_eq!(
+        store.check().await,
+        Err(StoreError::SchemaTooNew {
+            found: 9999,
+            known: 1
+        })
+    );
 }
 
 #[tokio::test]
@@ -99,7 +145,11 @@ async fn concurrent_writers_on_many_sessions_keep_dense_sequences() {
         tasks.push(tokio::spawn(async move {
             let record = create(&*store, session_id(100 + writer), SessionStatus::Executing).await;
             for n in 1..=25i64 {
-                let commit = events_commit(&record, n, vec![event(n, DomainEvent::Nudged), event(n, DomainEvent::Nudged)]);
+                let commit = events_commit(
+                    &record,
+                    n,
+                    vec![event(n, DomainEvent::Nudged), event(n, DomainEvent::Nudged)],
+                );
                 store.commit(commit).await.unwrap();
             }
         }));
@@ -111,7 +161,11 @@ async fn concurrent_writers_on_many_sessions_keep_dense_sequences() {
     assert_eq!(all.len(), 8 * 51);
     assert!(all.windows(2).all(|w| w[0].global_seq < w[1].global_seq));
     for writer in 0..8u128 {
-        let seqs: Vec<i64> = all.iter().filter(|e| e.session_id == session_id(100 + writer)).map(|e| e.seq).collect();
+        let seqs: Vec<i64> = all
+            .iter()
+            .filter(|e| e.session_id == session_id(100 + writer))
+            .map(|e| e.seq)
+            .collect();
         assert_eq!(seqs, (1..=51).collect::<Vec<_>>());
     }
 }
@@ -121,7 +175,10 @@ async fn a_row_holding_an_unknown_status_is_reported_with_its_column() {
     let url = fresh_database().await;
     let store = PgStore::connect(&url).await.unwrap();
     let record = create(&store, session_id(7), SessionStatus::Active).await;
-    sqlx::query("ALTER TABLE sessions DROP CONSTRAINT sessions_status_check").execute(store.pool()).await.unwrap();
+    sqlx::query("ALTER TABLE sessions DROP CONSTRAINT sessions_status_check")
+        .execute(store.pool())
+        .await
+        .unwrap();
     sqlx::query("UPDATE sessions SET status = 'zombie' WHERE id = $1")
         .bind(record.id.as_uuid())
         .execute(store.pool())
@@ -129,7 +186,10 @@ async fn a_row_holding_an_unknown_status_is_reported_with_its_column() {
         .unwrap();
     match store.load_session(record.id).await.unwrap_err() {
         StoreError::Invalid(message) => {
-            assert!(message.contains("status") && message.contains("zombie"), "{message}")
+            assert!(
+                message.contains("status") && message.contains("zombie"),
+                "{message}"
+            )
         }
         other => panic!("expected Invalid, got {other:?}"),
     }

@@ -4,7 +4,9 @@
 mod contract {
     async fn fresh() -> nomos_postgres::PgStore {
         let url = nomos_test_support::postgres::fresh_database().await;
-        nomos_postgres::PgStore::connect(&url).await.unwrap()
+        nomos_postgres::PgStore::connect(&url)
+            .await
+            .unwrap_or_else(|e| panic!("cannot connect: {e}"))
     }
     nomos_test_support::store_contract_tests!(fresh);
 }

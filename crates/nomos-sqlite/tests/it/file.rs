@@ -11,7 +11,9 @@ use sqlx::Row;
 #[tokio::test]
 async fn a_file_database_runs_in_wal_mode_with_foreign_keys_on() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open_in_data_dir(dir.path().join("data")).await.unwrap();
+    let store = SqliteStore::open_in_data_dir(dir.path().join("data"))
+        .await
+        .unwrap();
     assert!(dir.path().join("data/nomos.db").exists());
     let mode: String = sqlx::query("PRAGMA journal_mode")
         .fetch_one(store.write_pool())
@@ -19,9 +21,17 @@ async fn a_file_database_runs_in_wal_mode_with_foreign_keys_on() {
         .unwrap()
         .get(0);
     assert_eq!(mode, "wal");
-    let fk: i64 = sqlx::query("PRAGMA foreign_keys").fetch_one(store.read_pool()).await.unwrap().get(0);
+    let fk: i64 = sqlx::query("PRAGMA foreign_keys")
+        .fetch_one(store.read_pool())
+        .await
+        .unwrap()
+        .get(0);
     assert_eq!(fk, 1);
-    let sync: i64 = sqlx::query("PRAGMA synchronous").fetch_one(store.write_pool()).await.unwrap().get(0);
+    let sync: i64 = sqlx::query("PRAGMA synchronous")
+        .fetch_one(store.write_pool())
+        .await
+        .unwrap()
+        .get(0);
     assert_eq!(sync, 1, "synchronous=NORMAL");
 }
 
@@ -36,7 +46,10 @@ async fn data_survives_reopening_the_file() {
     };
     let url = format!("sqlite://{path}");
     let store = SqliteStore::open_existing(&url).await.unwrap();
-    assert_eq!(store.load_session(record.id).await.unwrap().unwrap().record, record);
+    assert_eq!(
+        store.load_session(record.id).await.unwrap().unwrap().record,
+        record
+    );
     store.check().await.unwrap();
 }
 
@@ -91,10 +104,25 @@ async fn a_database_at_a_newer_migration_is_refused_at_open() {
     .unwrap();
     drop(store);
     let err = SqliteStore::open(&path).await.unwrap_err();
-    assert_eq!(err, StoreError::SchemaTooNew { found: 9999, known: 1 });
-    assert!(err.to_string().contains("newer than this binary knows"), "{err}");
+    assert_eq!(
+        err,
+        StoreError::SchemaTooNew {
+            found: 9999,
+            known: 1
+        }
+    );
+    assert!(
+        err.to_string().contains("newer than this binary knows"),
+        "{err}"
+    );
     let err = SqliteStore::open_existing(&path).await.unwrap_err();
-    assert_eq!(err, StoreError::SchemaTooNew { found: 9999, known: 1 });
+    assert_eq!(
+        err,
+        StoreError::SchemaTooNew {
+            found: 9999,
+            known: 1
+        }
+    );
 }
 
 #[tokio::test]
@@ -103,26 +131,44 @@ async fn an_unmigrated_database_is_refused_without_migrating() {
     let path = dir.path().join("empty.db");
     // An empty SQLite file.
     let conn = sqlx::sqlite::SqlitePoolOptions::new()
-        .connect_with(sqlx::sqlite::SqliteConnectOptions::new().filename(&path).create_if_missing(true))
+        .connect_with(
+            sqlx::sqlite::SqliteConnectOptions::new()
+                .filename(&path)
+                .create_if_missing(true),
+        )
         .await
         .unwrap();
-    sqlx::query("CREATE TABLE unrelated (x INTEGER)").execute(&conn).await.unwrap();
+    sqlx::query("CREATE TABLE unrelated (x INTEGER)")
+        .execute(&conn)
+        .await
+        .unwrap();
     conn.close().await;
-    let err = SqliteStore::open_existing(path.to_str().unwrap()).await.unwrap_err();
+    let err = SqliteStore::open_existing(path.to_str().unwrap())
+        .await
+        .unwrap_err();
     assert_eq!(err, StoreError::NotMigrated);
     // Opening normally migrates it, keeping what was there.
     let store = SqliteStore::open(path.to_str().unwrap()).await.unwrap();
     store.check().await.unwrap();
-    let kept: i64 = sqlx::query("SELECT count(*) FROM unrelated").fetch_one(store.read_pool()).await.unwrap().get(0);
+    let kept: i64 = sqlx::query("SELECT count(*) FROM unrelated")
+        .fetch_one(store.read_pool())
+        .await
+        .unwrap()
+        .get(0);
     assert_eq!(kept, 0);
 }
 
 #[tokio::test]
 async fn a_path_that_cannot_be_opened_is_unavailable_and_names_it() {
-    let err = SqliteStore::open("/proc/nomos-no-such-dir/x/nomos.db").await.unwrap_err();
+    let err = SqliteStore::open("/proc/nomos-no-such-dir/x/nomos.db")
+        .await
+        .unwrap_err();
     match err {
         StoreError::Unavailable(message) => {
-            assert!(message.contains("/proc/nomos-no-such-dir/x/nomos.db"), "{message}")
+            assert!(
+                message.contains("/proc/nomos-no-such-dir/x/nomos.db"),
+                "{message}"
+            )
         }
         other => panic!("expected Unavailable, got {other:?}"),
     }
@@ -131,8 +177,13 @@ async fn a_path_that_cannot_be_opened_is_unavailable_and_names_it() {
         .await
         .unwrap_err();
     assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
-    let err = SqliteStore::open("sqlite://x?mode=bogus").await.unwrap_err();
-    assert!(matches!(err, StoreError::Unavailable(ref m) if m.contains("sqlite://x?mode=bogus")), "{err:?}");
+    let err = SqliteStore::open("sqlite://x?mode=bogus")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, StoreError::Unavailable(ref m) if m.contains("sqlite://x?mode=bogus")),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]
@@ -140,7 +191,10 @@ async fn a_row_holding_an_unknown_status_is_reported_with_its_column() {
     let store = SqliteStore::in_memory().await.unwrap();
     let record = create(&store, session_id(7), SessionStatus::Active).await;
     // Bypass the CHECK constraint the way an old or foreign writer might.
-    sqlx::query("PRAGMA ignore_check_constraints = ON").execute(store.write_pool()).await.unwrap();
+    sqlx::query("PRAGMA ignore_check_constraints = ON")
+        .execute(store.write_pool())
+        .await
+        .unwrap();
     sqlx::query("UPDATE sessions SET status = 'zombie' WHERE id = ?1")
         .bind(record.id.to_string())
         .execute(store.write_pool())
@@ -149,7 +203,10 @@ async fn a_row_holding_an_unknown_status_is_reported_with_its_column() {
     let err = store.load_session(record.id).await.unwrap_err();
     match err {
         StoreError::Invalid(message) => {
-            assert!(message.contains("status") && message.contains("zombie"), "{message}")
+            assert!(
+                message.contains("status") && message.contains("zombie"),
+                "{message}"
+            )
         }
         other => panic!("expected Invalid, got {other:?}"),
     }

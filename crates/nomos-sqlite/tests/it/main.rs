@@ -3,19 +3,22 @@
 
 mod contract_in_memory {
     async fn fresh() -> nomos_sqlite::SqliteStore {
-        nomos_sqlite::SqliteStore::in_memory().await.unwrap()
+        nomos_sqlite::SqliteStore::in_memory()
+            .await
+            .unwrap_or_else(|e| panic!("cannot open an in-memory store: {e}"))
     }
     nomos_test_support::store_contract_tests!(fresh);
 }
 
 mod contract_on_file {
-    async fn fresh() -> nomos_sqlite::SqliteStore {
-        // The directory must outlive the store; tests are short, so leak it to /tmp
-        // and let the OS temp cleaner take it.
-        let dir = tempfile::tempdir().unwrap().keep();
-        nomos_sqlite::SqliteStore::open_in_data_dir(dir).await.unwrap()
+    async fn fresh() -> (nomos_sqlite::SqliteStore, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("cannot make a temp dir: {e}"));
+        let store = nomos_sqlite::SqliteStore::open_in_data_dir(dir.path())
+            .await
+            .unwrap_or_else(|e| panic!("cannot open a store file: {e}"));
+        (store, dir)
     }
-    nomos_test_support::store_contract_tests!(fresh);
+    nomos_test_support::store_contract_tests!(fresh, guarded);
 }
 
 mod file;

@@ -18,16 +18,35 @@ pub async fn events_are_numbered_without_gaps_and_globally_ordered(store: &dyn S
     let b = create(store, session_id(31), SessionStatus::Executing).await;
     let mut receipts = Vec::new();
     receipts.push(
-        store.commit(events_commit(&a, 1, vec![event(1, step_started(1)), event(2, step_started(2))])).await.unwrap(),
+        store
+            .commit(events_commit(
+                &a,
+                1,
+                vec![event(1, step_started(1)), event(2, step_started(2))],
+            ))
+            .await
+            .unwrap(),
     );
-    receipts.push(store.commit(events_commit(&b, 1, vec![event(3, step_started(1))])).await.unwrap());
+    receipts.push(
+        store
+            .commit(events_commit(&b, 1, vec![event(3, step_started(1))]))
+            .await
+            .unwrap(),
+    );
     receipts.push(
         store
             .commit(events_commit(
                 &a,
                 2,
                 vec![
-                    event(4, DomainEvent::StepFinished { generation: 1, seq: 2, status: StepStatus::Done }),
+                    event(
+                        4,
+                        DomainEvent::StepFinished {
+                            generation: 1,
+                            seq: 2,
+                            status: StepStatus::Done,
+                        },
+                    ),
                     event(5, DomainEvent::Nudged),
                 ],
             ))
@@ -35,14 +54,29 @@ pub async fn events_are_numbered_without_gaps_and_globally_ordered(store: &dyn S
             .unwrap(),
     );
     // An empty event list still commits and numbers nothing.
-    assert!(store.commit(events_commit(&b, 2, Vec::new())).await.unwrap().events.is_empty());
+    assert!(
+        store
+            .commit(events_commit(&b, 2, Vec::new()))
+            .await
+            .unwrap()
+            .events
+            .is_empty()
+    );
 
-    let a_seqs: Vec<i64> = receipts[0].events.iter().chain(&receipts[2].events).map(|e| e.seq).collect();
+    let a_seqs: Vec<i64> = receipts[0]
+        .events
+        .iter()
+        .chain(&receipts[2].events)
+        .map(|e| e.seq)
+        .collect();
     assert_eq!(a_seqs, [2, 3, 4, 5]);
     assert_eq!(receipts[1].events[0].seq, 2);
 
     let a_log = store.events_after(Some(a.id), 0, 100).await.unwrap();
-    assert_eq!(a_log.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
+    assert_eq!(
+        a_log.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        [1, 2, 3, 4, 5]
+    );
     assert_eq!(a_log[0].event, DomainEvent::SessionCreated);
     assert_eq!(a_log[4].event, DomainEvent::Nudged);
     assert_eq!(a_log[1].at, super::fixtures::at(1));
@@ -50,18 +84,41 @@ pub async fn events_are_numbered_without_gaps_and_globally_ordered(store: &dyn S
 
     let all = store.events_after(None, 0, 100).await.unwrap();
     assert_eq!(all.len(), 7);
-    assert!(all.windows(2).all(|w| w[0].global_seq < w[1].global_seq), "{all:?}");
-    let committed: Vec<i64> = receipts.iter().flat_map(|r| r.events.iter().map(|e| e.global_seq)).collect();
+    assert!(
+        all.windows(2).all(|w| w[0].global_seq < w[1].global_seq),
+        "{all:?}"
+    );
+    let committed: Vec<i64> = receipts
+        .iter()
+        .flat_map(|r| r.events.iter().map(|e| e.global_seq))
+        .collect();
     assert!(committed.windows(2).all(|w| w[0] < w[1]));
-    let order: Vec<(nomos_core::SessionId, i64)> = all.iter().map(|e| (e.session_id, e.seq)).collect();
+    let order: Vec<(nomos_core::SessionId, i64)> =
+        all.iter().map(|e| (e.session_id, e.seq)).collect();
     assert_eq!(
         order,
-        [(a.id, 1), (b.id, 1), (a.id, 2), (a.id, 3), (b.id, 2), (a.id, 4), (a.id, 5)]
+        [
+            (a.id, 1),
+            (b.id, 1),
+            (a.id, 2),
+            (a.id, 3),
+            (b.id, 2),
+            (a.id, 4),
+            (a.id, 5)
+        ]
     );
     // The global log holds each session's events in its own order.
-    let a_in_global: Vec<i64> = all.iter().filter(|e| e.session_id == a.id).map(|e| e.seq).collect();
+    let a_in_global: Vec<i64> = all
+        .iter()
+        .filter(|e| e.session_id == a.id)
+        .map(|e| e.seq)
+        .collect();
     assert_eq!(a_in_global, [1, 2, 3, 4, 5]);
-    let b_in_global: Vec<i64> = all.iter().filter(|e| e.session_id == b.id).map(|e| e.seq).collect();
+    let b_in_global: Vec<i64> = all
+        .iter()
+        .filter(|e| e.session_id == b.id)
+        .map(|e| e.seq)
+        .collect();
     assert_eq!(b_in_global, [1, 2]);
     // The returned records are the stored ones.
     assert_eq!(receipts[2].events[..], a_log[3..]);
@@ -74,14 +131,29 @@ pub async fn events_after_replays_from_a_position(store: &dyn Store) {
     let b = create(store, session_id(33), SessionStatus::Executing).await;
     let events: Vec<_> = (1..=6).map(|n| event(n, step_started(n as u32))).collect();
     store.commit(events_commit(&a, 1, events)).await.unwrap();
-    store.commit(events_commit(&b, 1, vec![event(9, DomainEvent::Nudged)])).await.unwrap();
+    store
+        .commit(events_commit(&b, 1, vec![event(9, DomainEvent::Nudged)]))
+        .await
+        .unwrap();
 
     let page = store.events_after(Some(a.id), 3, 2).await.unwrap();
     assert_eq!(page.iter().map(|e| e.seq).collect::<Vec<_>>(), [4, 5]);
     let rest = store.events_after(Some(a.id), 5, 100).await.unwrap();
     assert_eq!(rest.iter().map(|e| e.seq).collect::<Vec<_>>(), [6, 7]);
-    assert!(store.events_after(Some(a.id), 7, 100).await.unwrap().is_empty());
-    assert!(store.events_after(Some(session_id(404)), 0, 100).await.unwrap().is_empty());
+    assert!(
+        store
+            .events_after(Some(a.id), 7, 100)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        store
+            .events_after(Some(session_id(404)), 0, 100)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     let all = store.events_after(None, 0, 100).await.unwrap();
     assert_eq!(all.len(), 9);
@@ -90,5 +162,11 @@ pub async fn events_after_replays_from_a_position(store: &dyn Store) {
     assert_eq!(tail, all[4..]);
     let limited = store.events_after(None, cursor, 2).await.unwrap();
     assert_eq!(limited, all[4..6]);
-    assert!(store.events_after(None, all[8].global_seq, 10).await.unwrap().is_empty());
+    assert!(
+        store
+            .events_after(None, all[8].global_seq, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }

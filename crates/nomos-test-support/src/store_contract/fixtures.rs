@@ -23,7 +23,9 @@ pub fn at(offset_ms: i64) -> Timestamp {
 
 /// A deterministic session id.
 pub fn session_id(n: u128) -> SessionId {
-    SessionId(Uuid::from_u128(0x5e55_0000_0000_0000_0000_0000_0000_0000 + n))
+    SessionId(Uuid::from_u128(
+        0x5e55_0000_0000_0000_0000_0000_0000_0000 + n,
+    ))
 }
 
 /// A session row with every optional field set, created at the base time.
@@ -158,7 +160,10 @@ pub fn tool_call(session: SessionId, call_id: &str) -> ToolCallRecord {
 
 /// An event at a time.
 pub fn event(offset_ms: i64, event: DomainEvent) -> PendingEvent {
-    PendingEvent { at: at(offset_ms), event }
+    PendingEvent {
+        at: at(offset_ms),
+        event,
+    }
 }
 
 /// The commit that creates a session row, with a `session.created` event.

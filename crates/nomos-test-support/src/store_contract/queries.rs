@@ -8,7 +8,13 @@ use nomos_core::{ApprovalStatus, ExecutionStatus, SessionId, SessionStatus};
 
 use super::fixtures::{approval, at, create_commit, events_commit, execution, session, session_id};
 
-async fn put(store: &dyn Store, n: u128, status: SessionStatus, idle_at: i64, goal: bool) -> SessionRecord {
+async fn put(
+    store: &dyn Store,
+    n: u128,
+    status: SessionStatus,
+    idle_at: i64,
+    goal: bool,
+) -> SessionRecord {
     let mut record = session(session_id(n), status);
     record.last_activity_at = at(idle_at);
     if !goal {
@@ -38,25 +44,44 @@ pub async fn sessions_are_listed_by_status_idle_time_and_goal(store: &dyn Store)
     let idle_active_goal = put(store, 46, SessionStatus::Active, 0, true).await;
 
     let sweep = SessionFilter {
-        statuses: vec![SessionStatus::Active, SessionStatus::Planning, SessionStatus::Executing],
+        statuses: vec![
+            SessionStatus::Active,
+            SessionStatus::Planning,
+            SessionStatus::Executing,
+        ],
         idle_since: Some(at(15 * 60_000)),
         goal: GoalFilter::Set,
         ..SessionFilter::default()
     };
     let found = store.list_sessions(&sweep).await.unwrap();
-    assert_eq!(ids(&found), [idle_planning.id, idle_executing.id, idle_active_goal.id]);
+    assert_eq!(
+        ids(&found),
+        [idle_planning.id, idle_executing.id, idle_active_goal.id]
+    );
     assert_eq!(found[0], idle_planning);
 
-    let unset = SessionFilter { goal: GoalFilter::Unset, ..SessionFilter::default() };
-    assert_eq!(ids(&store.list_sessions(&unset).await.unwrap()), [goalless.id]);
+    let unset = SessionFilter {
+        goal: GoalFilter::Unset,
+        ..SessionFilter::default()
+    };
+    assert_eq!(
+        ids(&store.list_sessions(&unset).await.unwrap()),
+        [goalless.id]
+    );
 
     // Idle is strict: a session whose last activity is exactly the cut-off is not idle.
-    let exact = SessionFilter { idle_since: Some(at(100)), ..SessionFilter::default() };
+    let exact = SessionFilter {
+        idle_since: Some(at(100)),
+        ..SessionFilter::default()
+    };
     let found = store.list_sessions(&exact).await.unwrap();
     assert!(!ids(&found).contains(&idle_executing.id));
     assert_eq!(found.len(), 5);
 
-    let all = store.list_sessions(&SessionFilter::default()).await.unwrap();
+    let all = store
+        .list_sessions(&SessionFilter::default())
+        .await
+        .unwrap();
     assert_eq!(all.len(), 7);
     assert!(all.windows(2).all(|w| w[0].id < w[1].id));
 }
@@ -70,7 +95,11 @@ pub async fn sessions_page_by_id(store: &dyn Store) {
     let mut after = None;
     loop {
         let page = store
-            .list_sessions(&SessionFilter { after, limit: Some(2), ..SessionFilter::default() })
+            .list_sessions(&SessionFilter {
+                after,
+                limit: Some(2),
+                ..SessionFilter::default()
+            })
             .await
             .unwrap();
         if page.is_empty() {
@@ -80,7 +109,10 @@ pub async fn sessions_page_by_id(store: &dyn Store) {
         after = page.last().map(|r| r.id);
         seen.extend(ids(&page));
     }
-    let expected: Vec<SessionId> = [51u128, 53, 55, 57, 59].into_iter().map(session_id).collect();
+    let expected: Vec<SessionId> = [51u128, 53, 55, 57, 59]
+        .into_iter()
+        .map(session_id)
+        .collect();
     assert_eq!(seen, expected);
 }
 
@@ -110,32 +142,67 @@ pub async fn executions_are_listed_for_the_stale_execution_sweeps(store: &dyn St
         old_done.clone(),
         young_pending.clone(),
     ];
-    store.commit(Commit { executions: all, ..events_commit(&record, 1, Vec::new()) }).await.unwrap();
+    store
+        .commit(Commit {
+            executions: all,
+            ..events_commit(&record, 1, Vec::new())
+        })
+        .await
+        .unwrap();
 
     let sweep = ExecutionFilter {
         statuses: vec![ExecutionStatus::Running],
         started_before: Some(at(10 * minute)),
         ..ExecutionFilter::default()
     };
-    assert_eq!(store.list_executions(&sweep).await.unwrap(), vec![old_running.clone()]);
+    assert_eq!(
+        store.list_executions(&sweep).await.unwrap(),
+        vec![old_running.clone()]
+    );
 
     let startup = ExecutionFilter {
-        statuses: vec![ExecutionStatus::PendingApproval, ExecutionStatus::Approved, ExecutionStatus::Running],
+        statuses: vec![
+            ExecutionStatus::PendingApproval,
+            ExecutionStatus::Approved,
+            ExecutionStatus::Running,
+        ],
         created_before: Some(at(60 * minute)),
         ..ExecutionFilter::default()
     };
-    let stale: Vec<_> =
-        store.list_executions(&startup).await.unwrap().into_iter().map(|e| e.id).collect();
+    let stale: Vec<_> = store
+        .list_executions(&startup)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
     // Ordered by created_at, then id.
     let mut same_time = [old_running.id, new_running.id];
     same_time.sort();
-    assert_eq!(stale, [same_time[0], same_time[1], old_pending.id, old_approved.id]);
+    assert_eq!(
+        stale,
+        [same_time[0], same_time[1], old_pending.id, old_approved.id]
+    );
 
-    let of_session = ExecutionFilter { session: Some(id), limit: Some(3), ..ExecutionFilter::default() };
+    let of_session = ExecutionFilter {
+        session: Some(id),
+        limit: Some(3),
+        ..ExecutionFilter::default()
+    };
     assert_eq!(store.list_executions(&of_session).await.unwrap().len(), 3);
-    let other = ExecutionFilter { session: Some(session_id(404)), ..ExecutionFilter::default() };
+    let other = ExecutionFilter {
+        session: Some(session_id(404)),
+        ..ExecutionFilter::default()
+    };
     assert!(store.list_executions(&other).await.unwrap().is_empty());
-    assert_eq!(store.list_executions(&ExecutionFilter::default()).await.unwrap().len(), 6);
+    assert_eq!(
+        store
+            .list_executions(&ExecutionFilter::default())
+            .await
+            .unwrap()
+            .len(),
+        6
+    );
 }
 
 /// Pending approvals are listed by request time, per session or across all; decided
@@ -163,11 +230,21 @@ pub async fn pending_approvals_are_listed_by_request_time(store: &dyn Store) {
         .await
         .unwrap();
     store
-        .commit(Commit { executions: vec![b1], approvals: vec![early.clone()], ..events_commit(&b, 1, Vec::new()) })
+        .commit(Commit {
+            executions: vec![b1],
+            approvals: vec![early.clone()],
+            ..events_commit(&b, 1, Vec::new())
+        })
         .await
         .unwrap();
-    assert_eq!(store.pending_approvals(None).await.unwrap(), vec![early.clone(), late.clone()]);
-    assert_eq!(store.pending_approvals(Some(a.id)).await.unwrap(), vec![late.clone()]);
+    assert_eq!(
+        store.pending_approvals(None).await.unwrap(),
+        vec![early.clone(), late.clone()]
+    );
+    assert_eq!(
+        store.pending_approvals(Some(a.id)).await.unwrap(),
+        vec![late.clone()]
+    );
     assert_eq!(store.approval(decided.id).await.unwrap(), Some(decided));
 
     // Deciding it takes it off the list.
@@ -175,7 +252,10 @@ pub async fn pending_approvals_are_listed_by_request_time(store: &dyn Store) {
     approved.status = ApprovalStatus::Approved;
     approved.decided_at = Some(at(600));
     store
-        .commit(Commit { approvals: vec![approved.clone()], ..events_commit(&a, 2, Vec::new()) })
+        .commit(Commit {
+            approvals: vec![approved.clone()],
+            ..events_commit(&a, 2, Vec::new())
+        })
         .await
         .unwrap();
     assert_eq!(store.pending_approvals(None).await.unwrap(), vec![early]);

@@ -25,7 +25,11 @@ pub async fn commit_then_load_round_trips(store: &dyn Store) {
     record.summary = Some("so far so good".into());
     record.board_outcome = Some(Outcome::Partial);
     record.plan_generation = 1;
-    record.assent = Some(AssentWindow { generation: 1, opened_at: at(5), expires_at: at(1_800_005) });
+    record.assent = Some(AssentWindow {
+        generation: 1,
+        opened_at: at(5),
+        expires_at: at(1_800_005),
+    });
     record.knowledge = KnowledgeLoop::Discovered;
     record.nudged_at = Some(at(999));
     record.n_messages = 3;
@@ -76,7 +80,10 @@ pub async fn inserting_an_existing_session_is_a_duplicate(store: &dyn Store) {
     again.goal = None;
     let err = store.commit(create_commit(again)).await.unwrap_err();
     assert!(matches!(err, StoreError::Duplicate { .. }), "{err:?}");
-    assert_eq!(store.load_session(id).await.unwrap().unwrap().record, stored);
+    assert_eq!(
+        store.load_session(id).await.unwrap().unwrap().record,
+        stored
+    );
 }
 
 /// A commit against a stale version is a conflict naming both versions, and writes nothing.
@@ -85,7 +92,14 @@ pub async fn stale_version_is_a_conflict_and_writes_nothing(store: &dyn Store) {
     let stored = create(store, id, SessionStatus::Active).await;
     let mut changed = stored.clone();
     changed.status = SessionStatus::Planning;
-    store.commit(events_commit(&changed, 1, vec![event(1, DomainEvent::Nudged)])).await.unwrap();
+    store
+        .commit(events_commit(
+            &changed,
+            1,
+            vec![event(1, DomainEvent::Nudged)],
+        ))
+        .await
+        .unwrap();
 
     let mut stale = stored.clone();
     stale.status = SessionStatus::Failed;
@@ -95,7 +109,14 @@ pub async fn stale_version_is_a_conflict_and_writes_nothing(store: &dyn Store) {
         ..events_commit(&stale, 1, vec![event(2, DomainEvent::Nudged)])
     };
     let err = store.commit(commit).await.unwrap_err();
-    assert_eq!(err, StoreError::Conflict { session: id, expected: 1, found: 2 });
+    assert_eq!(
+        err,
+        StoreError::Conflict {
+            session: id,
+            expected: 1,
+            found: 2
+        }
+    );
     let snapshot = store.load_session(id).await.unwrap().unwrap();
     assert_eq!(snapshot.record.status, SessionStatus::Planning);
     assert_eq!(snapshot.record.version, 2);
@@ -105,8 +126,18 @@ pub async fn stale_version_is_a_conflict_and_writes_nothing(store: &dyn Store) {
 
     // A commit on a session that does not exist reports found = 0.
     let ghost = session(session_id(33), SessionStatus::Active);
-    let err = store.commit(events_commit(&ghost, 4, Vec::new())).await.unwrap_err();
-    assert_eq!(err, StoreError::Conflict { session: ghost.id, expected: 4, found: 0 });
+    let err = store
+        .commit(events_commit(&ghost, 4, Vec::new()))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        StoreError::Conflict {
+            session: ghost.id,
+            expected: 4,
+            found: 0
+        }
+    );
 }
 
 /// Any commit bumps the version, even one that carries no session row.
@@ -120,13 +151,24 @@ pub async fn commit_without_a_session_row_still_bumps_the_version(store: &dyn St
     };
     assert_eq!(store.commit(commit).await.unwrap().version, 2);
     let snapshot = store.load_session(id).await.unwrap().unwrap();
-    assert_eq!(snapshot.record, nomos_core::record::SessionRecord { version: 2, ..stored });
+    assert_eq!(
+        snapshot.record,
+        nomos_core::record::SessionRecord {
+            version: 2,
+            ..stored
+        }
+    );
     assert_eq!(snapshot.steps.len(), 1);
 }
 
 /// A commit must name its session through its rows, and only one session.
 pub async fn commit_naming_no_single_session_is_invalid(store: &dyn Store) {
-    let err = store.commit(Commit { expected_version: Some(1), ..Commit::default() }).await;
+    let err = store
+        .commit(Commit {
+            expected_version: Some(1),
+            ..Commit::default()
+        })
+        .await;
     assert!(matches!(err, Err(StoreError::Invalid(_))), "{err:?}");
     let a = create(store, session_id(5), SessionStatus::Active).await;
     let mixed = Commit {
@@ -134,13 +176,19 @@ pub async fn commit_naming_no_single_session_is_invalid(store: &dyn Store) {
         ..events_commit(&a, 1, Vec::new())
     };
     let err = store.commit(mixed).await.unwrap_err();
-    assert!(matches!(err, StoreError::Invalid(ref m) if m.contains("mixes")), "{err:?}");
+    assert!(
+        matches!(err, StoreError::Invalid(ref m) if m.contains("mixes")),
+        "{err:?}"
+    );
     let new_without_row = Commit {
         expected_version: None,
         steps: vec![step(session_id(7), 1, 1, StepStatus::Pending)],
         ..Commit::default()
     };
-    assert!(matches!(store.commit(new_without_row).await, Err(StoreError::Invalid(_))));
+    assert!(matches!(
+        store.commit(new_without_row).await,
+        Err(StoreError::Invalid(_))
+    ));
 }
 
 /// Two writers racing from the same version: exactly one wins; the loser gets a
@@ -154,25 +202,45 @@ pub async fn concurrent_committers_one_wins_the_other_reloads(store: &dyn Store)
     approval_writer.summary = Some("decided".into());
     let (a, b) = tokio::join!(
         store.commit(events_commit(&turn, 1, vec![event(1, DomainEvent::Nudged)])),
-        store.commit(events_commit(&approval_writer, 1, vec![event(2, DomainEvent::Nudged)])),
+        store.commit(events_commit(
+            &approval_writer,
+            1,
+            vec![event(2, DomainEvent::Nudged)]
+        )),
     );
     let (won, lost) = match (a, b) {
         (Ok(won), Err(lost)) | (Err(lost), Ok(won)) => (won, lost),
         other => panic!("expected exactly one winner, got {other:?}"),
     };
     assert_eq!(won.version, 2);
-    assert_eq!(lost, StoreError::Conflict { session: id, expected: 1, found: 2 });
+    assert_eq!(
+        lost,
+        StoreError::Conflict {
+            session: id,
+            expected: 1,
+            found: 2
+        }
+    );
 
     let reloaded = store.load_session(id).await.unwrap().unwrap().record;
     let mut retry = reloaded.clone();
     retry.summary = Some("decided after reload".into());
     let receipt = store
-        .commit(events_commit(&retry, reloaded.version, vec![event(3, DomainEvent::Nudged)]))
+        .commit(events_commit(
+            &retry,
+            reloaded.version,
+            vec![event(3, DomainEvent::Nudged)],
+        ))
         .await
         .unwrap();
     assert_eq!(receipt.version, 3);
-    let seqs: Vec<i64> =
-        store.events_after(Some(id), 0, 10).await.unwrap().iter().map(|e| e.seq).collect();
+    let seqs: Vec<i64> = store
+        .events_after(Some(id), 0, 10)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.seq)
+        .collect();
     assert_eq!(seqs, [1, 2, 3]);
 }
 
@@ -184,7 +252,8 @@ pub async fn racing_writers_with_retries_lose_no_commit(store: &dyn Store) {
         for attempt in 0.. {
             assert!(attempt < 200, "writer {n} starved");
             let record = store.load_session(id).await.unwrap().unwrap().record;
-            let commit = events_commit(&record, record.version, vec![event(n, DomainEvent::Nudged)]);
+            let commit =
+                events_commit(&record, record.version, vec![event(n, DomainEvent::Nudged)]);
             match store.commit(commit).await {
                 Ok(_) => return,
                 Err(StoreError::Conflict { .. }) => continue,
@@ -196,8 +265,13 @@ pub async fn racing_writers_with_retries_lose_no_commit(store: &dyn Store) {
     futures::future::join_all(writers).await;
     let record = store.load_session(id).await.unwrap().unwrap().record;
     assert_eq!(record.version, 5);
-    let seqs: Vec<i64> =
-        store.events_after(Some(id), 0, 100).await.unwrap().iter().map(|e| e.seq).collect();
+    let seqs: Vec<i64> = store
+        .events_after(Some(id), 0, 100)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.seq)
+        .collect();
     assert_eq!(seqs, [1, 2, 3, 4, 5]);
 }
 
@@ -209,7 +283,10 @@ pub async fn duplicate_step_seq_fails_and_leaves_nothing(store: &dyn Store) {
     let stored = create(store, id, SessionStatus::Planning).await;
     let first = step(id, 1, 1, StepStatus::Pending);
     store
-        .commit(Commit { steps: vec![first.clone()], ..events_commit(&stored, 1, Vec::new()) })
+        .commit(Commit {
+            steps: vec![first.clone()],
+            ..events_commit(&stored, 1, Vec::new())
+        })
         .await
         .unwrap();
     let mut impostor = step(id, 1, 2, StepStatus::Pending);
@@ -243,7 +320,13 @@ pub async fn all_plan_generations_are_read_back_in_order(store: &dyn Store) {
         step(id, 1, 1, StepStatus::Done),
         step(id, 3, 1, StepStatus::Pending),
     ];
-    store.commit(Commit { steps, ..events_commit(&stored, 1, Vec::new()) }).await.unwrap();
+    store
+        .commit(Commit {
+            steps,
+            ..events_commit(&stored, 1, Vec::new())
+        })
+        .await
+        .unwrap();
     let order: Vec<(u32, u32, StepStatus)> = store
         .load_session(id)
         .await
@@ -270,8 +353,16 @@ pub async fn all_plan_generations_are_read_back_in_order(store: &dyn Store) {
 pub async fn removed_steps_are_deleted_and_kept_ones_updated(store: &dyn Store) {
     let id = session_id(12);
     let stored = create(store, id, SessionStatus::Planning).await;
-    let steps: Vec<_> = (1..=3).map(|seq| step(id, 1, seq, StepStatus::Pending)).collect();
-    store.commit(Commit { steps, ..events_commit(&stored, 1, Vec::new()) }).await.unwrap();
+    let steps: Vec<_> = (1..=3)
+        .map(|seq| step(id, 1, seq, StepStatus::Pending))
+        .collect();
+    store
+        .commit(Commit {
+            steps,
+            ..events_commit(&stored, 1, Vec::new())
+        })
+        .await
+        .unwrap();
     let mut revised = step(id, 1, 1, StepStatus::Pending);
     revised.title = "check disk first".into();
     let commit = Commit {
@@ -280,7 +371,10 @@ pub async fn removed_steps_are_deleted_and_kept_ones_updated(store: &dyn Store) 
         ..events_commit(&stored, 2, Vec::new())
     };
     store.commit(commit).await.unwrap();
-    assert_eq!(store.load_session(id).await.unwrap().unwrap().steps, vec![revised]);
+    assert_eq!(
+        store.load_session(id).await.unwrap().unwrap().steps,
+        vec![revised]
+    );
 }
 
 /// Closing steps stores started and finished times exactly as given, to the millisecond.
@@ -291,7 +385,10 @@ pub async fn step_close_times_round_trip_to_the_millisecond(store: &dyn Store) {
     let mut closed = step(id, 1, 1, StepStatus::Running);
     closed.started_at = Some(at(1));
     store
-        .commit(Commit { steps: vec![closed.clone()], ..events_commit(&stored, 1, Vec::new()) })
+        .commit(Commit {
+            steps: vec![closed.clone()],
+            ..events_commit(&stored, 1, Vec::new())
+        })
         .await
         .unwrap();
     closed.status = StepStatus::Done;
@@ -301,8 +398,22 @@ pub async fn step_close_times_round_trip_to_the_millisecond(store: &dyn Store) {
     never_started.started_at = Some(at(86_400_000 + 7));
     never_started.finished_at = Some(at(86_400_000 + 7));
     let finished = vec![
-        event(86_400_007, DomainEvent::StepFinished { generation: 1, seq: 1, status: StepStatus::Done }),
-        event(86_400_007, DomainEvent::StepFinished { generation: 1, seq: 2, status: StepStatus::Skipped }),
+        event(
+            86_400_007,
+            DomainEvent::StepFinished {
+                generation: 1,
+                seq: 1,
+                status: StepStatus::Done,
+            },
+        ),
+        event(
+            86_400_007,
+            DomainEvent::StepFinished {
+                generation: 1,
+                seq: 2,
+                status: StepStatus::Skipped,
+            },
+        ),
     ];
     store
         .commit(Commit {
@@ -313,7 +424,10 @@ pub async fn step_close_times_round_trip_to_the_millisecond(store: &dyn Store) {
         .unwrap();
     let steps = store.load_session(id).await.unwrap().unwrap().steps;
     assert_eq!(steps, vec![closed, never_started]);
-    assert_eq!(steps[0].finished_at.unwrap().as_millis(), super::fixtures::BASE_MILLIS + 86_400_007);
+    assert_eq!(
+        steps[0].finished_at.unwrap().as_millis(),
+        super::fixtures::BASE_MILLIS + 86_400_007
+    );
     let events = store.events_after(Some(id), 1, 10).await.unwrap();
     assert_eq!(events.len(), 2);
     assert_eq!(events[0].at, at(86_400_007));
@@ -342,7 +456,10 @@ pub async fn messages_and_tool_calls_round_trip_in_order(store: &dyn Store) {
         .await
         .unwrap();
     store
-        .commit(Commit { messages: messages[2..].to_vec(), ..events_commit(&stored, 2, Vec::new()) })
+        .commit(Commit {
+            messages: messages[2..].to_vec(),
+            ..events_commit(&stored, 2, Vec::new())
+        })
         .await
         .unwrap();
     assert_eq!(store.messages(id).await.unwrap(), messages);
@@ -366,7 +483,10 @@ pub async fn duplicate_tool_call_is_refused_and_leaves_no_partial_rows(store: &d
         ..events_commit(&changed, 1, vec![event(9, DomainEvent::Nudged)])
     };
     let err = store.commit(commit).await.unwrap_err();
-    assert!(matches!(err, StoreError::Duplicate { ref what } if what.contains("call-1")), "{err:?}");
+    assert!(
+        matches!(err, StoreError::Duplicate { ref what } if what.contains("call-1")),
+        "{err:?}"
+    );
     let snapshot = store.load_session(id).await.unwrap().unwrap();
     assert_eq!(snapshot.record, stored);
     assert!(snapshot.steps.is_empty() && snapshot.executions.is_empty());
@@ -376,12 +496,20 @@ pub async fn duplicate_tool_call_is_refused_and_leaves_no_partial_rows(store: &d
 
     // Across commits too.
     store
-        .commit(Commit { tool_calls: vec![tool_call(id, "call-1")], ..events_commit(&stored, 1, Vec::new()) })
+        .commit(Commit {
+            tool_calls: vec![tool_call(id, "call-1")],
+            ..events_commit(&stored, 1, Vec::new())
+        })
         .await
         .unwrap();
-    let again =
-        Commit { tool_calls: vec![tool_call(id, "call-1")], ..events_commit(&stored, 2, Vec::new()) };
-    assert!(matches!(store.commit(again).await, Err(StoreError::Duplicate { .. })));
+    let again = Commit {
+        tool_calls: vec![tool_call(id, "call-1")],
+        ..events_commit(&stored, 2, Vec::new())
+    };
+    assert!(matches!(
+        store.commit(again).await,
+        Err(StoreError::Duplicate { .. })
+    ));
     assert_eq!(store.tool_calls(id).await.unwrap().len(), 1);
 }
 
@@ -401,20 +529,48 @@ pub async fn commit_batch_skips_the_conflicting_commit(store: &dyn Store) {
     let results = store
         .commit_batch(vec![
             events_commit(&a2, 1, nudge()),
-            Commit { steps: vec![step(b.id, 1, 1, StepStatus::Pending)], ..events_commit(&b2, 7, nudge()) },
+            Commit {
+                steps: vec![step(b.id, 1, 1, StepStatus::Pending)],
+                ..events_commit(&b2, 7, nudge())
+            },
             events_commit(&c2, 1, nudge()),
         ])
         .await
         .unwrap();
     assert_eq!(results.len(), 3);
     assert_eq!(results[0].as_ref().unwrap().version, 2);
-    assert_eq!(results[1], Err(StoreError::Conflict { session: b.id, expected: 7, found: 1 }));
+    assert_eq!(
+        results[1],
+        Err(StoreError::Conflict {
+            session: b.id,
+            expected: 7,
+            found: 1
+        })
+    );
     assert_eq!(results[2].as_ref().unwrap().events[0].seq, 2);
-    assert_eq!(store.load_session(a.id).await.unwrap().unwrap().record.status, SessionStatus::Partial);
+    assert_eq!(
+        store
+            .load_session(a.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .record
+            .status,
+        SessionStatus::Partial
+    );
     let untouched = store.load_session(b.id).await.unwrap().unwrap();
     assert_eq!(untouched.record, b);
     assert!(untouched.steps.is_empty());
-    assert_eq!(store.load_session(c.id).await.unwrap().unwrap().record.version, 2);
+    assert_eq!(
+        store
+            .load_session(c.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .record
+            .version,
+        2
+    );
 
     // Any other error aborts the whole batch.
     let results = store
@@ -423,8 +579,20 @@ pub async fn commit_batch_skips_the_conflicting_commit(store: &dyn Store) {
             create_commit(session(b.id, SessionStatus::Active)),
         ])
         .await;
-    assert!(matches!(results, Err(StoreError::Duplicate { .. })), "{results:?}");
-    assert_eq!(store.load_session(a.id).await.unwrap().unwrap().record.version, 2);
+    assert!(
+        matches!(results, Err(StoreError::Duplicate { .. })),
+        "{results:?}"
+    );
+    assert_eq!(
+        store
+            .load_session(a.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .record
+            .version,
+        2
+    );
     assert!(store.commit_batch(Vec::new()).await.unwrap().is_empty());
 }
 
@@ -452,9 +620,18 @@ pub async fn delete_session_cascades_to_everything_it_owns(store: &dyn Store) {
     assert_eq!(store.approval(pending.id).await.unwrap(), None);
     assert!(store.messages(id).await.unwrap().is_empty());
     assert!(store.tool_calls(id).await.unwrap().is_empty());
-    assert!(store.events_after(Some(id), 0, 10).await.unwrap().is_empty());
+    assert!(
+        store
+            .events_after(Some(id), 0, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert!(store.pending_approvals(None).await.unwrap().is_empty());
-    assert_eq!(store.load_session(other.id).await.unwrap().unwrap().record, other);
+    assert_eq!(
+        store.load_session(other.id).await.unwrap().unwrap().record,
+        other
+    );
     let err = store.delete_session(id).await.unwrap_err();
     assert!(matches!(err, StoreError::NotFound { .. }), "{err:?}");
     // The id can be used again after deletion.
@@ -467,16 +644,28 @@ pub async fn rows_of_another_session_are_not_overwritten(store: &dyn Store) {
     let b = create(store, session_id(22), SessionStatus::Planning).await;
     let owned = step(a.id, 1, 1, StepStatus::Pending);
     store
-        .commit(Commit { steps: vec![owned.clone()], ..events_commit(&a, 1, Vec::new()) })
+        .commit(Commit {
+            steps: vec![owned.clone()],
+            ..events_commit(&a, 1, Vec::new())
+        })
         .await
         .unwrap();
     let mut stolen = owned.clone();
     stolen.session_id = b.id;
     stolen.title = "hijacked".into();
     let err = store
-        .commit(Commit { steps: vec![stolen], ..events_commit(&b, 1, Vec::new()) })
+        .commit(Commit {
+            steps: vec![stolen],
+            ..events_commit(&b, 1, Vec::new())
+        })
         .await
         .unwrap_err();
-    assert!(matches!(err, StoreError::Invalid(_) | StoreError::Duplicate { .. }), "{err:?}");
-    assert_eq!(store.load_session(a.id).await.unwrap().unwrap().steps, vec![owned]);
+    assert!(
+        matches!(err, StoreError::Invalid(_) | StoreError::Duplicate { .. }),
+        "{err:?}"
+    );
+    assert_eq!(
+        store.load_session(a.id).await.unwrap().unwrap().steps,
+        vec![owned]
+    );
 }
