@@ -62,7 +62,12 @@ impl Captured {
     }
 
     /// The port's output record.
-    pub fn finish(self, exit_code: Option<i32>, signal: Option<String>, duration_ms: u64) -> ExecOutput {
+    pub fn finish(
+        self,
+        exit_code: Option<i32>,
+        signal: Option<String>,
+        duration_ms: u64,
+    ) -> ExecOutput {
         let (stdout, stdout_cut) = self.stdout.into_text();
         let (stderr, stderr_cut) = self.stderr.into_text();
         ExecOutput {

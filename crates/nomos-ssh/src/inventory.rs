@@ -222,10 +222,7 @@ impl Inventory {
         let mut seen: HashMap<String, usize> = HashMap::new();
         for (index, entry) in raw.hosts.into_iter().enumerate() {
             let position = index + 1;
-            let label = entry
-                .slug
-                .clone()
-                .unwrap_or_else(|| format!("#{position}"));
+            let label = entry.slug.clone().unwrap_or_else(|| format!("#{position}"));
             let host = build_host(entry, &raw.defaults, default_port)
                 .map_err(|p| host_error(label.clone(), p))?;
             if let Some(first) = seen.get(&host.slug) {
@@ -242,7 +239,9 @@ impl Inventory {
             origin: origin.to_string(),
             hosts,
         };
-        inventory.check_jumps().map_err(|(host, p)| host_error(host, p))?;
+        inventory
+            .check_jumps()
+            .map_err(|(host, p)| host_error(host, p))?;
         Ok(inventory)
     }
 
@@ -344,7 +343,9 @@ impl Inventory {
                 }
                 chain.push(jump);
                 next = match &target.target {
-                    Target::Local => return Err(bad("the local host cannot be a jump host".into())),
+                    Target::Local => {
+                        return Err(bad("the local host cannot be a jump host".into()));
+                    }
                     Target::Ssh(t) => t.jump.as_deref(),
                 };
             }
@@ -490,14 +491,18 @@ fn check_slug(slug: &str) -> Result<(), HostProblem> {
         reason: reason.to_string(),
     };
     let Some((kind, name)) = slug.split_once(':') else {
-        return Err(bad("expected `local` or KIND:NAME, such as `lxc:nextcloud`"));
+        return Err(bad(
+            "expected `local` or KIND:NAME, such as `lxc:nextcloud`",
+        ));
     };
     if kind.is_empty()
         || !kind
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
     {
-        return Err(bad("the kind before `:` must be lowercase letters, digits, `-` or `_`"));
+        return Err(bad(
+            "the kind before `:` must be lowercase letters, digits, `-` or `_`",
+        ));
     }
     if name.is_empty() {
         return Err(bad("the name after `:` is empty"));
@@ -577,7 +582,8 @@ jump = "host:hubris"
 
     #[test]
     fn unknown_jump_host_is_named() {
-        let text = "[[host]]\nslug='vm:db'\naddress='a'\nuser='u'\nkey_file='k'\njump='host:gone'\n";
+        let text =
+            "[[host]]\nslug='vm:db'\naddress='a'\nuser='u'\nkey_file='k'\njump='host:gone'\n";
         assert_eq!(
             problem(text),
             "fleet.toml: host `vm:db`: unknown jump host `host:gone`"
@@ -598,8 +604,9 @@ jump = "host:hubris"
     #[test]
     fn bad_ports_are_refused() {
         for port in ["0", "65536", "-1"] {
-            let text =
-                format!("[[host]]\nslug='vm:db'\naddress='a'\nuser='u'\nkey_file='k'\nport={port}\n");
+            let text = format!(
+                "[[host]]\nslug='vm:db'\naddress='a'\nuser='u'\nkey_file='k'\nport={port}\n"
+            );
             assert_eq!(
                 problem(&text),
                 format!("fleet.toml: host `vm:db`: bad port {port}: must be between 1 and 65535")
@@ -632,7 +639,10 @@ jump = "host:hubris"
     fn unknown_field_is_a_syntax_error_with_position() {
         let text = "[[host]]\nslug='local'\nadress='x'\n";
         let message = problem(text);
-        assert!(message.starts_with("fleet.toml: invalid inventory:"), "{message}");
+        assert!(
+            message.starts_with("fleet.toml: invalid inventory:"),
+            "{message}"
+        );
         assert!(message.contains("adress"), "{message}");
         assert!(message.contains("line 3"), "{message}");
     }

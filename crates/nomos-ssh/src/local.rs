@@ -133,7 +133,10 @@ impl LocalExecutor {
 
     async fn stop(&self, child: &mut Child, group: &mut GroupGuard) {
         group.signal(Signal::SIGTERM);
-        if tokio::time::timeout(self.stop_grace, child.wait()).await.is_err() {
+        if tokio::time::timeout(self.stop_grace, child.wait())
+            .await
+            .is_err()
+        {
             tracing::debug!("local command ignored SIGTERM, sending SIGKILL");
         }
         group.signal(Signal::SIGKILL);
@@ -281,7 +284,10 @@ mod tests {
     #[tokio::test]
     async fn output_past_the_cap_is_cut_and_counted() {
         let output = LocalExecutor::new()
-            .execute("head -c 100000 /dev/zero | tr '\\0' x", limits(10_000, 1000))
+            .execute(
+                "head -c 100000 /dev/zero | tr '\\0' x",
+                limits(10_000, 1000),
+            )
             .await
             .unwrap();
         assert_eq!(output.stdout.len(), 1000);
@@ -305,7 +311,10 @@ mod tests {
             .execute(&command, limits(300, 1024))
             .await
             .unwrap_err();
-        assert!(matches!(error, SshError::Timeout { after_ms: 300 }), "{error}");
+        assert!(
+            matches!(error, SshError::Timeout { after_ms: 300 }),
+            "{error}"
+        );
         assert!(wait_gone(&marker).await, "`{marker}` still running");
     }
 
@@ -328,7 +337,9 @@ mod tests {
             .await
             .unwrap_err();
         assert!(
-            error.to_string().starts_with("could not start /nonexistent/sh:"),
+            error
+                .to_string()
+                .starts_with("could not start /nonexistent/sh:"),
             "{error}"
         );
     }

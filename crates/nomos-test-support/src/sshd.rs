@@ -3,7 +3,8 @@
 //! [`Sshd::start`] generates an ed25519 host key and an ed25519 client key in a fresh
 //! temporary directory, authorizes the client key, picks a free port, starts
 //! `/usr/sbin/sshd` with `StrictModes no` and waits until the port accepts
-//! connections. `Drop` stops the server and every process it started (its
+//! connections. Like Debian's stock config it accepts `LANG` and `LC_*` from
+//! clients. `Drop` stops the server and every process it started (its
 //! per-connection children and their commands), then removes the directory.
 //!
 //! PID 1 on the test machines is not a normal init, so a killed daemon can linger as
@@ -88,6 +89,7 @@ impl Sshd {
              UsePAM no\n\
              StrictModes no\n\
              LogLevel VERBOSE\n\
+             AcceptEnv LANG LC_*\n\
              {extra}\n",
             dir = dir.display()
         );

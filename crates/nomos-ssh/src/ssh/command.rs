@@ -1,35 +1,59 @@
 //! Running one command on one channel: exec, capture, exit status, timeout, and the
 //! clean-up when the caller goes away.
 //!
-//! How a command is stopped, and its limits:
-//! - The command is sent as an SSH `exec` request without a pty. The server hands
-//!   the string, unchanged, to the user's login shell as `$SHELL -c "<string>"`
-//!   (EXEC-7); no quoting or wrapping is added here.
-//! - On timeout the client sends a `signal TERM` request, EOF, waits up to the stop
-//!   grace for the command to end, sends `signal KILL` if it has not, and closes the
-//!   channel. OpenSSH (since 7.9) delivers a signal request to the command's whole
-//!   process group (`killpg`, as sshd starts each command in a session of its own),
-//!   unless the session runs a forced command or a subsystem. Servers that ignore
-//!   signal requests (older OpenSSH, dropbear, some appliances) only see the channel
-//!   close: without a pty the command then keeps running until it exits or writes
-//!   to its closed output (SIGPIPE). Nomos cannot stop it there.
-//! - When the caller's future is dropped mid-command, the same stop sequence runs
-//!   in a background task so the channel is always closed (EXEC-2). It needs a
-//!   tokio runtime; if the runtime itself is shutting down, the channel is dropped
-//!   with the connection, which closes it, with the same limits as above.
+//! How a command is run:
+//! - It is sent as an SSH `exec` request without a pty. The server hands the
+//!   string, unchanged, to the user's login shell as `$SHELL -c "<string>"`
+//!   (EXEC-7); no quoting or wrapping is added. Its stdin is closed at once (EOF),
+//!   so a command that reads stdin sees end-of-file instead of waiting.
+//! - Before the exec, the channel asks the server to set one environment variable,
+//!   [`MARKER_VAR`], to an id unique to this command. It changes nothing about what
+//!   runs; it only lets Nomos find the command's processes again to stop them. The
+//!   server accepts it only if its `AcceptEnv` allows it; Debian's and most other
+//!   distributions' default `AcceptEnv LANG LC_*` does.
+//!
+//! How a command is stopped (on timeout, and when the caller's future is dropped):
+//! 1. A `signal TERM` request on the channel. OpenSSH (7.9 and later) delivers it
+//!    to the command's process group, but only for non-root logins: for a root
+//!    login sshd runs the session without privilege separation and refuses signal
+//!    requests ("session signalling requires privilege separation").
+//! 2. EOF and close on the channel. Without a pty, closing the channel does not
+//!    stop the command on an OpenSSH server: it runs on until it exits or writes
+//!    to its closed output (SIGPIPE), and keeps its server session slot meanwhile.
+//! 3. Therefore a clean-up command on a second channel: a small POSIX `sh` script
+//!    that finds the processes whose environment carries this command's marker
+//!    (Linux `/proc/PID/environ`), sends them SIGTERM, waits up to the stop grace
+//!    and sends SIGKILL to any left. This is Nomos's own fixed script, never the
+//!    operator's command, and it can only match processes of that one command.
+//!
+//! Limits: where the server refuses the marker variable (no matching `AcceptEnv`)
+//! and the signal request (root logins, old servers), or has no `/proc`, or the
+//! command clears its environment, a stopped command may keep running on the host
+//! after Nomos has reported the timeout. When the caller's future is dropped, the
+//! stop runs in a task on the current tokio runtime; if that runtime is shutting
+//! down the channel is only closed, with the limits of step 2.
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nomos_core::record::ExecOutput;
 use russh::client::Msg;
-use russh::{Channel, ChannelMsg, Sig};
+use russh::{Channel, ChannelMsg, ChannelOpenFailure, Sig};
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 
 use crate::capture::Captured;
 use crate::error::SshError;
 use crate::local::elapsed_ms;
-use crate::ssh::pool::Lease;
+use crate::ssh::connect::SshHandle;
+use crate::ssh::pool::{Connection, Lease};
+
+/// The environment variable that marks a command's processes (see the module docs).
+pub const MARKER_VAR: &str = "LC_NOMOS_EXEC_ID";
+
+/// How long the clean-up command may take beyond the stop grace.
+const CLEANUP_SLACK: Duration = Duration::from_secs(5);
 
 /// What the server said the command ended with.
 #[derive(Debug, Default)]
@@ -38,11 +62,60 @@ struct Ending {
     signal: Option<String>,
 }
 
-/// Owns an open channel; closes it (stopping the command) unless it finished.
+/// Why a session channel could not be opened.
+pub(crate) enum OpenFailure {
+    /// The server kept refusing until the deadline.
+    Refused(ChannelOpenFailure),
+    /// The connection is dead or did not answer.
+    Dead(String),
+    /// The command's deadline passed.
+    Deadline,
+}
+
+/// Opens a session channel. A refusal for lack of server sessions (OpenSSH frees a
+/// closed channel's session slot a moment after the close) is retried with a short
+/// back-off until `deadline`; each single request is bounded by `per_try`.
+pub(crate) async fn open_session(
+    handle: &SshHandle,
+    per_try: Duration,
+    deadline: Instant,
+) -> Result<Channel<Msg>, OpenFailure> {
+    let mut backoff = Duration::from_millis(5);
+    loop {
+        let try_deadline = deadline.min(Instant::now() + per_try);
+        match tokio::time::timeout_at(try_deadline, handle.channel_open_session()).await {
+            Ok(Ok(channel)) => return Ok(channel),
+            Ok(Err(russh::Error::ChannelOpenFailure(reason))) => {
+                let retriable = matches!(
+                    reason,
+                    ChannelOpenFailure::AdministrativelyProhibited
+                        | ChannelOpenFailure::ConnectFailed
+                        | ChannelOpenFailure::ResourceShortage
+                );
+                if !retriable || Instant::now() + backoff >= deadline {
+                    return Err(OpenFailure::Refused(reason));
+                }
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_millis(100));
+            }
+            Ok(Err(error)) => return Err(OpenFailure::Dead(error.to_string())),
+            Err(_) if Instant::now() >= deadline => return Err(OpenFailure::Deadline),
+            Err(_) => {
+                return Err(OpenFailure::Dead(
+                    "the server did not answer a channel open".into(),
+                ));
+            }
+        }
+    }
+}
+
+/// Owns an open channel; stops the command and closes the channel unless it finished.
 pub(crate) struct ChannelGuard {
     channel: Option<Channel<Msg>>,
+    conn: Arc<Connection>,
+    marker: String,
     grace: Duration,
-    // Released only once the channel is closed, so the server's session slot is free.
+    // Released only once the command is stopped, so the server's session slot is free.
     permit: Option<OwnedSemaphorePermit>,
     lease: Option<Lease>,
 }
@@ -50,12 +123,15 @@ pub(crate) struct ChannelGuard {
 impl ChannelGuard {
     pub(crate) fn new(
         channel: Channel<Msg>,
+        conn: Arc<Connection>,
         grace: Duration,
         permit: OwnedSemaphorePermit,
         lease: Lease,
     ) -> ChannelGuard {
         ChannelGuard {
             channel: Some(channel),
+            conn,
+            marker: new_marker(),
             grace,
             permit: Some(permit),
             lease: Some(lease),
@@ -76,7 +152,13 @@ impl ChannelGuard {
             });
         };
         let started = std::time::Instant::now();
+        channel
+            .set_env(false, MARKER_VAR, self.marker.as_str())
+            .await
+            .map_err(lost)?;
         channel.exec(true, command.as_bytes()).await.map_err(lost)?;
+        // Nothing is ever sent to the command: close its stdin as the local executor does.
+        channel.eof().await.map_err(lost)?;
         let mut captured = Captured::new(output_cap);
         let mut ending = Ending::default();
         loop {
@@ -84,7 +166,7 @@ impl ChannelGuard {
                 message = channel.wait() => message,
                 () = tokio::time::sleep_until(deadline) => {
                     if let Some(channel) = self.channel.take() {
-                        stop(channel, self.grace).await;
+                        stop(channel, &self.conn, &self.marker, self.grace).await;
                     }
                     return Err(SshError::Timeout { after_ms: timeout_ms });
                 }
@@ -129,13 +211,15 @@ impl Drop for ChannelGuard {
         let Some(channel) = self.channel.take() else {
             return;
         };
+        let conn = self.conn.clone();
+        let marker = std::mem::take(&mut self.marker);
         let grace = self.grace;
         let permit = self.permit.take();
         let lease = self.lease.take();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             tracing::debug!("caller went away mid-command; stopping it and closing the channel");
             runtime.spawn(async move {
-                stop(channel, grace).await;
+                stop(channel, &conn, &marker, grace).await;
                 drop(permit);
                 drop(lease);
             });
@@ -143,25 +227,67 @@ impl Drop for ChannelGuard {
     }
 }
 
-/// TERM, EOF, wait up to `grace` for the end, KILL if still running, close.
-async fn stop(mut channel: Channel<Msg>, grace: Duration) {
+/// Signal, close, then stop whatever still carries the marker (see the module docs).
+async fn stop(channel: Channel<Msg>, conn: &Connection, marker: &str, grace: Duration) {
     let _ = channel.signal(Sig::TERM).await;
     let _ = channel.eof().await;
-    let ended = tokio::time::timeout(grace, async {
-        loop {
-            match channel.wait().await {
-                Some(ChannelMsg::ExitStatus { .. } | ChannelMsg::ExitSignal { .. }) => return true,
-                Some(ChannelMsg::Close) | None => return true,
-                Some(_) => {}
+    let _ = channel.close().await;
+    drop(channel);
+    let deadline = Instant::now() + grace + CLEANUP_SLACK;
+    let Ok(mut cleanup) = open_session(&conn.handle, CLEANUP_SLACK, deadline).await else {
+        tracing::warn!("could not open a channel to stop a timed-out command");
+        return;
+    };
+    if cleanup
+        .exec(true, cleanup_script(marker, grace).as_bytes())
+        .await
+        .is_err()
+    {
+        return;
+    }
+    let _ = cleanup.eof().await;
+    let finished = tokio::time::timeout_at(deadline, async {
+        while let Some(message) = cleanup.wait().await {
+            if matches!(message, ChannelMsg::Close) {
+                break;
             }
         }
     })
-    .await
-    .unwrap_or(false);
-    if !ended {
-        let _ = channel.signal(Sig::KILL).await;
+    .await;
+    if finished.is_err() {
+        tracing::warn!("the clean-up of a timed-out command did not finish in time");
+        let _ = cleanup.close().await;
     }
-    let _ = channel.close().await;
+}
+
+/// The fixed clean-up script: TERM the marked processes, wait up to `grace`, KILL
+/// the rest. The marker holds only hex digits and `-`, so it needs no quoting.
+fn cleanup_script(marker: &str, grace: Duration) -> String {
+    let rounds = (grace.as_millis() / 100).max(1);
+    format!(
+        "sh -c 'm={MARKER_VAR}={marker}; \
+         pids() {{ for f in /proc/[0-9]*/environ; do \
+         tr \"\\000\" \"\\n\" <\"$f\" 2>/dev/null | grep -qx \"$m\" && {{ p=${{f#/proc/}}; echo \"${{p%/environ}}\"; }}; \
+         done; }}; \
+         l=$(pids); [ -z \"$l\" ] && exit 0; kill -TERM $l 2>/dev/null; \
+         i=0; while [ $i -lt {rounds} ]; do sleep 0.1; l=$(pids); [ -z \"$l\" ] && exit 0; i=$((i+1)); done; \
+         kill -KILL $l 2>/dev/null; exit 0'"
+    )
+}
+
+/// A marker unique to this process and command: `PID-NANOS-COUNTER`, in hex.
+fn new_marker() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!(
+        "{:x}-{:x}-{:x}",
+        std::process::id(),
+        nanos,
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 fn lost(error: russh::Error) -> SshError {
@@ -198,5 +324,45 @@ mod tests {
     fn signal_names_match_the_local_spelling() {
         assert_eq!(signal_text(&Sig::TERM), "TERM");
         assert_eq!(signal_text(&Sig::Custom("USR2".into())), "USR2");
+    }
+
+    #[test]
+    fn markers_are_unique_and_need_no_quoting() {
+        let a = new_marker();
+        let b = new_marker();
+        assert_ne!(a, b);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit() || c == '-'), "{a}");
+    }
+
+    #[tokio::test]
+    async fn cleanup_script_stops_only_the_marked_processes() {
+        let marker = new_marker();
+        let spawn = |value: &str| {
+            std::process::Command::new("sleep")
+                .arg("30")
+                .env(MARKER_VAR, value)
+                .spawn()
+                .unwrap()
+        };
+        let mut marked = spawn(&marker);
+        let mut other = spawn("someone-else");
+        let status = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(cleanup_script(&marker, Duration::from_millis(300)))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let marked_status = marked.wait().unwrap();
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&marked_status),
+            Some(15)
+        );
+        assert_eq!(
+            other.try_wait().unwrap(),
+            None,
+            "an unmarked process was stopped"
+        );
+        other.kill().unwrap();
+        other.wait().unwrap();
     }
 }

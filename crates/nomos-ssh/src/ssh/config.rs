@@ -34,8 +34,9 @@ pub struct SshConfig {
     /// Send a keepalive when the server has been silent this long; after three
     /// unanswered ones the connection is declared dead.
     pub keepalive_interval: Duration,
-    /// At most this many commands share one connection at a time (OpenSSH's
-    /// `MaxSessions` defaults to 10); more wait for a free channel.
+    /// At most this many commands share one connection at a time; more wait for a
+    /// free channel. OpenSSH's `MaxSessions` defaults to 10; the default of 8 leaves
+    /// room for the clean-up channels that stop timed-out commands.
     pub max_channels: usize,
     /// On timeout, time between the TERM signal and the KILL signal.
     pub stop_grace: Duration,
@@ -43,7 +44,7 @@ pub struct SshConfig {
 
 impl SshConfig {
     /// Strict host keys from `known_hosts`; 10 s connect timeout; 5 min idle
-    /// timeout; 15 s keepalive; 10 channels per connection; 1 s stop grace.
+    /// timeout; 15 s keepalive; 8 channels per connection; 1 s stop grace.
     pub fn new(known_hosts: impl Into<PathBuf>) -> SshConfig {
         SshConfig {
             known_hosts: known_hosts.into(),
@@ -51,7 +52,7 @@ impl SshConfig {
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(300),
             keepalive_interval: Duration::from_secs(15),
-            max_channels: 10,
+            max_channels: 8,
             stop_grace: Duration::from_secs(1),
         }
     }

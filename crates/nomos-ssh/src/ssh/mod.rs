@@ -18,7 +18,7 @@ use tokio::time::Instant;
 
 use crate::error::SshError;
 use crate::inventory::{Inventory, Target};
-use crate::ssh::command::ChannelGuard;
+use crate::ssh::command::{ChannelGuard, OpenFailure, open_session};
 use crate::ssh::config::SshConfig;
 use crate::ssh::pool::{Pool, PoolStats};
 
@@ -81,40 +81,44 @@ impl SshExecutor {
         loop {
             attempt += 1;
             let (conn, lease) = self.pool.acquire(slug).await?;
-            let permit =
-                match tokio::time::timeout_at(deadline, conn.channels.clone().acquire_owned()).await
-                {
-                    Ok(Ok(permit)) => permit,
-                    Ok(Err(_)) => {
-                        return Err(SshError::Disconnected {
-                            message: "the connection is closing".into(),
-                        });
-                    }
-                    Err(_) => return Err(SshError::Timeout { after_ms: timeout_ms }),
-                };
-            let open_deadline = deadline.min(Instant::now() + config.connect_timeout);
-            let opened =
-                tokio::time::timeout_at(open_deadline, conn.handle.channel_open_session()).await;
-            let failure = match opened {
-                Ok(Ok(channel)) => {
-                    conn.count_channel();
-                    let guard = ChannelGuard::new(channel, config.stop_grace, permit, lease);
-                    return guard.run(command, limits.output_cap, deadline, timeout_ms).await;
+            let permit = match tokio::time::timeout_at(
+                deadline,
+                conn.channels.clone().acquire_owned(),
+            )
+            .await
+            {
+                Ok(Ok(permit)) => permit,
+                Ok(Err(_)) => {
+                    return Err(SshError::Disconnected {
+                        message: "the connection is closing".into(),
+                    });
                 }
-                Ok(Err(russh::Error::ChannelOpenFailure(reason))) => {
+                Err(_) => {
+                    return Err(SshError::Timeout {
+                        after_ms: timeout_ms,
+                    });
+                }
+            };
+            let failure = match open_session(&conn.handle, config.connect_timeout, deadline).await {
+                Ok(channel) => {
+                    conn.count_channel();
+                    let guard =
+                        ChannelGuard::new(channel, conn.clone(), config.stop_grace, permit, lease);
+                    return guard
+                        .run(command, limits.output_cap, deadline, timeout_ms)
+                        .await;
+                }
+                Err(OpenFailure::Refused(reason)) => {
                     return Err(SshError::ChannelOpen {
                         reason: format!("{reason:?}"),
                     });
                 }
-                Ok(Err(error)) => SshError::Disconnected {
-                    message: error.to_string(),
-                },
-                Err(_) if Instant::now() >= deadline => {
-                    return Err(SshError::Timeout { after_ms: timeout_ms });
+                Err(OpenFailure::Deadline) => {
+                    return Err(SshError::Timeout {
+                        after_ms: timeout_ms,
+                    });
                 }
-                Err(_) => SshError::Disconnected {
-                    message: "the server did not answer a channel open".into(),
-                },
+                Err(OpenFailure::Dead(message)) => SshError::Disconnected { message },
             };
             drop(permit);
             drop(lease);
@@ -122,7 +126,10 @@ impl SshExecutor {
             if attempt >= 2 {
                 return Err(failure);
             }
-            tracing::info!(host = slug, "connection failed before the command was sent; reconnecting");
+            tracing::info!(
+                host = slug,
+                "connection failed before the command was sent; reconnecting"
+            );
         }
     }
 }

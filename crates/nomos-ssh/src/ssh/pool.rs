@@ -247,7 +247,10 @@ impl Pool {
                     let stream =
                         connect::bounded(self.config.connect_timeout, target, connect::tcp(target))
                             .await?;
-                    (connect::handshake(stream, target, &self.config).await?, None)
+                    (
+                        connect::handshake(stream, target, &self.config).await?,
+                        None,
+                    )
                 }
                 Some(jump) => {
                     let as_jump = |source: SshError| SshError::Jump {

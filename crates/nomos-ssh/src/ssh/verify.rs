@@ -30,7 +30,13 @@ impl client::Handler for HostKeyCheck {
     async fn check_server_key(&mut self, key: &PublicKeyOrCertificate) -> Result<bool, SshError> {
         match key {
             PublicKeyOrCertificate::PublicKey { key, .. } => {
-                verify(&self.address, self.port, key, &self.known_hosts, self.policy)?;
+                verify(
+                    &self.address,
+                    self.port,
+                    key,
+                    &self.known_hosts,
+                    self.policy,
+                )?;
                 Ok(true)
             }
             PublicKeyOrCertificate::Certificate(_) => Err(SshError::HostCertificate {
@@ -61,8 +67,8 @@ pub(crate) fn verify(
         path: known_hosts.to_path_buf(),
         message: e.to_string(),
     };
-    let recorded =
-        russh::keys::known_hosts::known_host_keys_path(address, port, known_hosts).map_err(known_error)?;
+    let recorded = russh::keys::known_hosts::known_host_keys_path(address, port, known_hosts)
+        .map_err(known_error)?;
     if recorded.iter().any(|(_, known)| known == key) {
         return Ok(());
     }
@@ -126,7 +132,8 @@ mod tests {
     #[test]
     fn changed_key_is_refused_with_both_fingerprints_even_under_accept_new() {
         let (_dir, path) = known_hosts(&format!("10.0.0.2 ssh-ed25519 {KEY_A}\n"));
-        let error = verify("10.0.0.2", 22, &key(KEY_B), &path, HostKeyPolicy::AcceptNew).unwrap_err();
+        let error =
+            verify("10.0.0.2", 22, &key(KEY_B), &path, HostKeyPolicy::AcceptNew).unwrap_err();
         let SshError::HostKeyMismatch {
             expected,
             actual,
@@ -161,12 +168,22 @@ mod tests {
     #[test]
     fn unknown_key_is_learnt_under_accept_new_then_recognised() {
         let (_dir, path) = known_hosts("");
-        verify("10.0.0.9", 2200, &key(KEY_A), &path, HostKeyPolicy::AcceptNew).unwrap();
+        verify(
+            "10.0.0.9",
+            2200,
+            &key(KEY_A),
+            &path,
+            HostKeyPolicy::AcceptNew,
+        )
+        .unwrap();
         verify("10.0.0.9", 2200, &key(KEY_A), &path, HostKeyPolicy::Strict).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         let learnt: Vec<&str> = text.lines().filter(|line| !line.is_empty()).collect();
         assert_eq!(learnt.len(), 1, "{text}");
-        assert!(learnt[0].starts_with("[10.0.0.9]:2200 ssh-ed25519 "), "{text}");
+        assert!(
+            learnt[0].starts_with("[10.0.0.9]:2200 ssh-ed25519 "),
+            "{text}"
+        );
     }
 
     #[test]
@@ -174,7 +191,9 @@ mod tests {
         let (_dir, path) = known_hosts("10.0.0.2 ssh-ed25519 !!!notbase64\n");
         let error = verify("10.0.0.2", 22, &key(KEY_A), &path, HostKeyPolicy::Strict).unwrap_err();
         assert!(
-            error.to_string().starts_with(&format!("known_hosts {}:", path.display())),
+            error
+                .to_string()
+                .starts_with(&format!("known_hosts {}:", path.display())),
             "{error}"
         );
     }

@@ -1,0 +1,94 @@
+//! The fleet executor routes by slug; jump hosts tunnel through another host.
+
+use std::sync::Arc;
+
+use nomos_core::ports::exec::{ExecError, Executor, HostInfo};
+use nomos_ssh::{FleetExecutor, Inventory, SshExecutor};
+use nomos_test_support::sshd::Sshd;
+
+use crate::{HOST, config, inventory, limits};
+
+#[tokio::test]
+async fn local_runs_here_and_other_slugs_run_over_ssh() {
+    let sshd = Sshd::shared_or_start();
+    let fleet = FleetExecutor::new(inventory(&sshd), config(&sshd));
+    let local = fleet.run("local", "echo $0", limits(10_000)).await.unwrap();
+    assert_eq!(local.stdout, "/bin/sh\n");
+    let remote = fleet
+        .run(HOST, "echo $SSH_CONNECTION", limits(10_000))
+        .await
+        .unwrap();
+    assert!(remote.stdout.starts_with("127.0.0.1 "), "{}", remote.stdout);
+    assert_eq!(fleet.ssh().stats().connects, 1);
+    let error = fleet
+        .run("lxc:nope", "true", limits(1_000))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error,
+        ExecError::UnknownHost {
+            host: "lxc:nope".into(),
+            known: vec!["local".into(), HOST.into()]
+        }
+    );
+}
+
+#[tokio::test]
+async fn hosts_lists_the_inventory() {
+    let sshd = Sshd::shared_or_start();
+    let fleet = FleetExecutor::new(inventory(&sshd), config(&sshd));
+    assert_eq!(
+        fleet.hosts(),
+        vec![
+            HostInfo {
+                slug: "local".into(),
+                address: "local".into(),
+                tags: vec![]
+            },
+            HostInfo {
+                slug: HOST.into(),
+                address: "127.0.0.1".into(),
+                tags: vec!["test".into()]
+            },
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_host_behind_a_jump_host_is_reached_through_a_tunnel() {
+    let sshd = Sshd::shared_or_start();
+    let key = sshd.client_key_path.display();
+    let port = sshd.port;
+    let text = format!(
+        "[defaults]\nuser='root'\nkey_file='{key}'\n\
+         [[host]]\nslug='host:bastion'\naddress='127.0.0.1'\nport={port}\n\
+         [[host]]\nslug='vm:inner'\naddress='127.0.0.1'\nport={port}\njump='host:bastion'\n"
+    );
+    let inventory = Inventory::parse(&text, "jump.toml").unwrap();
+    let executor = SshExecutor::new(Arc::new(inventory), config(&sshd));
+    let output = executor
+        .run(
+            "vm:inner",
+            "echo inner; echo $SSH_CONNECTION",
+            limits(10_000),
+        )
+        .await
+        .unwrap();
+    let mut lines = output.stdout.lines();
+    assert_eq!(lines.next(), Some("inner"));
+    // The inner connection arrives from the bastion's sshd, over loopback.
+    assert!(lines.next().unwrap_or_default().starts_with("127.0.0.1 "));
+    let stats = executor.stats();
+    assert_eq!(stats.connects, 2, "{stats:?}");
+    assert_eq!(stats.open, 2, "{stats:?}");
+    // Both pooled connections are reused.
+    executor
+        .run("vm:inner", "true", limits(10_000))
+        .await
+        .unwrap();
+    executor
+        .run("host:bastion", "true", limits(10_000))
+        .await
+        .unwrap();
+    assert_eq!(executor.stats().connects, 2);
+}

@@ -1,0 +1,150 @@
+//! Host-key verification against known_hosts, and client-key authentication.
+
+use std::sync::Arc;
+
+use nomos_core::ports::exec::{ExecError, Executor};
+use nomos_ssh::{HostKeyPolicy, SshExecutor};
+use nomos_test_support::sshd::{Sshd, fingerprint};
+
+use crate::{HOST, config, executor, inventory, inventory_with_key, limits};
+
+#[tokio::test]
+async fn a_changed_host_key_is_refused_showing_both_fingerprints() {
+    let mut sshd = Sshd::start();
+    let old = sshd.host_key_fingerprint();
+    sshd.rotate_host_key();
+    let new = sshd.host_key_fingerprint();
+    assert_ne!(old, new);
+    for policy in [HostKeyPolicy::Strict, HostKeyPolicy::AcceptNew] {
+        let config = config(&sshd).with_host_key_policy(policy);
+        let executor = SshExecutor::new(Arc::new(inventory(&sshd)), config);
+        let error = executor
+            .run(HOST, "true", limits(10_000))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            ExecError::HostKeyMismatch {
+                host: HOST.into(),
+                expected: old.clone(),
+                actual: new.clone(),
+            },
+            "policy {policy:?}"
+        );
+        let text = error.to_string();
+        assert!(text.contains(&old) && text.contains(&new), "{text}");
+    }
+    assert_eq!(sshd.accepted_logins(), 0);
+}
+
+#[tokio::test]
+async fn an_unknown_host_key_is_refused_when_strict() {
+    let sshd = Sshd::start();
+    std::fs::write(&sshd.known_hosts_path, "").unwrap();
+    let error = executor(&sshd)
+        .run(HOST, "true", limits(10_000))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error,
+        ExecError::UnknownHostKey {
+            host: HOST.into(),
+            fingerprint: sshd.host_key_fingerprint(),
+        }
+    );
+    assert_eq!(std::fs::read_to_string(&sshd.known_hosts_path).unwrap(), "");
+}
+
+#[tokio::test]
+async fn an_unknown_host_key_is_recorded_under_accept_new_and_trusted_after() {
+    let sshd = Sshd::start();
+    std::fs::write(&sshd.known_hosts_path, "").unwrap();
+    let config = config(&sshd).with_host_key_policy(HostKeyPolicy::AcceptNew);
+    let executor = SshExecutor::new(Arc::new(inventory(&sshd)), config);
+    let output = executor
+        .run(HOST, "echo trusted", limits(10_000))
+        .await
+        .unwrap();
+    assert_eq!(output.stdout, "trusted\n");
+
+    let recorded = std::fs::read_to_string(&sshd.known_hosts_path).unwrap();
+    assert!(
+        recorded.contains(&format!("[127.0.0.1]:{} ssh-ed25519 ", sshd.port)),
+        "{recorded}"
+    );
+    // A strict executor now trusts the recorded key.
+    let strict = crate::executor(&sshd);
+    assert_eq!(
+        strict
+            .run(HOST, "echo again", limits(10_000))
+            .await
+            .unwrap()
+            .stdout,
+        "again\n"
+    );
+    // The OpenSSH client agrees with what was recorded.
+    let public = sshd.host_public_key_path();
+    let key_field = std::fs::read_to_string(&public).unwrap();
+    let key_field = key_field.split_whitespace().nth(1).unwrap();
+    assert!(recorded.contains(key_field));
+    assert!(fingerprint(&public).starts_with("SHA256:"));
+}
+
+#[tokio::test]
+async fn a_client_key_the_server_does_not_know_is_refused() {
+    let sshd = Sshd::start();
+    let stranger = sshd.generate_client_key("stranger_ed25519");
+    let executor = SshExecutor::new(
+        Arc::new(inventory_with_key(&sshd, &stranger)),
+        config(&sshd),
+    );
+    let error = executor
+        .run(HOST, "true", limits(10_000))
+        .await
+        .unwrap_err();
+    let ExecError::Auth { host, message } = &error else {
+        panic!("expected an auth error, got {error:?}");
+    };
+    assert_eq!(host, HOST);
+    assert!(message.contains("stranger_ed25519"), "{message}");
+    assert_eq!(sshd.accepted_logins(), 0);
+}
+
+#[tokio::test]
+async fn an_rsa_client_key_is_accepted() {
+    let sshd = Sshd::start();
+    let rsa = sshd.dir.join("client_rsa");
+    let status = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f"])
+        .arg(&rsa)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let public = std::fs::read_to_string(rsa.with_extension("pub")).unwrap();
+    let mut authorized = std::fs::OpenOptions::new()
+        .append(true)
+        .open(sshd.authorized_keys_path())
+        .unwrap();
+    std::io::Write::write_all(&mut authorized, public.as_bytes()).unwrap();
+    let executor = SshExecutor::new(Arc::new(inventory_with_key(&sshd, &rsa)), config(&sshd));
+    let output = executor
+        .run(HOST, "echo rsa", limits(10_000))
+        .await
+        .unwrap();
+    assert_eq!(output.stdout, "rsa\n");
+}
+
+#[tokio::test]
+async fn a_missing_client_key_file_is_an_auth_error_naming_the_file() {
+    let sshd = Sshd::shared_or_start();
+    let missing = sshd.dir.join("no_such_key");
+    let executor = SshExecutor::new(Arc::new(inventory_with_key(&sshd, &missing)), config(&sshd));
+    let error = executor
+        .run(HOST, "true", limits(10_000))
+        .await
+        .unwrap_err();
+    let ExecError::Auth { message, .. } = &error else {
+        panic!("expected an auth error, got {error:?}");
+    };
+    assert!(message.contains("no_such_key"), "{message}");
+}
