@@ -194,3 +194,68 @@ async fn a_row_holding_an_unknown_status_is_reported_with_its_column() {
         other => panic!("expected Invalid, got {other:?}"),
     }
 }
+
+/// Two batches that lock the same sessions in opposite orders can deadlock; the
+/// transaction Postgres aborts is run again, so neither caller sees the deadlock, and
+/// every slot is either committed or a version conflict.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn opposite_order_batches_are_retried_instead_of_failing_on_deadlock() {
+    let url = fresh_database().await;
+    let store = std::sync::Arc::new(PgStore::connect(&url).await.unwrap());
+    let a = create(&*store, session_id(1), SessionStatus::Executing).await;
+    let b = create(&*store, session_id(2), SessionStatus::Executing).await;
+    for round in 0..3i64 {
+        let version = 1 + round;
+        let forward = vec![
+            events_commit(&a, version, vec![event(round, DomainEvent::Nudged)]),
+            events_commit(&b, version, vec![event(round, DomainEvent::Nudged)]),
+        ];
+        let backward = vec![
+            events_commit(&b, version, vec![event(round, DomainEvent::Nudged)]),
+            events_commit(&a, version, vec![event(round, DomainEvent::Nudged)]),
+        ];
+        let (s1, s2) = (store.clone(), store.clone());
+        let (r1, r2) = tokio::join!(
+            tokio::spawn(async move { s1.commit_batch(forward).await }),
+            tokio::spawn(async move { s2.commit_batch(backward).await }),
+        );
+        let (r1, r2) = (r1.unwrap().unwrap(), r2.unwrap().unwrap());
+        let landed = r1.iter().chain(&r2).filter(|r| r.is_ok()).count();
+        assert_eq!(
+            landed, 2,
+            "each session moves once per round: {r1:?} {r2:?}"
+        );
+        for slot in r1.iter().chain(&r2) {
+            if let Err(err) = slot {
+                assert!(matches!(err, StoreError::Conflict { .. }), "{err:?}");
+            }
+        }
+    }
+    assert_eq!(
+        store
+            .load_session(a.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .record
+            .version,
+        4
+    );
+    assert_eq!(
+        store
+            .load_session(b.id)
+            .await
+            .unwrap()
+            .unwrap()
+            .record
+            .version,
+        4
+    );
+    let deadlocks: i64 = sqlx::query_scalar(
+        "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()",
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
+    eprintln!("deadlocks detected and retried: {deadlocks}");
+}
