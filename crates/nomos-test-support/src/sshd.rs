@@ -15,7 +15,7 @@
 //! restart or reconfigure the server must call [`Sshd::start`].
 
 use std::fs;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::thread::sleep;
@@ -176,11 +176,12 @@ impl Sshd {
     /// Replaces the server's host key with a new one (the server is restarted; the
     /// known_hosts file is left as it was, so it now holds the old key).
     pub fn rotate_host_key(&mut self) {
+        self.stop();
         let key = self.dir.join("host_ed25519");
         let _ = fs::remove_file(&key);
         let _ = fs::remove_file(self.dir.join("host_ed25519.pub"));
         keygen(&key, "nomos-test-host-rotated");
-        self.restart();
+        self.launch();
     }
 
     /// Stops the server (and every connection it serves) and starts it again on the
@@ -209,9 +210,18 @@ impl Sshd {
             .and_then(|text| text.trim().parse().ok())
     }
 
-    /// Whether the port accepts TCP connections.
+    /// Whether a socket listens on the port (read from `/proc/net/tcp`, so checking
+    /// makes no connection for the server to serve).
     pub fn is_listening(&self) -> bool {
-        TcpStream::connect_timeout(&self.addr(), Duration::from_millis(200)).is_ok()
+        let wanted = format!("0100007F:{:04X}", self.port);
+        fs::read_to_string("/proc/net/tcp").is_ok_and(|table| {
+            table.lines().skip(1).any(|line| {
+                let mut fields = line.split_whitespace();
+                let local = fields.nth(1);
+                let state = fields.nth(1);
+                local == Some(wanted.as_str()) && state == Some("0A")
+            })
+        })
     }
 
     fn write_known_hosts(&self) {
