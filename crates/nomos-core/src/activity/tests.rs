@@ -875,3 +875,32 @@ proptest! {
         prop_assert_eq!(actual, expected);
     }
 }
+
+// rule: TURN-2
+#[test]
+fn a_failed_turn_shows_its_real_cause_and_a_good_turn_shows_nothing() {
+    let mut facts = Facts::new(session(SessionStatus::Executing, 1));
+    facts.events = vec![
+        event(
+            1,
+            1,
+            DomainEvent::TurnDone {
+                error: None,
+                n_tool_calls: 3,
+            },
+        ),
+        event(
+            2,
+            5,
+            DomainEvent::TurnDone {
+                error: Some("model returned HTTP 503".into()),
+                n_tool_calls: 0,
+            },
+        ),
+    ];
+    let log = facts.derive(6);
+    assert_eq!(log.len(), 1, "{log:#?}");
+    assert_eq!(log[0].key, "turn/2");
+    assert_eq!(log[0].state, EntryState::Failed);
+    assert_eq!(log[0].detail.as_deref(), Some("model returned HTTP 503"));
+}
