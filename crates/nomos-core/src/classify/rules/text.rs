@@ -1,0 +1,339 @@
+//! Text tools with dangerous flags: `find`, `sed`, `sort`, `uniq`, `awk`, `xxd`, `yq`.
+
+use super::super::opts::{Opts, Spec};
+use super::super::walk::{Arg, Cx};
+
+/// Handles text tools; `false` when `args[0]` is none of them.
+pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
+    let program = args[0].text;
+    match program {
+        "find" => find(cx, args),
+        "sed" | "gsed" => sed(cx, args),
+        "sort" => {
+            let spec = Spec {
+                short_values: "kotST",
+                long_values: &[
+                    "key",
+                    "output",
+                    "field-separator",
+                    "buffer-size",
+                    "temporary-directory",
+                    "compress-program",
+                    "files0-from",
+                ],
+            };
+            let opts = Opts::parse(&args[1..], &spec);
+            if opts.either('o', "output") {
+                cx.mutation(program, "writes its output to a file (-o)");
+            } else if opts.long("compress-program") {
+                cx.mutation(program, "runs a compression program");
+            } else {
+                cx.read_only(program, "only reads");
+            }
+        }
+        "uniq" => {
+            let opts = Opts::parse(
+                &args[1..],
+                &Spec {
+                    short_values: "fsw",
+                    long_values: &["skip-fields", "skip-chars", "check-chars"],
+                },
+            );
+            if opts.positionals().count() >= 2 {
+                cx.mutation(program, "writes its output to a file");
+            } else {
+                cx.read_only(program, "only reads");
+            }
+        }
+        "awk" | "gawk" | "mawk" | "nawk" => awk(cx, args),
+        "xxd" => {
+            let opts = Opts::parse(
+                &args[1..],
+                &Spec {
+                    short_values: "cglosn",
+                    long_values: &[],
+                },
+            );
+            if opts.short('r') || opts.positionals().count() >= 2 {
+                cx.mutation(program, "writes a file");
+            } else {
+                cx.read_only(program, "only reads");
+            }
+        }
+        "yq" => {
+            let opts = Opts::parse(&args[1..], &Spec::FLAGS_ONLY);
+            if opts.either('i', "inplace") {
+                cx.mutation(program, "edits files in place (-i)");
+            } else {
+                cx.read_only(program, "only reads");
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// `find`: read-only unless an action runs a command, deletes or writes a file (CLASSIFY-3).
+fn find(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    let program = args[0].text;
+    let mut idx = 1;
+    let mut acted = false;
+    while idx < args.len() {
+        let action = args[idx].text;
+        match action {
+            "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                let start = idx + 1;
+                let mut end = start;
+                while end < args.len() && !matches!(args[end].text, ";" | "+") {
+                    end += 1;
+                }
+                let predicate = format!("runs a command for each file ({action})");
+                cx.mutation(program, &predicate);
+                let inner: Vec<Arg<'_>> = args[start..end]
+                    .iter()
+                    .map(|arg| {
+                        if arg.text.contains("{}") {
+                            Arg::dynamic(arg.text)
+                        } else {
+                            *arg
+                        }
+                    })
+                    .collect();
+                if !inner.is_empty() {
+                    cx.run(&inner);
+                }
+                acted = true;
+                idx = end + 1;
+                continue;
+            }
+            "-delete" => {
+                cx.destructive(program, "deletes the files it finds (-delete)");
+                acted = true;
+            }
+            "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
+                let predicate = format!("writes a file ({action})");
+                cx.mutation(program, &predicate);
+                acted = true;
+            }
+            _ => {}
+        }
+        idx += 1;
+    }
+    if !acted {
+        cx.read_only(program, "only searches");
+    }
+}
+
+/// `sed`: read-only unless it edits in place (`-i`) or its script writes or executes.
+fn sed(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    let program = args[0].text;
+    let spec = Spec {
+        short_values: "efl",
+        long_values: &["expression", "file", "line-length"],
+    };
+    let opts = Opts::parse(&args[1..], &spec);
+    if opts.short('i') || opts.long_prefixed("in-place").is_some() {
+        cx.mutation(program, "edits files in place (-i)");
+        return;
+    }
+    if opts.short('f') || opts.long("file") {
+        cx.mutation(
+            program,
+            "runs a script file the classifier cannot read (-f)",
+        );
+        return;
+    }
+    let sandbox = opts.long("sandbox");
+    let mut scripts: Vec<&str> = opts
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            super::super::opts::Opt::Short('e', value) => *value,
+            super::super::opts::Opt::Long("expression", value) => *value,
+            _ => None,
+        })
+        .collect();
+    if scripts.is_empty() {
+        scripts.extend(opts.first_positional());
+    }
+    for script in scripts {
+        match sed_effect(script) {
+            SedEffect::ReadOnly => {}
+            _ if sandbox => {}
+            SedEffect::Writes => {
+                cx.mutation(program, "writes a file from its script (`w`)");
+                return;
+            }
+            SedEffect::Executes => {
+                cx.mutation(program, "runs commands from its script (`e`)");
+                return;
+            }
+            SedEffect::Unsure => {
+                cx.mutation(program, "has a script the classifier cannot read");
+                return;
+            }
+        }
+    }
+    cx.read_only(program, "only prints");
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SedEffect {
+    ReadOnly,
+    Writes,
+    Executes,
+    Unsure,
+}
+
+/// Reads a sed script far enough to find `w`/`W` writes and `e` executions.
+fn sed_effect(script: &str) -> SedEffect {
+    let bytes = script.as_bytes();
+    let mut at = 0;
+    let skip_to_line_end = |at: &mut usize| {
+        while *at < bytes.len() && bytes[*at] != b'\n' {
+            *at += 1;
+        }
+    };
+    // Skips a delimited section (regex or replacement); returns false when unterminated.
+    let skip_delimited = |at: &mut usize, delim: u8| -> bool {
+        while *at < bytes.len() {
+            match bytes[*at] {
+                b'\\' => *at += 2,
+                b if b == delim => {
+                    *at += 1;
+                    return true;
+                }
+                _ => *at += 1,
+            }
+        }
+        false
+    };
+    while at < bytes.len() {
+        let b = bytes[at];
+        match b {
+            b' ' | b'\t' | b'\n' | b';' | b'{' | b'}' | b'!' | b',' => at += 1,
+            b'0'..=b'9' | b'$' | b'~' | b'+' => at += 1,
+            b'/' => {
+                at += 1;
+                if !skip_delimited(&mut at, b'/') {
+                    return SedEffect::Unsure;
+                }
+                while at < bytes.len() && matches!(bytes[at], b'I' | b'M') {
+                    at += 1;
+                }
+            }
+            b'\\' => {
+                let Some(&delim) = bytes.get(at + 1) else {
+                    return SedEffect::Unsure;
+                };
+                at += 2;
+                if !skip_delimited(&mut at, delim) {
+                    return SedEffect::Unsure;
+                }
+            }
+            b'#' | b'a' | b'i' | b'c' | b'r' | b'R' | b':' | b'b' | b't' | b'T' => {
+                at += 1;
+                skip_to_line_end(&mut at);
+            }
+            b'w' | b'W' => return SedEffect::Writes,
+            b'e' => return SedEffect::Executes,
+            b's' | b'y' => {
+                let Some(&delim) = bytes.get(at + 1) else {
+                    return SedEffect::Unsure;
+                };
+                if delim == b'\n' || delim == b'\\' {
+                    return SedEffect::Unsure;
+                }
+                at += 2;
+                if !skip_delimited(&mut at, delim) || !skip_delimited(&mut at, delim) {
+                    return SedEffect::Unsure;
+                }
+                if b == b's' {
+                    while at < bytes.len() && !matches!(bytes[at], b';' | b'\n' | b'}') {
+                        match bytes[at] {
+                            b'w' => return SedEffect::Writes,
+                            b'e' => return SedEffect::Executes,
+                            b'g' | b'p' | b'i' | b'I' | b'm' | b'M' | b'0'..=b'9' | b' ' => at += 1,
+                            _ => return SedEffect::Unsure,
+                        }
+                    }
+                }
+            }
+            b'=' | b'd' | b'D' | b'g' | b'G' | b'h' | b'H' | b'l' | b'n' | b'N' | b'p' | b'P'
+            | b'q' | b'Q' | b'x' | b'z' | b'F' | b'L' => at += 1,
+            _ => return SedEffect::Unsure,
+        }
+    }
+    SedEffect::ReadOnly
+}
+
+/// `awk`: read-only unless it edits in place, runs a program file, or its program can run
+/// commands (`system`, `|`) or write files (`print > file`).
+fn awk(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    let program = args[0].text;
+    let spec = Spec {
+        short_values: "fvFilE",
+        long_values: &[
+            "file",
+            "assign",
+            "field-separator",
+            "include",
+            "load",
+            "exec",
+        ],
+    };
+    let opts = Opts::parse(&args[1..], &spec);
+    if opts.short_value('i') == Some("inplace") || opts.long_value("include") == Some("inplace") {
+        cx.mutation(program, "edits files in place");
+        return;
+    }
+    if opts.either('f', "file") || opts.either('E', "exec") {
+        cx.mutation(program, "runs a program file the classifier cannot read");
+        return;
+    }
+    match opts.first_positional() {
+        Some(source) if awk_may_act(source) => {
+            cx.mutation(
+                program,
+                "has a program that can run commands or write files",
+            );
+        }
+        _ => cx.read_only(program, "only prints"),
+    }
+}
+
+/// Whether an awk program may run a command or write a file (strings are skipped).
+fn awk_may_act(source: &str) -> bool {
+    let bytes = source.as_bytes();
+    let mut at = 0;
+    let mut in_print = false;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => {
+                at += 1;
+                while at < bytes.len() && bytes[at] != b'"' {
+                    at += if bytes[at] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'|' if bytes.get(at + 1) == Some(&b'|') => at += 1,
+            b'|' => return true,
+            b'>' if in_print => return true,
+            b';' | b'{' | b'}' | b'\n' => in_print = false,
+            b if b.is_ascii_alphabetic() => {
+                let start = at;
+                while at < bytes.len() && (bytes[at].is_ascii_alphanumeric() || bytes[at] == b'_') {
+                    at += 1;
+                }
+                match &source[start..at] {
+                    "system" => return true,
+                    "print" | "printf" => in_print = true,
+                    _ => {}
+                }
+                continue;
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    false
+}
