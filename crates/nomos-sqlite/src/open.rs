@@ -97,6 +97,13 @@ impl SqliteStore {
     }
 
     async fn open_with(path_or_url: &str, migrate: Migrate) -> Result<SqliteStore, StoreError> {
+        // Separate pools would each get their own private in-memory database.
+        if path_or_url == ":memory:" || path_or_url.starts_with("sqlite::memory:") {
+            return match migrate {
+                Migrate::Run => SqliteStore::in_memory().await,
+                Migrate::Refuse => Err(StoreError::NotMigrated),
+            };
+        }
         let options = if path_or_url.starts_with("sqlite:") {
             SqliteConnectOptions::from_str(path_or_url)
                 .map_err(|e| StoreError::Unavailable(format!("{path_or_url}: {e}")))?

@@ -223,3 +223,18 @@ async fn check_constraints_refuse_unknown_spellings() {
         .unwrap_err();
     assert!(err.to_string().contains("CHECK constraint failed"), "{err}");
 }
+
+#[tokio::test]
+async fn a_memory_url_opens_one_shared_in_memory_database() {
+    let store = SqliteStore::open("sqlite::memory:").await.unwrap();
+    let record = create(&store, session_id(9), SessionStatus::Active).await;
+    // Reads see the write: readers and the writer share the one database.
+    assert_eq!(
+        store.load_session(record.id).await.unwrap().unwrap().record,
+        record
+    );
+    assert_eq!(
+        SqliteStore::open_existing(":memory:").await.unwrap_err(),
+        StoreError::NotMigrated
+    );
+}
