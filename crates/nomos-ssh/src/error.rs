@@ -80,13 +80,19 @@ pub enum SshError {
         /// What went wrong.
         message: String,
     },
-    /// The server refused the key.
-    #[error("server refused key {} for user {user}", key_file.display())]
+    /// The server refused every key offered.
+    #[error("server refused {offered} for user {user}")]
     AuthRefused {
         /// The login user.
         user: String,
-        /// The key file offered.
-        key_file: PathBuf,
+        /// What was offered (`key /path/to/id` or the ssh-agent's keys).
+        offered: String,
+    },
+    /// The ssh-agent could not be used.
+    #[error("ssh-agent: {message}")]
+    Agent {
+        /// What went wrong.
+        message: String,
     },
     /// The SSH protocol layer failed.
     #[error("ssh protocol error: {0}")]
@@ -183,10 +189,12 @@ impl SshError {
             SshError::UnknownHostKey { fingerprint, .. } => {
                 ExecError::UnknownHostKey { host, fingerprint }
             }
-            SshError::Key { .. } | SshError::AuthRefused { .. } => ExecError::Auth {
-                host,
-                message: self.to_string(),
-            },
+            SshError::Key { .. } | SshError::AuthRefused { .. } | SshError::Agent { .. } => {
+                ExecError::Auth {
+                    host,
+                    message: self.to_string(),
+                }
+            }
             SshError::Timeout { after_ms } => ExecError::Timeout { after_ms },
             SshError::Protocol(_) | SshError::Disconnected { .. } => ExecError::Disconnected {
                 host,
@@ -240,7 +248,7 @@ mod tests {
     fn refused_key_is_an_auth_error() {
         let error = SshError::AuthRefused {
             user: "root".into(),
-            key_file: PathBuf::from("/k/id"),
+            offered: "key /k/id".into(),
         };
         assert!(matches!(
             error.into_exec_error("vm:db"),

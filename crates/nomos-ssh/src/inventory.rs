@@ -23,7 +23,8 @@
 //! Slugs are `local` or `KIND:NAME` (`lxc:nextcloud`, `vm:db`, `host:hubris`); the
 //! kind names the knowledge-graph entity the host seeds. `key_file` paths that are
 //! relative are taken relative to the inventory file when it is read with
-//! [`Inventory::load`], and a leading `~/` means the home directory.
+//! [`Inventory::load`], and a leading `~/` means the home directory. A host with no
+//! `key_file` (and none in `[defaults]`) authenticates with the ssh-agent's keys.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -78,8 +79,9 @@ pub struct SshTarget {
     pub port: u16,
     /// Login user.
     pub user: String,
-    /// Private key file (ed25519 or RSA, OpenSSH or PEM format, no passphrase).
-    pub key_file: PathBuf,
+    /// Private key file (ed25519 or RSA, OpenSSH or PEM format, no passphrase);
+    /// `None` authenticates with the identities of the ssh-agent instead.
+    pub key_file: Option<PathBuf>,
     /// Slug of the host to tunnel through, if any.
     pub jump: Option<String>,
 }
@@ -139,9 +141,6 @@ pub enum HostProblem {
     /// An SSH host has no user, and `[defaults]` gives none.
     #[error("missing user")]
     MissingUser,
-    /// An SSH host has no key file, and `[defaults]` gives none.
-    #[error("missing key_file")]
-    MissingKeyFile,
     /// The port is outside 1..=65535.
     #[error("bad port {port}: must be between 1 and 65535")]
     BadPort {
@@ -256,10 +255,11 @@ impl Inventory {
         let base = path.parent().unwrap_or(Path::new("."));
         for host in &mut inventory.hosts {
             if let Target::Ssh(ssh) = &mut host.target
-                && ssh.key_file.is_relative()
-                && !ssh.key_file.starts_with("~")
+                && let Some(key_file) = &mut ssh.key_file
+                && key_file.is_relative()
+                && !key_file.starts_with("~")
             {
-                ssh.key_file = base.join(&ssh.key_file);
+                *key_file = base.join(&*key_file);
             }
         }
         Ok(inventory)
@@ -458,10 +458,7 @@ fn build_host(
         .or_else(|| defaults.user.clone())
         .filter(|u| !u.is_empty())
         .ok_or(HostProblem::MissingUser)?;
-    let key_file = entry
-        .key_file
-        .or_else(|| defaults.key_file.clone())
-        .ok_or(HostProblem::MissingKeyFile)?;
+    let key_file = entry.key_file.or_else(|| defaults.key_file.clone());
     Ok(Host {
         slug,
         name,
@@ -555,7 +552,10 @@ jump = "host:hubris"
         };
         assert_eq!(hubris.port, 22);
         assert_eq!(hubris.user, "root");
-        assert_eq!(hubris.key_file, PathBuf::from("/etc/nomos/id_ed25519"));
+        assert_eq!(
+            hubris.key_file,
+            Some(PathBuf::from("/etc/nomos/id_ed25519"))
+        );
         let Target::Ssh(cloud) = &inventory.host("lxc:nextcloud").unwrap().target else {
             panic!("nextcloud is an ssh host");
         };
@@ -693,7 +693,7 @@ jump = "host:hubris"
         let Target::Ssh(db) = &inventory.host("vm:db").unwrap().target else {
             panic!("db is an ssh host");
         };
-        assert_eq!(db.key_file, dir.path().join("keys/id"));
+        assert_eq!(db.key_file, Some(dir.path().join("keys/id")));
     }
 
     #[test]

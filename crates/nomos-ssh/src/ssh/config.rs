@@ -40,11 +40,14 @@ pub struct SshConfig {
     pub max_channels: usize,
     /// On timeout, time between the TERM signal and the KILL signal.
     pub stop_grace: Duration,
+    /// The ssh-agent socket used for hosts without a `key_file`.
+    pub agent_socket: Option<PathBuf>,
 }
 
 impl SshConfig {
     /// Strict host keys from `known_hosts`; 10 s connect timeout; 5 min idle
-    /// timeout; 15 s keepalive; 8 channels per connection; 1 s stop grace.
+    /// timeout; 15 s keepalive; 8 channels per connection; 1 s stop grace; the
+    /// ssh-agent named by `SSH_AUTH_SOCK`, if set.
     pub fn new(known_hosts: impl Into<PathBuf>) -> SshConfig {
         SshConfig {
             known_hosts: known_hosts.into(),
@@ -54,6 +57,7 @@ impl SshConfig {
             keepalive_interval: Duration::from_secs(15),
             max_channels: 8,
             stop_grace: Duration::from_secs(1),
+            agent_socket: std::env::var_os("SSH_AUTH_SOCK").map(PathBuf::from),
         }
     }
 
@@ -72,6 +76,12 @@ impl SshConfig {
     /// Sets the idle timeout of pooled connections.
     pub fn with_idle_timeout(mut self, timeout: Duration) -> SshConfig {
         self.idle_timeout = timeout;
+        self
+    }
+
+    /// Sets the ssh-agent socket for hosts without a `key_file` (`None`: no agent).
+    pub fn with_agent_socket(mut self, socket: Option<PathBuf>) -> SshConfig {
+        self.agent_socket = socket;
         self
     }
 

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use russh::client::{self, Handle};
+use russh::keys::agent::AgentIdentity;
+use russh::keys::agent::client::AgentClient;
 use russh::keys::{PrivateKey, PrivateKeyWithHashAlg};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
@@ -59,7 +61,10 @@ pub(crate) async fn handshake<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let key = load_key(&target.key_file)?;
+    let key = match &target.key_file {
+        Some(path) => Some(load_key(path)?),
+        None => None,
+    };
     let handler = HostKeyCheck {
         address: target.address.clone(),
         port: target.port,
@@ -68,7 +73,10 @@ where
     };
     let work = async {
         let mut handle = client::connect_stream(client_config(config), stream, handler).await?;
-        authenticate(&mut handle, target, key).await?;
+        match key {
+            Some(key) => authenticate(&mut handle, target, key).await?,
+            None => authenticate_with_agent(&mut handle, target, config).await?,
+        }
         Ok(handle)
     };
     bounded(config.connect_timeout, target, work).await
@@ -110,9 +118,59 @@ async fn authenticate(
     } else {
         Err(SshError::AuthRefused {
             user: target.user.clone(),
-            key_file: target.key_file.clone(),
+            offered: match &target.key_file {
+                Some(path) => format!("key {}", path.display()),
+                None => "the key".into(),
+            },
         })
     }
+}
+
+/// Offers each key of the ssh-agent in turn until the server accepts one.
+async fn authenticate_with_agent(
+    handle: &mut SshHandle,
+    target: &SshTarget,
+    config: &SshConfig,
+) -> Result<(), SshError> {
+    let agent_error = |message: String| SshError::Agent { message };
+    let Some(socket) = &config.agent_socket else {
+        return Err(agent_error(
+            "the host has no key_file and no agent is configured (SSH_AUTH_SOCK is not set)".into(),
+        ));
+    };
+    let mut agent = AgentClient::connect_uds(socket)
+        .await
+        .map_err(|e| agent_error(format!("could not reach {}: {e}", socket.display())))?;
+    let identities = agent
+        .request_identities()
+        .await
+        .map_err(|e| agent_error(format!("could not list keys: {e}")))?;
+    let mut offered = 0;
+    for identity in identities {
+        let AgentIdentity::PublicKey { key, .. } = identity else {
+            continue;
+        };
+        offered += 1;
+        let hash = if key.algorithm().is_rsa() {
+            handle.best_supported_rsa_hash().await?.flatten()
+        } else {
+            None
+        };
+        let result = handle
+            .authenticate_publickey_with(target.user.clone(), key, hash, &mut agent)
+            .await
+            .map_err(|e| agent_error(format!("signing failed: {e}")))?;
+        if result.success() {
+            return Ok(());
+        }
+    }
+    Err(SshError::AuthRefused {
+        user: target.user.clone(),
+        offered: format!(
+            "the {offered} key(s) of the ssh-agent at {}",
+            socket.display()
+        ),
+    })
 }
 
 /// Loads a private key (no passphrase), expanding a leading `~/`.

@@ -148,3 +148,71 @@ async fn a_missing_client_key_file_is_an_auth_error_naming_the_file() {
     };
     assert!(message.contains("no_such_key"), "{message}");
 }
+
+/// An `ssh-agent` child process, killed on drop.
+struct Agent(std::process::Child);
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn inventory_without_key(sshd: &Sshd) -> nomos_ssh::Inventory {
+    let text = format!(
+        "[[host]]\nslug='{HOST}'\naddress='127.0.0.1'\nport={}\nuser='root'\n",
+        sshd.port
+    );
+    nomos_ssh::Inventory::parse(&text, "agent.toml").unwrap()
+}
+
+#[tokio::test]
+async fn a_host_without_key_file_authenticates_with_the_ssh_agent() {
+    let sshd = Sshd::start();
+    let socket = sshd.dir.join("agent.sock");
+    let _agent = Agent(
+        std::process::Command::new("ssh-agent")
+            .arg("-D")
+            .arg("-a")
+            .arg(&socket)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    for _ in 0..100 {
+        if socket.exists() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let added = std::process::Command::new("ssh-add")
+        .arg("-q")
+        .arg(&sshd.client_key_path)
+        .env("SSH_AUTH_SOCK", &socket)
+        .status()
+        .unwrap();
+    assert!(added.success());
+    let config = config(&sshd).with_agent_socket(Some(socket));
+    let executor = SshExecutor::new(Arc::new(inventory_without_key(&sshd)), config);
+    let output = executor
+        .run(HOST, "echo via-agent", limits(10_000))
+        .await
+        .unwrap();
+    assert_eq!(output.stdout, "via-agent\n");
+}
+
+#[tokio::test]
+async fn a_host_without_key_file_and_no_agent_is_an_auth_error() {
+    let sshd = Sshd::shared_or_start();
+    let config = config(&sshd).with_agent_socket(None);
+    let executor = SshExecutor::new(Arc::new(inventory_without_key(&sshd)), config);
+    let error = executor
+        .run(HOST, "true", limits(10_000))
+        .await
+        .unwrap_err();
+    let ExecError::Auth { message, .. } = &error else {
+        panic!("expected an auth error, got {error:?}");
+    };
+    assert!(message.contains("SSH_AUTH_SOCK"), "{message}");
+}
