@@ -1,0 +1,254 @@
+//! Running one case in-process against the real runtime, with a fresh embedded store,
+//! the simulated fleet and virtual time.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use nomos_agent::{Agent, AgentConfig, ManualClock, TurnReport};
+use nomos_core::event::EventRecord;
+use nomos_core::ports::chat::{ChatModel, Usage};
+use nomos_core::ports::store::{SessionSnapshot, Store};
+use nomos_core::record::{Message, ToolCallRecord};
+use nomos_core::resume::ResumeKind;
+use nomos_core::{ApprovalStatus, Span, Timestamp};
+use nomos_llm::{
+    CiEnvironment, OpenAiConfig, OpenAiModel, RecordingModel, ReplayModel, ScriptedModel,
+};
+use nomos_sqlite::SqliteStore;
+use tokio::task::JoinHandle;
+
+use crate::manifest::{Action, Case, Pick, PickName};
+use crate::world::{SimulatedExecutor, seed};
+
+/// When every case starts, in virtual time.
+pub const CASE_START_MILLIS: i64 = 1_800_000_000_000;
+
+/// Which model plays the cases.
+#[derive(Clone, Debug)]
+pub enum ModelChoice {
+    /// The scripted replies of each case (deterministic, free).
+    Stub,
+    /// A real OpenAI-compatible endpoint from `NOMOS_LLM_*`.
+    OpenAi,
+    /// Recordings in a directory.
+    Replay(PathBuf),
+    /// A real endpoint, recording every exchange into a directory.
+    Record(PathBuf),
+}
+
+/// What a case left behind, for the assertions.
+#[derive(Clone, Debug)]
+pub struct Observed {
+    /// The session at the end.
+    pub snapshot: SessionSnapshot,
+    /// Its events.
+    pub events: Vec<EventRecord>,
+    /// Its tool calls.
+    pub calls: Vec<ToolCallRecord>,
+    /// Its transcript.
+    pub messages: Vec<Message>,
+    /// Every turn's report.
+    pub turns: Vec<TurnReport>,
+    /// Step errors (a refused decision, a refused message).
+    pub step_errors: Vec<String>,
+    /// Replies left in the stub script, when the stub played.
+    pub script_remaining: Option<usize>,
+    /// Tokens and cost.
+    pub usage: Usage,
+}
+
+/// Runs a case to its end (or its first infrastructure error).
+pub async fn run_case(case: &Case, choice: &ModelChoice) -> Result<Observed, String> {
+    let store = Arc::new(
+        SqliteStore::in_memory()
+            .await
+            .map_err(|e| format!("store: {e}"))?,
+    );
+    let clock = ManualClock::starting_at(Timestamp::from_millis(CASE_START_MILLIS));
+    seed(
+        store.as_ref(),
+        &case.world,
+        Timestamp::from_millis(CASE_START_MILLIS),
+    )
+    .await
+    .map_err(|e| format!("seeding the world: {e}"))?;
+    let executor = Arc::new(SimulatedExecutor::new(&case.world));
+    let (model, script) = build_model(case, choice)?;
+    let config = AgentConfig::spec_defaults();
+    let ttl = config.session.approval_ttl;
+    let sweep_interval = config.sweep_interval;
+    let build = |config: AgentConfig| {
+        Agent::builder(store.clone(), executor.clone(), model.clone())
+            .config(config)
+            .clock(Arc::new(clock.clone()))
+            .build()
+    };
+    let mut agent = build(tuned(config.clone()));
+    let id = agent.create_session().await.map_err(|e| e.to_string())?;
+    let mut turns = Vec::new();
+    let mut step_errors = Vec::new();
+    let mut hung: Vec<JoinHandle<TurnReport>> = Vec::new();
+
+    for (idx, step) in case.steps.iter().enumerate() {
+        let n = idx + 1;
+        let action = step.action().map_err(|e| format!("step {n}: {e}"))?;
+        match action {
+            Action::Say(text) => match agent.spawn_message(id, &text).await {
+                Ok(handle) => await_turn(handle, &executor, &mut turns, &mut hung).await?,
+                Err(e) => step_errors.push(format!("step {n}: message refused: {e}")),
+            },
+            Action::Decide(pick, decision) => {
+                let snapshot = agent.session(id).await.map_err(|e| e.to_string())?;
+                let Some(approval_id) = pick_approval(&snapshot, &pick) else {
+                    step_errors.push(format!("step {n}: no approval matches {pick:?}"));
+                    continue;
+                };
+                match agent
+                    .spawn_decide(approval_id, decision, Some("eval"))
+                    .await
+                {
+                    Ok((_, handle)) => await_turn(handle, &executor, &mut turns, &mut hung).await?,
+                    Err(e) => step_errors.push(format!("step {n}: decision refused: {e}")),
+                }
+            }
+            Action::ExpireApprovals => {
+                clock.advance(Span::from_millis(
+                    ttl.as_millis() + Span::from_mins(1).as_millis(),
+                ));
+                agent.sweep_once().await.map_err(|e| e.to_string())?;
+            }
+            Action::Wait(minutes) => {
+                let mut left = Span::from_mins(minutes);
+                while left > Span::ZERO {
+                    let chunk = left.min(sweep_interval);
+                    clock.advance(chunk);
+                    left = Span::from_millis(left.as_millis() - chunk.as_millis());
+                    agent.sweep_once().await.map_err(|e| e.to_string())?;
+                }
+            }
+            Action::Reconnect => match agent.resume(id, ResumeKind::Reconnect).await {
+                Ok(report) => turns.push(report),
+                Err(e) => step_errors.push(format!("step {n}: resume refused: {e}")),
+            },
+            Action::Restart => {
+                for handle in hung.drain(..) {
+                    handle.abort();
+                }
+                agent = build(tuned(config.clone()));
+                agent
+                    .reconcile_startup()
+                    .await
+                    .map_err(|e| format!("start-up reconcile: {e}"))?;
+            }
+        }
+    }
+    for handle in hung.drain(..) {
+        handle.abort();
+    }
+    let snapshot = agent.session(id).await.map_err(|e| e.to_string())?;
+    let events = store
+        .events_after(Some(id), 0, 100_000)
+        .await
+        .map_err(|e| e.to_string())?;
+    let calls = store.tool_calls(id).await.map_err(|e| e.to_string())?;
+    let messages = store.messages(id).await.map_err(|e| e.to_string())?;
+    let mut usage = Usage::default();
+    for turn in &turns {
+        usage.add(&turn.usage);
+    }
+    Ok(Observed {
+        snapshot,
+        events,
+        calls,
+        messages,
+        turns,
+        step_errors,
+        script_remaining: script.map(|s| s.remaining()),
+        usage,
+    })
+}
+
+/// Short back-offs: the cases run in virtual time, nothing waits for real.
+fn tuned(mut config: AgentConfig) -> AgentConfig {
+    config.resume.backoff = vec![Span::from_millis(1), Span::from_millis(2)];
+    config
+}
+
+type BuiltModel = (Arc<dyn ChatModel>, Option<Arc<ScriptedModel>>);
+
+fn build_model(case: &Case, choice: &ModelChoice) -> Result<BuiltModel, String> {
+    match choice {
+        ModelChoice::Stub => {
+            let replies: Vec<yaml_serde::Value> = case
+                .steps
+                .iter()
+                .flat_map(|s| s.model.iter().cloned())
+                .collect();
+            let script = Arc::new(
+                ScriptedModel::from_yaml_value(yaml_serde::Value::Sequence(replies))
+                    .map_err(|e| e.to_string())?,
+            );
+            Ok((script.clone(), Some(script)))
+        }
+        ModelChoice::OpenAi => Ok((Arc::new(openai()?), None)),
+        ModelChoice::Replay(dir) => Ok((
+            Arc::new(ReplayModel::open(dir).map_err(|e| e.to_string())?),
+            None,
+        )),
+        ModelChoice::Record(dir) => {
+            let model = RecordingModel::new(openai()?, dir, CiEnvironment::from_env())
+                .map_err(|e| e.to_string())?;
+            Ok((Arc::new(model), None))
+        }
+    }
+}
+
+fn openai() -> Result<OpenAiModel, String> {
+    let config = OpenAiConfig::from_env().map_err(|e| e.to_string())?;
+    OpenAiModel::new(config).map_err(|e| e.to_string())
+}
+
+/// Waits for a turn, unless it hangs on a command that never returns (then it is left
+/// running for a later `restart` step).
+async fn await_turn(
+    mut handle: JoinHandle<TurnReport>,
+    executor: &SimulatedExecutor,
+    turns: &mut Vec<TurnReport>,
+    hung: &mut Vec<JoinHandle<TurnReport>>,
+) -> Result<(), String> {
+    let signal = executor.hung();
+    tokio::select! {
+        res = &mut handle => {
+            turns.push(res.map_err(|e| format!("turn task failed: {e}"))?);
+        }
+        _ = signal.notified() => hung.push(handle),
+    }
+    Ok(())
+}
+
+fn pick_approval(snapshot: &SessionSnapshot, pick: &Pick) -> Option<nomos_core::ApprovalId> {
+    match pick {
+        Pick::Named(PickName::Latest) => snapshot
+            .approvals
+            .iter()
+            .rev()
+            .find(|a| a.status == ApprovalStatus::Pending)
+            .map(|a| a.id),
+        Pick::Index(n) => snapshot.approvals.get(n.checked_sub(1)?).map(|a| a.id),
+    }
+}
+
+/// Runs a case under its time limit, measuring its wall time.
+pub async fn run_case_timed(
+    case: &Case,
+    choice: &ModelChoice,
+) -> (Result<Observed, String>, Duration) {
+    let started = Instant::now();
+    let limit = Duration::from_secs(case.timeout_secs.unwrap_or(30));
+    let res = match tokio::time::timeout(limit, run_case(case, choice)).await {
+        Ok(res) => res,
+        Err(_) => Err(format!("timed out after {} s", limit.as_secs())),
+    };
+    (res, started.elapsed())
+}
