@@ -164,7 +164,10 @@ fn inventory_without_key(sshd: &Sshd) -> nomos_ssh::Inventory {
         "[[host]]\nslug='{HOST}'\naddress='127.0.0.1'\nport={}\nuser='root'\n",
         sshd.port
     );
-    nomos_ssh::Inventory::parse(&text, "agent.toml").unwrap()
+    match nomos_ssh::Inventory::parse(&text, "agent.toml") {
+        Ok(inventory) => inventory,
+        Err(error) => panic!("agent inventory does not parse: {error}"),
+    }
 }
 
 #[tokio::test]
