@@ -21,7 +21,7 @@ async fn whatsapp_bridge_read_only_steps_run_at_once_with_one_plan_approval() {
     - {name: run, arguments: {host: local, command: "echo ps output"}}
     - {name: update_plan_step, arguments: {seq: 1, status: done}}
     - {name: update_plan_step, arguments: {seq: 2, status: running}}
-    - {name: run, arguments: {host: local, command: "touch restart-marker"}}
+    - {name: run, arguments: {host: local, command: "mkdir -p /tmp/nomos-agent-test"}}
     - {name: update_plan_step, arguments: {seq: 2, status: done}}
     - {name: update_plan_step, arguments: {seq: 3, status: running}}
     - {name: update_entity_attributes, arguments: {slug: "lxc:bridge", attributes: {state: running}}}
