@@ -183,7 +183,10 @@ impl Session {
         } else {
             ExecutionStatus::Cancelled
         };
-        let error = (next == ExecutionStatus::Cancelled).then(|| why.to_owned());
+        let error = match next {
+            ExecutionStatus::Cancelled => Some(why.to_owned()),
+            _ => None,
+        };
         self.move_execution(now, execution_id, next, error);
     }
 

@@ -169,9 +169,12 @@ impl Session {
 
     /// The refusal for a tool that needs an open task, or `None` when it may proceed.
     pub(crate) fn refuse_if_terminal(&self, tool: &str) -> Option<ToolReply> {
-        self.record
-            .status
-            .is_terminal()
-            .then(|| ToolReply::refused(text::task_complete_refusal(tool, self.record.status)))
+        if !self.record.status.is_terminal() {
+            return None;
+        }
+        Some(ToolReply::refused(text::task_complete_refusal(
+            tool,
+            self.record.status,
+        )))
     }
 }
