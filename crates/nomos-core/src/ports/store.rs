@@ -13,7 +13,7 @@ use crate::record::{
     Approval, Entity, Execution, KnowledgeEntry, Message, PlanStep, Relationship, SessionRecord,
     ToolCallRecord,
 };
-use crate::status::{ExecutionStatus, SessionStatus};
+use crate::status::{ExecutionStatus, Role, SessionStatus};
 use crate::time::Timestamp;
 
 /// A session with everything the core needs to decide: its row, all plan steps of
@@ -195,6 +195,38 @@ pub trait Store: Send + Sync {
 
     /// Loads a session aggregate.
     async fn load_session(&self, id: SessionId) -> Result<Option<SessionSnapshot>, StoreError>;
+
+    /// Loads several session aggregates at once, in id order; ids without a session are
+    /// left out. Adapters override this with a few set-based queries, for the callers
+    /// that read sessions a page at a time (the backfill tool); the default loads them
+    /// one by one.
+    async fn load_sessions(&self, ids: &[SessionId]) -> Result<Vec<SessionSnapshot>, StoreError> {
+        let mut snapshots = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(snapshot) = self.load_session(*id).await? {
+                snapshots.push(snapshot);
+            }
+        }
+        snapshots.sort_by_key(|s| s.record.id);
+        Ok(snapshots)
+    }
+
+    /// The newest message other than a note of each of several sessions, for those that
+    /// have one, in session id order (SWEEP-4 reads it to decide SESSION-4). Adapters
+    /// override the default, which reads each transcript in full.
+    async fn last_messages(&self, ids: &[SessionId]) -> Result<Vec<Message>, StoreError> {
+        let mut sorted = ids.to_vec();
+        sorted.sort();
+        sorted.dedup();
+        let mut last = Vec::with_capacity(sorted.len());
+        for id in sorted {
+            let messages = self.messages(id).await?;
+            if let Some(message) = messages.into_iter().rev().find(|m| m.role != Role::Note) {
+                last.push(message);
+            }
+        }
+        Ok(last)
+    }
 
     /// Commits one decision atomically, with the optimistic version check.
     async fn commit(&self, commit: Commit) -> Result<CommitReceipt, StoreError>;

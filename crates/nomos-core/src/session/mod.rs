@@ -25,6 +25,7 @@ mod approval;
 mod execution;
 mod lifecycle;
 mod plan;
+mod repair;
 mod run;
 pub mod text;
 mod tool;
@@ -46,6 +47,7 @@ pub use approval::{DecisionError, binding_hash};
 pub use execution::ExecutionError;
 pub use lifecycle::OperatorMessageEffect;
 pub use plan::{StepDraft, is_writeback_step};
+pub use repair::LEFTOVER_STEP_NOTE;
 pub use tool::{Action, KnowledgeUse, Revision, ToolInput, ToolReply};
 
 /// Tunable rules of a session. No `Default`: use [`SessionConfig::spec_defaults`].

@@ -1,0 +1,87 @@
+//! `nomos-backfill`: repairs stuck sessions and stale executions left by older code,
+//! crashes or eval runs (BACKFILL-1, BACKFILL-2). Dry run by default; `--apply` commits.
+
+mod cli;
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use nomos_backfill::{OpenError, Report, open_store, run_backfill};
+use nomos_core::Timestamp;
+
+use crate::cli::Args;
+
+/// Exit status of a database refused for its schema.
+const EXIT_SCHEMA: u8 = 2;
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(args).await {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("nomos-backfill: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let config = args.config()?;
+    let store = match open_store(&args.database_url, args.schema_policy()).await {
+        Ok(store) => store,
+        Err(
+            err @ (OpenError::NoDatabase(_)
+            | OpenError::NotMigrated { .. }
+            | OpenError::SchemaTooNew { .. }),
+        ) => {
+            eprintln!("nomos-backfill: {err}");
+            return Ok(ExitCode::from(EXIT_SCHEMA));
+        }
+        Err(err) => return Err(err).context("opening the database"),
+    };
+    let now = Timestamp::from(chrono::Utc::now());
+    let bar = progress_bar(&config);
+    let report = run_backfill(store.as_ref(), &config, now, &mut |report: &Report| {
+        bar.set_position(report.scanned);
+        bar.set_message(format!(
+            "changed {}  conflicts {}",
+            report.sessions_changed, report.n_conflicts
+        ));
+    })
+    .await;
+    bar.finish_and_clear();
+    let report = report.context("running the backfill")?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.render_text());
+    }
+    if report.n_errors > 0 {
+        return Ok(ExitCode::FAILURE);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A bar with counts and rate on a terminal; hidden when stderr is not one.
+fn progress_bar(config: &nomos_backfill::BackfillConfig) -> ProgressBar {
+    let bar = match &config.scope {
+        nomos_backfill::Scope::Sessions(ids) => ProgressBar::new(ids.len() as u64),
+        nomos_backfill::Scope::All => ProgressBar::new_spinner(),
+    };
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+        return bar;
+    }
+    bar.set_draw_target(ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {pos} sessions scanned ({per_sec})  {msg}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_spinner());
+    bar.set_style(style);
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
+}
