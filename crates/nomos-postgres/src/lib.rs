@@ -8,6 +8,7 @@
 //! Event appends take a transaction-scoped advisory lock just before commit, so the
 //! global event order is the commit order.
 
+mod batch;
 mod codec;
 mod commit;
 mod error;

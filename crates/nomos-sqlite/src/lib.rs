@@ -9,6 +9,7 @@
 //! use a pool of read-only connections, so concurrent async writers queue rather than
 //! deadlock or fail with `SQLITE_BUSY`.
 
+mod batch;
 mod codec;
 mod commit;
 mod error;

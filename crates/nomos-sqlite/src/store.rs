@@ -36,6 +36,17 @@ impl Store for SqliteStore {
         self.read_session(id).await
     }
 
+    async fn load_sessions(
+        &self,
+        ids: &[SessionId],
+    ) -> Result<Vec<SessionSnapshot>, StoreError> {
+        self.read_sessions(ids).await
+    }
+
+    async fn last_messages(&self, ids: &[SessionId]) -> Result<Vec<Message>, StoreError> {
+        self.select_last_messages(ids).await
+    }
+
     async fn commit(&self, commit: Commit) -> Result<CommitReceipt, StoreError> {
         self.commit_one(commit).await
     }

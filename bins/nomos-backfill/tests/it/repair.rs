@@ -330,3 +330,30 @@ on_both_backends!(
     filters,
     filters_limit_the_run_to_named_and_old_enough_sessions
 );
+
+async fn page_reads_match_one_by_one_reads(backend: Backend) {
+    let db = fresh(backend).await;
+    let store = db.store.as_ref();
+    let seeded = seed(store, 12, ten_days_ago(now())).await;
+    let mut ids: Vec<SessionId> = seeded.iter().map(|s| s.id).collect();
+    ids.push(SessionId(uuid::Uuid::new_v4()));
+    let page = store.load_sessions(&ids).await.unwrap();
+    assert_eq!(page.len(), 12);
+    assert!(page.windows(2).all(|w| w[0].record.id < w[1].record.id));
+    for snapshot in &page {
+        assert_eq!(snapshot, &load(store, snapshot.record.id).await);
+    }
+    let last = store.last_messages(&ids).await.unwrap();
+    let mut expected = Vec::new();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    for id in sorted {
+        let messages = store.messages(id).await.unwrap();
+        if let Some(m) = messages.into_iter().rev().find(|m| m.role != Role::Note) {
+            expected.push(m);
+        }
+    }
+    assert_eq!(last, expected);
+    assert!(!last.is_empty());
+}
+on_both_backends!(page_reads, page_reads_match_one_by_one_reads);
