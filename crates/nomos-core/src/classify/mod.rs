@@ -46,6 +46,7 @@
 //! nesting, and yields exactly the tree the classifier walks.
 
 pub mod ast;
+pub mod corpus;
 mod opts;
 pub mod parser;
 mod policy;

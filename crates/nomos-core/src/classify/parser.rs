@@ -661,13 +661,12 @@ impl<'a> Parser<'a> {
         while self.bytes.get(at).is_some_and(u8::is_ascii_digit) {
             at += 1;
         }
-        if at == self.pos && self.bytes.get(at) == Some(&b'{') {
-            if let Some(close) = self.bytes[at..].iter().position(|&b| b == b'}') {
-                let name = &self.src[at + 1..at + close];
-                if super::ast::is_name(name) {
-                    at += close + 1;
-                }
-            }
+        if at == self.pos
+            && self.bytes.get(at) == Some(&b'{')
+            && let Some(close) = self.bytes[at..].iter().take(64).position(|&b| b == b'}')
+            && super::ast::is_name(&self.src[at + 1..at + close])
+        {
+            at += close + 1;
         }
         match (self.bytes.get(at), self.bytes.get(at + 1)) {
             (Some(b'<' | b'>'), Some(b'(')) => at != self.pos,

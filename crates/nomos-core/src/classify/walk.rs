@@ -21,6 +21,15 @@ use crate::status::CommandClass;
 /// How deeply wrappers and re-read strings may nest before the walker gives up.
 const MAX_NESTING: usize = 24;
 
+/// How many parts one classification reads before it gives up (bounds the work).
+const MAX_PARTS: u32 = 4096;
+
+/// How many bytes of re-read text (`bash -c`, `eval`, ...) one classification may parse.
+const MAX_REREAD_BYTES: usize = 1 << 20;
+
+/// How deeply lists may nest across substitutions and re-read strings (bounds the stack).
+const MAX_LIST_DEPTH: usize = 96;
+
 /// How much of a part's text a reason quotes.
 const MAX_PART_TEXT: usize = 80;
 
@@ -118,6 +127,8 @@ pub(crate) struct Walker<'p> {
     functions: Vec<String>,
     defining: Vec<String>,
     nesting: usize,
+    reread_bytes: usize,
+    list_depth: usize,
     policy_trace: Option<Vec<usize>>,
 }
 
@@ -131,6 +142,8 @@ impl<'p> Walker<'p> {
             functions: Vec::new(),
             defining: Vec::new(),
             nesting: 0,
+            reread_bytes: 0,
+            list_depth: 0,
             policy_trace: None,
         }
     }
@@ -205,10 +218,10 @@ impl<'p> Walker<'p> {
                 }
                 _ => None,
             };
-            if let Some(reader) = reader {
-                if self.readers.last().map(String::as_str) != Some(&reader) {
-                    self.readers.push(reader.into_owned());
-                }
+            if let Some(reader) = reader
+                && self.readers.last().map(String::as_str) != Some(&reader)
+            {
+                self.readers.push(reader.into_owned());
             }
         }
         if self
@@ -243,12 +256,25 @@ impl<'p> Walker<'p> {
     }
 
     fn walk_list<'s>(&mut self, list: &'s List, src: Src<'s>, stdin: &Stdin<'s>) {
+        if self.list_depth >= MAX_LIST_DEPTH {
+            let part = self.next_part("nested commands");
+            let predicate = "are nested too deeply to read";
+            self.report(
+                part,
+                CommandClass::Destructive,
+                Subject::Phrase("commands"),
+                predicate,
+            );
+            return;
+        }
+        self.list_depth += 1;
         for item in &list.items {
             self.walk_pipeline(&item.and_or.first, src, stdin);
             for (_, pipeline) in &item.and_or.rest {
                 self.walk_pipeline(pipeline, src, stdin);
             }
         }
+        self.list_depth -= 1;
     }
 
     fn walk_pipeline<'s>(&mut self, pipeline: &'s Pipeline, src: Src<'s>, stdin: &Stdin<'s>) {
@@ -367,6 +393,17 @@ impl<'p> Walker<'p> {
     fn walk_simple<'s>(&mut self, simple: &'s SimpleCommand, src: Src<'s>, stdin: &Stdin<'s>) {
         let text = src.source.get(simple.span.clone()).unwrap_or_default();
         let part = self.next_part(text);
+        if self.parts > MAX_PARTS {
+            let predicate =
+                "is one part too many: the command has more parts than the classifier reads";
+            self.report(
+                part,
+                CommandClass::Destructive,
+                Subject::Word(text),
+                predicate,
+            );
+            return;
+        }
         for word in simple.assignments.iter().chain(&simple.words) {
             self.walk_expansions(&word.expansions, src);
         }
@@ -496,6 +533,16 @@ impl<'p> Walker<'p> {
             );
             return;
         }
+        self.reread_bytes += text.len();
+        if self.reread_bytes > MAX_REREAD_BYTES || self.parts >= MAX_PARTS {
+            self.report(
+                part,
+                CommandClass::Destructive,
+                Subject::Word(what),
+                "runs more text than the classifier reads",
+            );
+            return;
+        }
         match Script::parse(text) {
             Ok(script) => {
                 self.nesting += 1;
@@ -565,18 +612,19 @@ impl<'i> Cx<'_, '_, '_, 'i> {
             return;
         }
         rules::classify(self, args);
-        if self.own == Some(CommandClass::ReadOnly) && !rules::ignores_dynamic_args(program.text) {
-            if let Some(arg) = args[1..].iter().find(|arg| arg.dynamic) {
-                let predicate = format!(
-                    "has an argument known only at run time (`{}`)",
-                    clip(arg.text)
-                );
-                self.report(
-                    CommandClass::ConfigMutation,
-                    Subject::Word(program.text),
-                    &predicate,
-                );
-            }
+        if self.own == Some(CommandClass::ReadOnly)
+            && !rules::ignores_dynamic_args(program.text)
+            && let Some(arg) = args[1..].iter().find(|arg| arg.dynamic)
+        {
+            let predicate = format!(
+                "has an argument known only at run time (`{}`)",
+                clip(arg.text)
+            );
+            self.report(
+                CommandClass::ConfigMutation,
+                Subject::Word(program.text),
+                &predicate,
+            );
         }
     }
 

@@ -429,20 +429,23 @@ pub(super) fn heredoc_expansions(body: &str, depth: usize) -> Result<Vec<Expansi
         match bytes[at] {
             b'\\' => at += 2,
             b'$' | b'`' => {
-                let mut parser = Parser::nested(body, at, depth + 1);
+                // Each substitution is read from its own slice, so its script owns only
+                // the text it spans.
+                let rest = &body[at..];
+                let mut parser = Parser::nested(rest, 0, depth + 1);
                 let mut scratch = Word::scratch();
                 if bytes[at] == b'$' {
                     parser.parse_dollar(&mut scratch)?;
                 } else {
                     parser.parse_backtick(&mut scratch)?;
                 }
-                let end = parser.pos.max(at + 1);
+                let end = parser.pos.max(1);
                 let heredocs = std::mem::take(&mut parser.heredocs);
                 for expansion in scratch.expansions {
                     found.push(match expansion {
                         Expansion::Command(list) | Expansion::Process(list) => {
                             Expansion::Backtick(Box::new(Script {
-                                source: body.to_owned(),
+                                source: rest[..end].to_owned(),
                                 body: list,
                                 heredocs: heredocs.clone(),
                             }))
@@ -450,7 +453,7 @@ pub(super) fn heredoc_expansions(body: &str, depth: usize) -> Result<Vec<Expansi
                         other => other,
                     });
                 }
-                at = end;
+                at += end;
             }
             _ => at += 1,
         }

@@ -446,7 +446,9 @@ fn su(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         ],
     };
     let (opts, at) = Opts::leading(&args[1..], &spec);
-    if let Some(command) = opts.short_value('c').or(opts.long_value("command")) {
+    // `su` takes options after the user name too (`su postgres -c '...'`).
+    let all = Opts::parse(&args[1..], &spec);
+    if let Some(command) = all.short_value('c').or(all.long_value("command")) {
         cx.script(command, program);
         return;
     }
@@ -491,7 +493,8 @@ fn shell(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     match cx.stdin() {
         Stdin::Text(text) => {
             cx.read_only(program, "runs the script on its input");
-            cx.script(&text, program);
+            // The script's commands read what is left of that input: nothing known.
+            cx.script_without_input(&text, program);
         }
         Stdin::Pipe(producer) => {
             let predicate =
@@ -553,7 +556,7 @@ fn ssh(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     match cx.stdin() {
         Stdin::Text(text) => {
             cx.read_only(program, "runs its input on the remote host");
-            cx.script(&text, program);
+            cx.script_without_input(&text, program);
         }
         Stdin::Pipe(producer) => {
             let predicate = format!(

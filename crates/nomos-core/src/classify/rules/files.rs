@@ -84,11 +84,12 @@ fn copy(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         .or(opts.long_value("target-directory"))
         .map(Arg::literal)
         .or_else(|| opts.positionals().last());
-    if let Some(target) = target {
-        if !target.dynamic && paths::is_block_device(target.text) {
-            cx.destructive(program, "overwrites a block device");
-            return;
-        }
+    if let Some(target) = target
+        && !target.dynamic
+        && paths::is_block_device(target.text)
+    {
+        cx.destructive(program, "overwrites a block device");
+        return;
     }
     cx.mutation(program, "writes files");
 }
@@ -146,11 +147,12 @@ fn tar(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     // Old style: `tar xzf file.tgz` is `tar -xzf file.tgz`.
     let bundled;
     let mut owned: Vec<Arg<'_>> = args[1..].to_vec();
-    if let Some(first) = owned.first() {
-        if !first.text.starts_with('-') && !first.dynamic {
-            bundled = format!("-{}", first.text);
-            owned[0] = Arg::literal(&bundled);
-        }
+    if let Some(first) = owned.first()
+        && !first.text.starts_with('-')
+        && !first.dynamic
+    {
+        bundled = format!("-{}", first.text);
+        owned[0] = Arg::literal(&bundled);
     }
     let spec = Spec {
         short_values: "fCTXbgKLNVHI",
@@ -232,11 +234,7 @@ fn rsync(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         opts.long("log-file") || opts.long("write-batch") || opts.long("only-write-batch");
     if opts.either('n', "dry-run") && !writes_log {
         cx.read_only(program, "only shows what it would copy (--dry-run)");
-    } else if let Some(flag) = opts
-        .long_prefixed("delete")
-        .or(opts.long_prefixed("remove-source-files"))
-    {
-        let _ = flag;
+    } else if opts.long_prefixed("delete").is_some() || opts.long("remove-source-files") {
         cx.destructive(program, "deletes files (--delete or --remove-source-files)");
     } else {
         cx.mutation(program, "copies files");

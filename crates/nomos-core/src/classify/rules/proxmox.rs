@@ -105,10 +105,10 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
                 Subject::Command(program, "exec"),
                 "runs a command in a container",
             );
-            if let Some(at) = args.iter().position(|arg| arg.text == "--") {
-                if at + 1 < args.len() {
-                    cx.run(&args[at + 1..]);
-                }
+            if let Some(at) = args.iter().position(|arg| arg.text == "--")
+                && at + 1 < args.len()
+            {
+                cx.run(&args[at + 1..]);
             }
         }
         ("pct", Some("enter" | "console")) => {
@@ -126,10 +126,10 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
                     Subject::Command(program, "guest exec"),
                     "runs a command in a VM",
                 );
-                if let Some(at) = args.iter().position(|arg| arg.text == "--") {
-                    if at + 1 < args.len() {
-                        cx.run(&args[at + 1..]);
-                    }
+                if let Some(at) = args.iter().position(|arg| arg.text == "--")
+                    && at + 1 < args.len()
+                {
+                    cx.run(&args[at + 1..]);
                 }
             }
             Some("cmd")

@@ -110,10 +110,10 @@ fn psql(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         .or(opts.long_value("output"))
         .or(opts.short_value('L'))
         .or(opts.long_value("log-file"));
-    if let Some(file) = output {
-        if !paths::is_harmless_sink(file) {
-            cx.mutation(program, "writes its output to a file");
-        }
+    if let Some(file) = output
+        && !paths::is_harmless_sink(file)
+    {
+        cx.mutation(program, "writes its output to a file");
     }
     let mut ran = false;
     for item in &opts.items {
@@ -186,10 +186,10 @@ fn sqlite(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
             cx.read_only(program, "only prints its version");
             return;
         }
-        if arg.text == "-cmd" {
-            if let Some(command) = args.get(idx + 1) {
-                sql_findings(cx, program, command.text);
-            }
+        if arg.text == "-cmd"
+            && let Some(command) = args.get(idx + 1)
+        {
+            sql_findings(cx, program, command.text);
         }
         if arg.text == "-init" {
             cx.mutation(program, "runs SQL from a file the classifier cannot read");
