@@ -1,0 +1,130 @@
+// The server's REST API, with the bearer token on every call and a 401 ending the session.
+
+import type { AuthSession } from './auth';
+import type {
+  ActivityDto,
+  ApprovalDto,
+  ExecutionDto,
+  InfoDto,
+  PlanDto,
+  SessionDto,
+  TranscriptMessage,
+} from './types';
+
+/** A request the server refused or could not answer. */
+export class ApiFailure extends Error {
+  readonly status: number;
+  readonly code: string;
+
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.name = 'ApiFailure';
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** The API client of one page. */
+export class Api {
+  readonly auth: AuthSession;
+  private readonly fetcher: typeof fetch;
+
+  constructor(auth: AuthSession, fetcher: typeof fetch = (...args) => fetch(...args)) {
+    this.auth = auth;
+    this.fetcher = fetcher;
+  }
+
+  /** Sends a request; JSON in, JSON out. */
+  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const token = await this.auth.ensureToken();
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let response: Response;
+    try {
+      response = await this.fetcher(path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (error) {
+      throw new ApiFailure(0, 'network', `the server is unreachable (${String(error)})`);
+    }
+    if (response.status === 401) {
+      this.auth.rejected();
+      throw new ApiFailure(401, 'unauthorized', 'the server did not accept the token; sign in again');
+    }
+    const text = await response.text();
+    let data: unknown = null;
+    if (text) {
+      try {
+        data = JSON.parse(text);
+      } catch {
+        data = null;
+      }
+    }
+    if (!response.ok) {
+      const error = (data as { error?: { code?: string; message?: string } } | null)?.error;
+      throw new ApiFailure(
+        response.status,
+        error?.code ?? 'http',
+        error?.message ?? `${method} ${path} answered ${response.status}`,
+      );
+    }
+    return data as T;
+  }
+
+  info(): Promise<InfoDto> {
+    return this.request('GET', '/api/info');
+  }
+
+  sessions(): Promise<SessionDto[]> {
+    return this.request('GET', '/api/sessions?limit=1000');
+  }
+
+  session(id: string): Promise<SessionDto> {
+    return this.request('GET', `/api/sessions/${encodeURIComponent(id)}`);
+  }
+
+  createSession(): Promise<SessionDto> {
+    return this.request('POST', '/api/sessions');
+  }
+
+  postMessage(id: string, text: string): Promise<unknown> {
+    return this.request('POST', `/api/sessions/${encodeURIComponent(id)}/messages`, { text });
+  }
+
+  resume(id: string): Promise<unknown> {
+    return this.request('POST', `/api/sessions/${encodeURIComponent(id)}/resume`);
+  }
+
+  plan(id: string): Promise<PlanDto> {
+    return this.request('GET', `/api/sessions/${encodeURIComponent(id)}/plan?all=true`);
+  }
+
+  activity(id: string): Promise<ActivityDto[]> {
+    return this.request('GET', `/api/sessions/${encodeURIComponent(id)}/activity`);
+  }
+
+  transcript(id: string): Promise<TranscriptMessage[]> {
+    return this.request('GET', `/api/sessions/${encodeURIComponent(id)}/transcript`);
+  }
+
+  sessionExecutions(id: string): Promise<ExecutionDto[]> {
+    return this.request('GET', `/api/sessions/${encodeURIComponent(id)}/executions`);
+  }
+
+  executions(status?: string): Promise<ExecutionDto[]> {
+    const query = status ? `?status=${encodeURIComponent(status)}&limit=1000` : '?limit=1000';
+    return this.request('GET', `/api/executions${query}`);
+  }
+
+  approvals(sessionId?: string): Promise<ApprovalDto[]> {
+    const query = sessionId ? `?session_id=${encodeURIComponent(sessionId)}` : '';
+    return this.request('GET', `/api/approvals${query}`);
+  }
+
+  decide(approvalId: string, decision: 'approve' | 'deny'): Promise<unknown> {
+    return this.request('POST', `/api/approvals/${encodeURIComponent(approvalId)}/decision`, { decision });
+  }
+}

@@ -1,0 +1,42 @@
+// The chat's compact tool-call summary: one chip per tool, with counts and outcomes.
+
+import type { TranscriptToolCall } from './types';
+
+/** One chip of a message's tool summary. */
+export interface ToolChip {
+  name: string;
+  count: number;
+  /** The worst outcome among the calls (`refused` and `error` show first). */
+  outcome: 'ok' | 'refused' | 'error' | 'interrupted' | 'pending';
+}
+
+const RANK: Record<ToolChip['outcome'], number> = {
+  ok: 0,
+  pending: 1,
+  interrupted: 2,
+  refused: 3,
+  error: 4,
+};
+
+/** Summarises a message's tool calls by name, in first-call order. */
+export function toolSummary(calls: readonly TranscriptToolCall[]): ToolChip[] {
+  const chips = new Map<string, ToolChip>();
+  for (const call of calls) {
+    const outcome: ToolChip['outcome'] = call.outcome ?? 'pending';
+    const chip = chips.get(call.name);
+    if (!chip) {
+      chips.set(call.name, { name: call.name, count: 1, outcome });
+      continue;
+    }
+    chip.count += 1;
+    if (RANK[outcome] > RANK[chip.outcome]) chip.outcome = outcome;
+  }
+  return [...chips.values()];
+}
+
+/** The chip's text (`run ×2 · refused`). */
+export function chipLabel(chip: ToolChip): string {
+  const count = chip.count > 1 ? ` ×${chip.count}` : '';
+  const outcome = chip.outcome === 'ok' ? '' : ` · ${chip.outcome}`;
+  return `${chip.name}${count}${outcome}`;
+}

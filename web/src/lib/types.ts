@@ -1,0 +1,158 @@
+// The server's wire types (crates/nomos-http/src/dto.rs), as the UI reads them.
+
+/** A session status (SESSION-1). */
+export type SessionStatus =
+  | 'active'
+  | 'planning'
+  | 'executing'
+  | 'awaiting_input'
+  | 'done'
+  | 'failed'
+  | 'partial';
+
+/** The statuses that end a session. */
+export const TERMINAL: readonly SessionStatus[] = ['done', 'failed', 'partial'];
+
+/** Whether a status is terminal. */
+export function isTerminal(status: string): boolean {
+  return (TERMINAL as readonly string[]).includes(status);
+}
+
+/** `GET /api/sessions/{id}`. */
+export interface SessionDto {
+  id: string;
+  status: SessionStatus;
+  goal: string | null;
+  summary: string | null;
+  board_outcome: 'success' | 'failure' | 'partial' | null;
+  plan_generation: number;
+  assent_generation: number | null;
+  assent_expires_at: string | null;
+  created_at: string;
+  last_activity_at: string;
+}
+
+/** One plan step. */
+export interface StepDto {
+  generation: number;
+  seq: number;
+  title: string;
+  detail: string | null;
+  status: 'pending' | 'running' | 'done' | 'failed' | 'skipped' | 'replaced';
+  note: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+/** `GET /api/sessions/{id}/plan`. */
+export interface PlanDto {
+  generation: number;
+  steps: StepDto[];
+}
+
+/** One activity line (ACTIVITY-1..4). */
+export interface ActivityDto {
+  at: string;
+  key: string;
+  kind: string;
+  title: string;
+  detail: string | null;
+  state: string;
+  generation: number | null;
+  seq: number | null;
+  execution_id: string | null;
+  approval_id: string | null;
+  duration_ms: number | null;
+}
+
+/** A tool call in the transcript. */
+export interface TranscriptToolCall {
+  call_id: string;
+  name: string;
+  arguments: string;
+  result: string | null;
+  outcome: 'ok' | 'refused' | 'error' | 'interrupted' | null;
+  started_at: string | null;
+  duration_ms: number | null;
+}
+
+/** One transcript message. */
+export interface TranscriptMessage {
+  id: string;
+  role: 'operator' | 'assistant' | 'note' | string;
+  content: string;
+  created_at: string;
+  tool_calls: TranscriptToolCall[];
+}
+
+/** Captured output (EXEC-5). */
+export interface OutputDto {
+  exit_code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  stdout_cut: number;
+  stderr_cut: number;
+  duration_ms: number;
+}
+
+/** One execution (EXEC-1). */
+export interface ExecutionDto {
+  id: string;
+  session_id: string;
+  host: string;
+  command: string;
+  class: 'read_only' | 'config_mutation' | 'destructive' | string;
+  reason: string;
+  status: string;
+  generation: number;
+  step_seq: number | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  output: OutputDto | null;
+  error: string | null;
+}
+
+/** One approval request (GATE-7). */
+export interface ApprovalDto {
+  id: string;
+  session_id: string;
+  execution_id: string;
+  command: string;
+  host: string;
+  class: string;
+  generation: number;
+  status: string;
+  requested_at: string;
+  expires_at: string;
+  decided_at: string | null;
+  decided_by: string | null;
+}
+
+/** OIDC client settings, when the server publishes them. */
+export interface OidcClientInfo {
+  authorization_endpoint: string;
+  token_endpoint: string;
+  client_id: string;
+  scope?: string;
+}
+
+/** `GET /api/info`. */
+export interface InfoDto {
+  version: string;
+  model: string;
+  demo: boolean;
+  notice: string | null;
+  auth: 'none' | 'token' | 'oidc';
+  oidc?: OidcClientInfo;
+}
+
+/** A committed event as the SSE `data:` carries it. */
+export interface EventRecord {
+  global_seq: number;
+  session_id: string;
+  seq: number;
+  at: string;
+  event: { type: string; [field: string]: unknown };
+}

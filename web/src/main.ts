@@ -1,0 +1,7 @@
+// The web UI's entry point: mounts the app.
+import { mount } from 'svelte';
+import App from './App.svelte';
+import './app.css';
+
+const target = document.getElementById('app');
+if (target) mount(App, { target });
