@@ -8,20 +8,26 @@
 #   benches/backfill/run.sh                 # 100k sessions
 #   benches/backfill/run.sh 100000 1000000  # 100k, then 1M
 #
-# Each apply is bounded by BENCH_TIMEOUT seconds (default 1800).
+# Each apply is bounded by BENCH_TIMEOUT seconds (default 1800). BENCH_PROFILE=debug
+# measures the debug build instead of the release one (quicker to build, slower to run).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(100000)
 timeout_secs=${BENCH_TIMEOUT:-1800}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/nomos-target}
-cargo build --release -q -p nomos-backfill
-bin=$CARGO_TARGET_DIR/release/nomos-backfill
+profile=${BENCH_PROFILE:-release}
+if [ "$profile" = release ]; then
+    cargo build --release -q -p nomos-backfill
+else
+    cargo build -q -p nomos-backfill
+fi
+bin=$CARGO_TARGET_DIR/$profile/nomos-backfill
 
 . scripts/pg-up.sh >/dev/null
 trap '. scripts/pg-down.sh >/dev/null' EXIT
 work=$(mktemp -d /tmp/nomos-backfill-bench.XXXXXX)
-export PGCONNECT_TIMEOUT=10
+export PGCONNECT_TIMEOUT=10 PGOPTIONS="--client-min-messages=warning"
 
 now_s() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
