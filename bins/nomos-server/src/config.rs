@@ -1,0 +1,464 @@
+//! Configuration in two steps: [`RawConfig`] gathers raw values from `nomos.toml`, then
+//! `NOMOS_*` environment variables, then command-line flags (each later source wins);
+//! [`Config::validate`] turns them into typed settings or a [`ConfigError`] naming the key,
+//! the value and why. Unknown keys in the file are an error naming them and their line.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use nomos_core::Span;
+use nomos_http::{OidcConfig, Role, StaticToken};
+use nomos_ssh::HostKeyPolicy;
+use serde::Deserialize;
+
+/// Why the configuration was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or has an unknown key (the message names key and line).
+    #[error("{path}: {message}")]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// A value is not acceptable.
+    #[error("invalid {key} = {value:?}: {reason}")]
+    Invalid {
+        /// The setting (`listen`, `NOMOS_LISTEN`, `auth.tokens[0].sha256`...).
+        key: String,
+        /// The value given.
+        value: String,
+        /// Why it is refused.
+        reason: String,
+    },
+}
+
+fn invalid(key: &str, value: impl Into<String>, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        key: key.to_owned(),
+        value: value.into(),
+        reason: reason.into(),
+    }
+}
+
+/// Raw values, as written (file, then environment, then flags).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConfig {
+    /// Listen address.
+    pub listen: Option<String>,
+    /// Data directory.
+    pub data_dir: Option<String>,
+    /// Database URL (`postgres://...` or `sqlite:...`).
+    pub database_url: Option<String>,
+    /// `text` or `json`.
+    pub log_format: Option<String>,
+    /// The host inventory (TOML).
+    pub inventory: Option<String>,
+    /// known_hosts for SSH.
+    pub known_hosts: Option<String>,
+    /// `strict` or `accept_new`.
+    pub host_key_policy: Option<String>,
+    /// The operator policy file (GATE-8).
+    pub policy_file: Option<String>,
+    /// The model endpoint.
+    #[serde(default)]
+    pub llm: RawLlm,
+    /// Authentication.
+    #[serde(default)]
+    pub auth: RawAuth,
+    /// Sweep thresholds, in seconds.
+    #[serde(default)]
+    pub sweep: RawSweep,
+}
+
+/// `[llm]`: an OpenAI-compatible endpoint; without one the demo model answers.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLlm {
+    /// Base URL.
+    pub base_url: Option<String>,
+    /// Model name.
+    pub model: Option<String>,
+    /// API key (prefer `NOMOS_LLM_API_KEY`).
+    pub api_key: Option<String>,
+}
+
+/// `[auth]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAuth {
+    /// `token` (default), `oidc` or `none`.
+    pub mode: Option<String>,
+    /// Static tokens, stored as SHA-256 hex.
+    #[serde(default)]
+    pub tokens: Vec<RawToken>,
+    /// OIDC settings.
+    pub oidc: Option<RawOidc>,
+}
+
+/// `[[auth.tokens]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawToken {
+    /// A name for logs.
+    pub name: String,
+    /// SHA-256 hex of the token (`printf %s TOKEN | sha256sum`).
+    pub sha256: String,
+    /// `operator` (default) or `viewer`.
+    pub role: Option<String>,
+}
+
+/// `[auth.oidc]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOidc {
+    /// Expected `iss`.
+    pub issuer: String,
+    /// Expected `aud`.
+    pub audience: String,
+    /// The issuer's JWKS URL.
+    pub jwks_url: String,
+    /// Claim holding the role (default `roles`).
+    pub role_claim: Option<String>,
+    /// Value that makes an operator (default `nomos-operator`).
+    pub operator_value: Option<String>,
+    /// Value that makes a viewer (default `nomos-viewer`).
+    pub viewer_value: Option<String>,
+    /// Allowed clock skew in seconds (default 60).
+    pub leeway_secs: Option<u64>,
+}
+
+/// `[sweep]`, in seconds.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSweep {
+    /// How often the sweeps run (300).
+    pub interval_secs: Option<u64>,
+    /// SWEEP-1 idle time before a nudge (900).
+    pub idle_secs: Option<u64>,
+    /// EXEC-3 running timeout (600).
+    pub running_timeout_secs: Option<u64>,
+    /// EXEC-3 start-up staleness (3600).
+    pub startup_stale_secs: Option<u64>,
+    /// GATE-7 approval expiry (1800).
+    pub approval_ttl_secs: Option<u64>,
+    /// GATE-4 assent window (1800).
+    pub assent_window_secs: Option<u64>,
+}
+
+/// Log output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Where the data lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Database {
+    /// `nomos.db` in the data directory.
+    SqliteInDataDir,
+    /// A SQLite file or URL.
+    Sqlite(String),
+    /// A PostgreSQL URL.
+    Postgres(String),
+}
+
+/// How callers authenticate.
+#[derive(Clone, Debug)]
+pub enum AuthSetting {
+    /// No authentication (loopback only).
+    None,
+    /// Static tokens; none configured means one is generated in the data directory.
+    Tokens(Vec<StaticToken>),
+    /// OIDC, plus any static tokens.
+    Oidc(OidcConfig, Vec<StaticToken>),
+}
+
+/// Raw `[llm]` values that `nomos_llm::OpenAiConfig::from_env_with` reads after the
+/// environment.
+pub type LlmFallback = RawLlm;
+
+/// The validated configuration.
+#[derive(Debug)]
+pub struct Config {
+    /// Listen address.
+    pub listen: SocketAddr,
+    /// Data directory.
+    pub data_dir: PathBuf,
+    /// Database.
+    pub database: Database,
+    /// Log format.
+    pub log_format: LogFormat,
+    /// Inventory file, if any (else only `local`).
+    pub inventory: Option<PathBuf>,
+    /// known_hosts file.
+    pub known_hosts: PathBuf,
+    /// What to do with unknown host keys.
+    pub host_key_policy: HostKeyPolicy,
+    /// Policy file (GATE-8).
+    pub policy_file: Option<PathBuf>,
+    /// Model settings from the file (the environment wins).
+    pub llm: LlmFallback,
+    /// Authentication.
+    pub auth: AuthSetting,
+    /// Sweep interval.
+    pub sweep_interval: Span,
+    /// Sweep thresholds and session timings, applied onto the spec defaults.
+    pub sweep: RawSweep,
+}
+
+impl RawConfig {
+    /// Reads a TOML file.
+    pub fn from_file(path: &Path) -> Result<RawConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        RawConfig::parse(&text, path)
+    }
+
+    /// Parses TOML text.
+    pub fn parse(text: &str, path: &Path) -> Result<RawConfig, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError::Syntax {
+            path: path.to_owned(),
+            message: e.to_string().trim_end().to_owned(),
+        })
+    }
+
+    /// Applies `NOMOS_*` variables read through `var`.
+    pub fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) {
+        let pairs: [(&str, &mut Option<String>); 8] = [
+            ("NOMOS_LISTEN", &mut self.listen),
+            ("NOMOS_DATA_DIR", &mut self.data_dir),
+            ("NOMOS_DATABASE_URL", &mut self.database_url),
+            ("NOMOS_LOG_FORMAT", &mut self.log_format),
+            ("NOMOS_INVENTORY", &mut self.inventory),
+            ("NOMOS_KNOWN_HOSTS", &mut self.known_hosts),
+            ("NOMOS_POLICY_FILE", &mut self.policy_file),
+            ("NOMOS_AUTH_MODE", &mut self.auth.mode),
+        ];
+        for (name, slot) in pairs {
+            if let Some(value) = var(name) {
+                *slot = Some(value);
+            }
+        }
+    }
+}
+
+impl Config {
+    /// Checks and types every value.
+    pub fn validate(raw: RawConfig) -> Result<Config, ConfigError> {
+        let listen_text = raw.listen.unwrap_or_else(|| "127.0.0.1:8092".to_owned());
+        let listen: SocketAddr = listen_text.parse().map_err(|_| {
+            invalid(
+                "listen",
+                &listen_text,
+                "expected IP:PORT such as 127.0.0.1:8092",
+            )
+        })?;
+        let data_dir = PathBuf::from(raw.data_dir.unwrap_or_else(|| "./data".to_owned()));
+        let database = match raw.database_url.filter(|u| !u.trim().is_empty()) {
+            None => Database::SqliteInDataDir,
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Database::Postgres(url)
+            }
+            Some(url) if url.starts_with("sqlite:") => Database::Sqlite(url),
+            Some(url) => {
+                let shown = url.split('@').next_back().unwrap_or_default().to_owned();
+                return Err(invalid(
+                    "database_url",
+                    shown,
+                    "expected postgres://..., postgresql://... or sqlite:...",
+                ));
+            }
+        };
+        let log_format = match raw.log_format.as_deref().unwrap_or("text") {
+            "text" => LogFormat::Text,
+            "json" => LogFormat::Json,
+            other => return Err(invalid("log_format", other, "expected text or json")),
+        };
+        let host_key_policy = match raw.host_key_policy.as_deref().unwrap_or("strict") {
+            "strict" => HostKeyPolicy::Strict,
+            "accept_new" => HostKeyPolicy::AcceptNew,
+            other => {
+                return Err(invalid(
+                    "host_key_policy",
+                    other,
+                    "expected strict or accept_new",
+                ));
+            }
+        };
+        let known_hosts = match raw.known_hosts {
+            Some(path) => PathBuf::from(path),
+            None => data_dir.join("known_hosts"),
+        };
+        let auth = auth_setting(raw.auth, listen)?;
+        let interval = raw.sweep.interval_secs.unwrap_or(300);
+        if interval == 0 {
+            return Err(invalid(
+                "sweep.interval_secs",
+                "0",
+                "must be at least 1 second",
+            ));
+        }
+        Ok(Config {
+            listen,
+            data_dir,
+            database,
+            log_format,
+            inventory: raw.inventory.map(PathBuf::from),
+            known_hosts,
+            host_key_policy,
+            policy_file: raw.policy_file.map(PathBuf::from),
+            llm: raw.llm,
+            auth,
+            sweep_interval: Span::from_secs(interval as i64),
+            sweep: raw.sweep,
+        })
+    }
+}
+
+fn auth_setting(raw: RawAuth, listen: SocketAddr) -> Result<AuthSetting, ConfigError> {
+    let mut tokens = Vec::new();
+    for (idx, token) in raw.tokens.iter().enumerate() {
+        let role = match token.role.as_deref().unwrap_or("operator") {
+            "operator" => Role::Operator,
+            "viewer" => Role::Viewer,
+            other => {
+                return Err(invalid(
+                    &format!("auth.tokens[{idx}].role"),
+                    other,
+                    "expected operator or viewer",
+                ));
+            }
+        };
+        let parsed = StaticToken::from_hex(&token.name, &token.sha256, role).map_err(|e| {
+            invalid(
+                &format!("auth.tokens[{idx}].sha256"),
+                &token.sha256,
+                e.to_string(),
+            )
+        })?;
+        tokens.push(parsed);
+    }
+    match raw.mode.as_deref().unwrap_or("token") {
+        "none" => {
+            if !listen.ip().is_loopback() {
+                return Err(invalid(
+                    "auth.mode",
+                    "none",
+                    format!(
+                        "running without auth is only allowed on a loopback address, not {listen}"
+                    ),
+                ));
+            }
+            Ok(AuthSetting::None)
+        }
+        "token" => Ok(AuthSetting::Tokens(tokens)),
+        "oidc" => {
+            let Some(oidc) = raw.oidc else {
+                return Err(invalid("auth.mode", "oidc", "needs an [auth.oidc] table"));
+            };
+            if !oidc.jwks_url.starts_with("https://") && !oidc.jwks_url.starts_with("http://") {
+                return Err(invalid(
+                    "auth.oidc.jwks_url",
+                    &oidc.jwks_url,
+                    "expected an http(s) URL",
+                ));
+            }
+            let config = OidcConfig {
+                issuer: oidc.issuer,
+                audience: oidc.audience,
+                jwks_url: oidc.jwks_url,
+                role_claim: oidc.role_claim.unwrap_or_else(|| "roles".to_owned()),
+                operator_value: oidc
+                    .operator_value
+                    .unwrap_or_else(|| "nomos-operator".to_owned()),
+                viewer_value: oidc
+                    .viewer_value
+                    .unwrap_or_else(|| "nomos-viewer".to_owned()),
+                leeway: Duration::from_secs(oidc.leeway_secs.unwrap_or(60)),
+                jwks_ttl: Duration::from_secs(300),
+            };
+            Ok(AuthSetting::Oidc(config, tokens))
+        }
+        other => Err(invalid("auth.mode", other, "expected token, oidc or none")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(toml: &str) -> Result<Config, ConfigError> {
+        Config::validate(RawConfig::parse(toml, Path::new("nomos.toml"))?)
+    }
+
+    #[test]
+    fn an_empty_file_gives_the_defaults() {
+        let config = check("").unwrap();
+        assert_eq!(config.listen.to_string(), "127.0.0.1:8092");
+        assert_eq!(config.data_dir, PathBuf::from("./data"));
+        assert_eq!(config.database, Database::SqliteInDataDir);
+        assert!(matches!(config.auth, AuthSetting::Tokens(ref t) if t.is_empty()));
+    }
+
+    #[test]
+    fn an_unknown_key_is_named_with_its_line() {
+        let err = check("listen = \"127.0.0.1:1\"\nlisten_adress = \"x\"\n").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("listen_adress"), "{text}");
+        assert!(text.contains("line 2"), "{text}");
+    }
+
+    #[test]
+    fn a_bad_value_names_key_value_and_reason() {
+        let err = check("listen = \"localhost\"").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid listen = \"localhost\": expected IP:PORT such as 127.0.0.1:8092"
+        );
+    }
+
+    #[test]
+    fn no_auth_is_refused_on_a_non_loopback_address() {
+        let err = check("listen = \"0.0.0.0:8092\"\n[auth]\nmode = \"none\"").unwrap_err();
+        assert!(err.to_string().contains("loopback"), "{err}");
+        assert!(check("[auth]\nmode = \"none\"").is_ok());
+    }
+
+    #[test]
+    fn a_token_hash_that_is_not_sha256_is_refused() {
+        let err = check("[[auth.tokens]]\nname = \"a\"\nsha256 = \"abc\"").unwrap_err();
+        assert!(err.to_string().contains("auth.tokens[0].sha256"), "{err}");
+    }
+
+    #[test]
+    fn environment_overrides_the_file() {
+        let mut raw = RawConfig::parse("listen = \"127.0.0.1:1\"", Path::new("f")).unwrap();
+        raw.apply_env(|name| (name == "NOMOS_LISTEN").then(|| "127.0.0.1:2".to_owned()));
+        assert_eq!(Config::validate(raw).unwrap().listen.port(), 2);
+    }
+
+    #[test]
+    fn a_postgres_url_switches_the_store() {
+        let config = check("database_url = \"postgres://u@localhost/db\"").unwrap();
+        assert!(matches!(config.database, Database::Postgres(_)));
+        let err = check("database_url = \"mysql://u:pw@host/db\"").unwrap_err();
+        assert!(!err.to_string().contains("pw"), "{err}");
+    }
+}

@@ -1,0 +1,6 @@
+//! The REST resources, one module each with its own `router()`.
+
+pub mod approvals;
+pub mod knowledge;
+pub mod sessions;
+pub mod system;

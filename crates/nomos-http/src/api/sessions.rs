@@ -1,0 +1,240 @@
+//! Sessions: create, list, read, delete; post a message (a turn), resume; read the plan,
+//! the activity log and the transcript.
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::{get, post};
+use nomos_core::activity::{ActivityFacts, derive_activity};
+use nomos_core::ports::store::SessionFilter;
+use nomos_core::resume::ResumeKind;
+use nomos_core::{SessionId, SessionStatus};
+use serde::Deserialize;
+use utoipa::IntoParams;
+use uuid::Uuid;
+
+use crate::dto::{
+    ActivityDto, PlanDto, PostMessage, SessionDto, StepDto, TranscriptMessage, TurnAccepted,
+};
+use crate::error::{ApiError, AppJson, AppPath, AppQuery};
+use crate::state::AppState;
+
+/// Most events read to derive one activity log.
+const ACTIVITY_EVENTS: u32 = 100_000;
+
+/// The routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/sessions", post(create).get(list))
+        .route("/api/sessions/{id}", get(read).delete(remove))
+        .route("/api/sessions/{id}/messages", post(post_message))
+        .route("/api/sessions/{id}/resume", post(resume))
+        .route("/api/sessions/{id}/plan", get(plan))
+        .route("/api/sessions/{id}/activity", get(activity))
+        .route("/api/sessions/{id}/transcript", get(transcript))
+}
+
+/// Query of `GET /api/sessions`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    /// Only these statuses, comma-separated (`active,planning`).
+    pub status: Option<String>,
+    /// Only sessions with an id greater than this (pagination).
+    pub after: Option<Uuid>,
+    /// At most this many (default 100, at most 1000).
+    pub limit: Option<u32>,
+}
+
+/// Query of `GET /api/sessions/{id}/plan`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct PlanQuery {
+    /// Every generation instead of the current one (PLAN-7).
+    pub all: Option<bool>,
+}
+
+/// Creates a session.
+#[utoipa::path(post, path = "/api/sessions", tag = "sessions",
+    responses((status = 201, body = SessionDto)))]
+pub async fn create(
+    State(state): State<AppState>,
+) -> Result<(StatusCode, AppJson<SessionDto>), ApiError> {
+    let id = state.agent.create_session().await?;
+    let snapshot = state.agent.session(id).await?;
+    Ok((
+        StatusCode::CREATED,
+        AppJson(SessionDto::from(&snapshot.record)),
+    ))
+}
+
+/// Lists sessions, ordered by id.
+#[utoipa::path(get, path = "/api/sessions", tag = "sessions", params(ListQuery),
+    responses((status = 200, body = [SessionDto]), (status = 400, body = crate::error::ErrorBody)))]
+pub async fn list(
+    State(state): State<AppState>,
+    AppQuery(query): AppQuery<ListQuery>,
+) -> Result<AppJson<Vec<SessionDto>>, ApiError> {
+    let mut statuses = Vec::new();
+    for part in query.status.iter().flat_map(|s| s.split(',')) {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        let status: SessionStatus = part
+            .parse()
+            .map_err(|e| ApiError::BadQuery(format!("status: {e}")))?;
+        statuses.push(status);
+    }
+    let limit = query.limit.unwrap_or(100);
+    if !(1..=1000).contains(&limit) {
+        return Err(ApiError::BadQuery(format!(
+            "limit: must be between 1 and 1000, got {limit}"
+        )));
+    }
+    let filter = SessionFilter {
+        statuses,
+        after: query.after.map(SessionId),
+        limit: Some(limit),
+        ..SessionFilter::default()
+    };
+    let records = state.agent.store().list_sessions(&filter).await?;
+    Ok(AppJson(records.iter().map(SessionDto::from).collect()))
+}
+
+/// Reads a session.
+#[utoipa::path(get, path = "/api/sessions/{id}", tag = "sessions",
+    params(("id" = Uuid, Path, description = "session id")),
+    responses((status = 200, body = SessionDto), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn read(
+    State(state): State<AppState>,
+    AppPath(id): AppPath<Uuid>,
+) -> Result<AppJson<SessionDto>, ApiError> {
+    let snapshot = state.agent.session(SessionId(id)).await?;
+    Ok(AppJson(SessionDto::from(&snapshot.record)))
+}
+
+/// Deletes a session and everything it owns.
+#[utoipa::path(delete, path = "/api/sessions/{id}", tag = "sessions",
+    params(("id" = Uuid, Path, description = "session id")),
+    responses((status = 204), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn remove(
+    State(state): State<AppState>,
+    AppPath(id): AppPath<Uuid>,
+) -> Result<StatusCode, ApiError> {
+    let id = SessionId(id);
+    state.agent.session(id).await?;
+    state.agent.store().delete_session(id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Posts an operator message; the turn it starts runs in the background (TURN-8: 409
+/// while another turn of the session runs).
+#[utoipa::path(post, path = "/api/sessions/{id}/messages", tag = "sessions",
+    params(("id" = Uuid, Path, description = "session id")), request_body = PostMessage,
+    responses((status = 202, body = TurnAccepted), (status = 409, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
+pub async fn post_message(
+    State(state): State<AppState>,
+    AppPath(id): AppPath<Uuid>,
+    AppJson(body): AppJson<PostMessage>,
+) -> Result<(StatusCode, AppJson<TurnAccepted>), ApiError> {
+    let session_id = SessionId(id);
+    if *state.shutdown.borrow() {
+        return Err(ApiError::Unavailable("the server is shutting down".into()));
+    }
+    let handle = state.agent.spawn_message(session_id, &body.text).await?;
+    state.turns.track(handle);
+    Ok((StatusCode::ACCEPTED, AppJson(accepted(id))))
+}
+
+/// Resumes a session (RESUME-1); the turn runs in the background.
+#[utoipa::path(post, path = "/api/sessions/{id}/resume", tag = "sessions",
+    params(("id" = Uuid, Path, description = "session id")),
+    responses((status = 202, body = TurnAccepted), (status = 409, body = crate::error::ErrorBody)))]
+pub async fn resume(
+    State(state): State<AppState>,
+    AppPath(id): AppPath<Uuid>,
+) -> Result<(StatusCode, AppJson<TurnAccepted>), ApiError> {
+    let handle = state
+        .agent
+        .spawn_resume(SessionId(id), ResumeKind::Manual)
+        .await?;
+    state.turns.track(handle);
+    Ok((StatusCode::ACCEPTED, AppJson(accepted(id))))
+}
+
+fn accepted(id: Uuid) -> TurnAccepted {
+    TurnAccepted {
+        session_id: id,
+        events: format!("/api/sessions/{id}/events"),
+    }
+}
+
+/// The plan: the current generation, or every generation with `?all=true` (PLAN-7).
+#[utoipa::path(get, path = "/api/sessions/{id}/plan", tag = "sessions",
+    params(("id" = Uuid, Path, description = "session id"), PlanQuery),
+    responses((status = 200, body = PlanDto)))]
+pub async fn plan(
+    State(state): State<AppState>,
+    AppPath(id): AppPath<Uuid>,
+    AppQuery(query): AppQuery<PlanQuery>,
+) -> Result<AppJson<PlanDto>, ApiError> {
+    let snapshot = state.agent.session(SessionId(id)).await?;
+    let generation = snapshot.record.plan_generation;
+    let all = query.all.unwrap_or(false);
+    let mut steps: Vec<StepDto> = snapshot
+        .steps
+        .iter()
+        .filter(|step| all || step.generation == generation)
+        .map(StepDto::from)
+        .collect();
+    steps.sort_by_key(|step| (step.generation, step.seq));
+    Ok(AppJson(PlanDto { generation, steps }))
+}
+
+/// The activity log, derived by the core from persisted facts (ACTIVITY-1).
+#[utoipa::path(get, path = "/api/sessions/{id}/activity", tag = "sessions",
+    params(("id" = Uuid, Path, description = "session id")),
+    responses((status = 200, body = [ActivityDto])))]
+pub async fn activity(
+    State(state): State<AppState>,
+    AppPath(id): AppPath<Uuid>,
+) -> Result<AppJson<Vec<ActivityDto>>, ApiError> {
+    let id = SessionId(id);
+    let snapshot = state.agent.session(id).await?;
+    let store = state.agent.store();
+    let events = store.events_after(Some(id), 0, ACTIVITY_EVENTS).await?;
+    let tool_calls = store.tool_calls(id).await?;
+    let facts = ActivityFacts {
+        session: &snapshot.record,
+        events: &events,
+        steps: &snapshot.steps,
+        executions: &snapshot.executions,
+        approvals: &snapshot.approvals,
+        tool_calls: &tool_calls,
+    };
+    let entries = derive_activity(&facts, state.agent.now());
+    Ok(AppJson(entries.iter().map(ActivityDto::from).collect()))
+}
+
+/// The transcript: messages with their tool calls and results.
+#[utoipa::path(get, path = "/api/sessions/{id}/transcript", tag = "sessions",
+    params(("id" = Uuid, Path, description = "session id")),
+    responses((status = 200, body = [TranscriptMessage])))]
+pub async fn transcript(
+    State(state): State<AppState>,
+    AppPath(id): AppPath<Uuid>,
+) -> Result<AppJson<Vec<TranscriptMessage>>, ApiError> {
+    let id = SessionId(id);
+    state.agent.session(id).await?;
+    let store = state.agent.store();
+    let messages = store.messages(id).await?;
+    let calls = store.tool_calls(id).await?;
+    Ok(AppJson(
+        messages
+            .iter()
+            .map(|message| TranscriptMessage::join(message, &calls))
+            .collect(),
+    ))
+}

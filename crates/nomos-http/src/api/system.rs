@@ -1,0 +1,102 @@
+//! The server itself: `/healthz` (liveness), `/readyz` (database reachable and migrated),
+//! `/metrics` (Prometheus text), `/api/info` and `/api/openapi.json`.
+
+use std::sync::atomic::Ordering;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::get;
+
+use crate::dto::{InfoDto, ReadyDto};
+use crate::error::{ApiError, AppJson};
+use crate::metrics::Gauges;
+use crate::state::AppState;
+
+/// The notice shown while the scripted demo model answers.
+pub const DEMO_NOTICE: &str = "Demo mode: no model endpoint is configured, so a scripted demo model answers. Set NOMOS_LLM_BASE_URL and NOMOS_LLM_MODEL (or [llm] in nomos.toml) to use a real model.";
+
+/// Routes that need no token.
+pub fn public_router() -> Router<AppState> {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/readyz", get(readyz))
+}
+
+/// Routes that need a token.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/metrics", get(metrics))
+        .route("/api/info", get(info))
+        .route("/api/openapi.json", get(openapi))
+}
+
+/// Liveness: the process serves requests.
+#[utoipa::path(get, path = "/healthz", tag = "system", responses((status = 200, body = String)))]
+pub async fn healthz() -> &'static str {
+    "ok"
+}
+
+/// Readiness: the database is reachable and migrated.
+#[utoipa::path(get, path = "/readyz", tag = "system",
+    responses((status = 200, body = ReadyDto), (status = 503, body = ReadyDto)))]
+pub async fn readyz(State(state): State<AppState>) -> (StatusCode, AppJson<ReadyDto>) {
+    match state.agent.store().check().await {
+        Ok(()) => (
+            StatusCode::OK,
+            AppJson(ReadyDto {
+                status: "ready".into(),
+                reason: None,
+            }),
+        ),
+        Err(error) => {
+            tracing::warn!(%error, "not ready");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                AppJson(ReadyDto {
+                    status: "not_ready".into(),
+                    reason: Some("the database is unreachable or not migrated".into()),
+                }),
+            )
+        }
+    }
+}
+
+/// Prometheus metrics.
+#[utoipa::path(get, path = "/metrics", tag = "system",
+    responses((status = 200, body = String, content_type = "text/plain")))]
+pub async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse, ApiError> {
+    let approvals_pending = state.agent.store().pending_approvals(None).await?.len() as u64;
+    let gauges = Gauges {
+        approvals_pending,
+        sse_subscribers: state.streams.load(Ordering::Relaxed),
+        turns_running: state.turns.running(),
+    };
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        state.metrics.render(gauges),
+    ))
+}
+
+/// The version, the model, whether it is the demo model, and the auth mode.
+#[utoipa::path(get, path = "/api/info", tag = "system", responses((status = 200, body = InfoDto)))]
+pub async fn info(State(state): State<AppState>) -> AppJson<InfoDto> {
+    AppJson(InfoDto {
+        version: state.info.version.clone(),
+        model: state.info.model.clone(),
+        demo: state.info.demo,
+        notice: state.info.demo.then(|| DEMO_NOTICE.to_owned()),
+        auth: state.auth_mode(),
+    })
+}
+
+/// This API's OpenAPI document.
+#[utoipa::path(get, path = "/api/openapi.json", tag = "system",
+    responses((status = 200, body = Object)))]
+pub async fn openapi() -> impl IntoResponse {
+    AppJson(crate::openapi::document())
+}

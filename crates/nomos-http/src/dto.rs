@@ -1,0 +1,527 @@
+//! The wire types of the API. Only this crate knows them; each converts from core records.
+//!
+//! Times are RFC 3339 strings with milliseconds; states are the core's `snake_case`
+//! spellings; ids are UUIDs. Request types refuse unknown fields.
+
+use nomos_core::activity::ActivityEntry;
+use nomos_core::ports::store::KnowledgeHit;
+use nomos_core::record::{
+    Approval, Entity, ExecOutput, Execution, Message, PlanStep, Relationship, SessionRecord,
+    ToolCallRecord,
+};
+use nomos_core::{Decision, Timestamp};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::auth::AuthMode;
+
+fn time(at: Timestamp) -> String {
+    at.to_rfc3339()
+}
+
+fn opt_time(at: Option<Timestamp>) -> Option<String> {
+    at.map(time)
+}
+
+/// A session (one chat, one task).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct SessionDto {
+    /// Its id.
+    pub id: Uuid,
+    /// `active`, `planning`, `executing`, `awaiting_input`, `done`, `failed` or `partial`.
+    pub status: String,
+    /// The goal, once set.
+    pub goal: Option<String>,
+    /// The completion summary.
+    pub summary: Option<String>,
+    /// The outcome the board shows so far (`success`, `failure`, `partial`).
+    pub board_outcome: Option<String>,
+    /// The current plan generation (0: no plan yet).
+    pub plan_generation: u32,
+    /// The plan generation the operator assented to, while the window is open.
+    pub assent_generation: Option<u32>,
+    /// When the assent window closes.
+    pub assent_expires_at: Option<String>,
+    /// Creation time.
+    pub created_at: String,
+    /// Last activity.
+    pub last_activity_at: String,
+}
+
+impl From<&SessionRecord> for SessionDto {
+    fn from(record: &SessionRecord) -> Self {
+        SessionDto {
+            id: record.id.0,
+            status: record.status.as_str().to_owned(),
+            goal: record.goal.clone(),
+            summary: record.summary.clone(),
+            board_outcome: record.board_outcome.map(|o| o.as_str().to_owned()),
+            plan_generation: record.plan_generation,
+            assent_generation: record.assent.map(|a| a.generation),
+            assent_expires_at: record.assent.map(|a| time(a.expires_at)),
+            created_at: time(record.created_at),
+            last_activity_at: time(record.last_activity_at),
+        }
+    }
+}
+
+/// An operator message (`POST /api/sessions/{id}/messages`).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PostMessage {
+    /// The text; not empty.
+    pub text: String,
+}
+
+/// A turn was started in the background; follow it on the event stream.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TurnAccepted {
+    /// The session.
+    pub session_id: Uuid,
+    /// Where to follow it.
+    pub events: String,
+}
+
+/// One plan step.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct StepDto {
+    /// Plan generation.
+    pub generation: u32,
+    /// Position in the generation, 1..N.
+    pub seq: u32,
+    /// What it does.
+    pub title: String,
+    /// More detail.
+    pub detail: Option<String>,
+    /// `pending`, `running`, `done`, `failed`, `skipped` or `replaced`.
+    pub status: String,
+    /// The note of the last change.
+    pub note: Option<String>,
+    /// Start time.
+    pub started_at: Option<String>,
+    /// End time.
+    pub finished_at: Option<String>,
+}
+
+impl From<&PlanStep> for StepDto {
+    fn from(step: &PlanStep) -> Self {
+        StepDto {
+            generation: step.generation,
+            seq: step.seq,
+            title: step.title.clone(),
+            detail: step.detail.clone(),
+            status: step.status.as_str().to_owned(),
+            note: step.note.clone(),
+            started_at: opt_time(step.started_at),
+            finished_at: opt_time(step.finished_at),
+        }
+    }
+}
+
+/// A plan: the current generation's steps, or every generation's (PLAN-7).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PlanDto {
+    /// The current generation (0: no plan yet).
+    pub generation: u32,
+    /// Steps ordered by generation, then seq.
+    pub steps: Vec<StepDto>,
+}
+
+/// One line of the activity log (ACTIVITY-1..4).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ActivityDto {
+    /// When it happened (a persisted time, ACTIVITY-2).
+    pub at: String,
+    /// Stable identity.
+    pub key: String,
+    /// `status`, `goal`, `plan`, `step`, `command`, `approval`, `tool` or `nudge`.
+    pub kind: String,
+    /// One line for the operator.
+    pub title: String,
+    /// More text.
+    pub detail: Option<String>,
+    /// `info`, `pending`, `running`, `stalled`, `waiting_approval`, `done`, `failed`,
+    /// `skipped`, `replaced` or `cancelled`.
+    pub state: String,
+    /// Plan generation.
+    pub generation: Option<u32>,
+    /// Plan step seq.
+    pub seq: Option<u32>,
+    /// The execution it stands for.
+    pub execution_id: Option<Uuid>,
+    /// The approval it stands for.
+    pub approval_id: Option<Uuid>,
+    /// How long it took.
+    pub duration_ms: Option<u64>,
+}
+
+fn spelling<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(text)) => text,
+        _ => String::new(),
+    }
+}
+
+impl From<&ActivityEntry> for ActivityDto {
+    fn from(entry: &ActivityEntry) -> Self {
+        ActivityDto {
+            at: time(entry.at),
+            key: entry.key.clone(),
+            kind: spelling(&entry.kind),
+            title: entry.title.clone(),
+            detail: entry.detail.clone(),
+            state: spelling(&entry.state),
+            generation: entry.generation,
+            seq: entry.seq,
+            execution_id: entry.execution_id.map(|id| id.0),
+            approval_id: entry.approval_id.map(|id| id.0),
+            duration_ms: entry.duration_ms,
+        }
+    }
+}
+
+/// A tool call in the transcript, with its result when it has one.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TranscriptToolCall {
+    /// The model's call id.
+    pub call_id: String,
+    /// Tool name.
+    pub name: String,
+    /// Arguments as the model sent them (JSON text).
+    pub arguments: String,
+    /// The result the model got back.
+    pub result: Option<String>,
+    /// `ok`, `refused`, `error` or `interrupted`.
+    pub outcome: Option<String>,
+    /// Start time.
+    pub started_at: Option<String>,
+    /// Duration.
+    pub duration_ms: Option<u64>,
+}
+
+/// One transcript message.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct TranscriptMessage {
+    /// Its id.
+    pub id: Uuid,
+    /// `operator`, `assistant` or another role.
+    pub role: String,
+    /// Text.
+    pub content: String,
+    /// When it was written.
+    pub created_at: String,
+    /// Tool calls the assistant made in it, with their results.
+    pub tool_calls: Vec<TranscriptToolCall>,
+}
+
+impl TranscriptMessage {
+    /// Joins a message with the results of its tool calls.
+    pub fn join(message: &Message, calls: &[ToolCallRecord]) -> TranscriptMessage {
+        let tool_calls = message
+            .tool_calls
+            .iter()
+            .map(|request| {
+                let record = calls.iter().find(|c| c.call_id == request.call_id);
+                TranscriptToolCall {
+                    call_id: request.call_id.clone(),
+                    name: request.name.clone(),
+                    arguments: request.arguments.clone(),
+                    result: record.map(|r| r.result.clone()),
+                    outcome: record.map(|r| r.outcome.as_str().to_owned()),
+                    started_at: record.map(|r| time(r.started_at)),
+                    duration_ms: record.map(|r| r.duration_ms),
+                }
+            })
+            .collect();
+        TranscriptMessage {
+            id: message.id.0,
+            role: message.role.as_str().to_owned(),
+            content: message.content.clone(),
+            created_at: time(message.created_at),
+            tool_calls,
+        }
+    }
+}
+
+/// A command's captured output (EXEC-5).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct OutputDto {
+    /// Exit code.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it.
+    pub signal: Option<String>,
+    /// Standard output (capped).
+    pub stdout: String,
+    /// Standard error (capped).
+    pub stderr: String,
+    /// Bytes of stdout cut.
+    pub stdout_cut: u64,
+    /// Bytes of stderr cut.
+    pub stderr_cut: u64,
+    /// Wall time.
+    pub duration_ms: u64,
+}
+
+impl From<&ExecOutput> for OutputDto {
+    fn from(output: &ExecOutput) -> Self {
+        OutputDto {
+            exit_code: output.exit_code,
+            signal: output.signal.clone(),
+            stdout: output.stdout.clone(),
+            stderr: output.stderr.clone(),
+            stdout_cut: output.stdout_cut,
+            stderr_cut: output.stderr_cut,
+            duration_ms: output.duration_ms,
+        }
+    }
+}
+
+/// One execution (EXEC-1).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ExecutionDto {
+    /// Its id.
+    pub id: Uuid,
+    /// The session.
+    pub session_id: Uuid,
+    /// Host slug.
+    pub host: String,
+    /// The exact command.
+    pub command: String,
+    /// `read_only`, `config_mutation` or `destructive`.
+    pub class: String,
+    /// Why it has that class.
+    pub reason: String,
+    /// `pending_approval`, `approved`, `running`, `completed`, `failed` or `cancelled`.
+    pub status: String,
+    /// Plan generation.
+    pub generation: u32,
+    /// Plan step.
+    pub step_seq: Option<u32>,
+    /// Requested at.
+    pub created_at: String,
+    /// Dispatched at.
+    pub started_at: Option<String>,
+    /// Ended at.
+    pub finished_at: Option<String>,
+    /// Output.
+    pub output: Option<OutputDto>,
+    /// Error text.
+    pub error: Option<String>,
+}
+
+impl From<&Execution> for ExecutionDto {
+    fn from(execution: &Execution) -> Self {
+        ExecutionDto {
+            id: execution.id.0,
+            session_id: execution.session_id.0,
+            host: execution.host.clone(),
+            command: execution.command.clone(),
+            class: execution.class.as_str().to_owned(),
+            reason: execution.reason.clone(),
+            status: execution.status.as_str().to_owned(),
+            generation: execution.generation,
+            step_seq: execution.step_seq,
+            created_at: time(execution.created_at),
+            started_at: opt_time(execution.started_at),
+            finished_at: opt_time(execution.finished_at),
+            output: execution.output.as_ref().map(OutputDto::from),
+            error: execution.error.clone(),
+        }
+    }
+}
+
+/// One approval request (GATE-7).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ApprovalDto {
+    /// Its id; decisions name it.
+    pub id: Uuid,
+    /// The session.
+    pub session_id: Uuid,
+    /// The execution it guards.
+    pub execution_id: Uuid,
+    /// The exact command.
+    pub command: String,
+    /// Host slug.
+    pub host: String,
+    /// Command class.
+    pub class: String,
+    /// Plan generation it binds to.
+    pub generation: u32,
+    /// `pending`, `approved`, `denied`, `expired`, `cancelled`...
+    pub status: String,
+    /// Requested at.
+    pub requested_at: String,
+    /// Expires at (expiry means deny).
+    pub expires_at: String,
+    /// Decided at.
+    pub decided_at: Option<String>,
+    /// Decided by.
+    pub decided_by: Option<String>,
+}
+
+impl From<&Approval> for ApprovalDto {
+    fn from(approval: &Approval) -> Self {
+        ApprovalDto {
+            id: approval.id.0,
+            session_id: approval.session_id.0,
+            execution_id: approval.execution_id.0,
+            command: approval.binding.command.clone(),
+            host: approval.binding.host.clone(),
+            class: approval.binding.class.as_str().to_owned(),
+            generation: approval.binding.generation,
+            status: approval.status.as_str().to_owned(),
+            requested_at: time(approval.requested_at),
+            expires_at: time(approval.expires_at),
+            decided_at: opt_time(approval.decided_at),
+            decided_by: approval.decided_by.clone(),
+        }
+    }
+}
+
+/// The operator's decision on an approval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionDto {
+    /// Run the command.
+    Approve,
+    /// Do not run it.
+    Deny,
+}
+
+impl From<DecisionDto> for Decision {
+    fn from(decision: DecisionDto) -> Self {
+        match decision {
+            DecisionDto::Approve => Decision::Approve,
+            DecisionDto::Deny => Decision::Deny,
+        }
+    }
+}
+
+/// `POST /api/approvals/{id}/decision`.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DecideRequest {
+    /// `approve` or `deny`.
+    pub decision: DecisionDto,
+}
+
+/// What a decision did; the continuation turn runs in the background.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DecisionResult {
+    /// The session.
+    pub session_id: Uuid,
+    /// The execution.
+    pub execution_id: Uuid,
+    /// Whether the command was dispatched (approved) or not (denied).
+    pub dispatched: bool,
+}
+
+/// A knowledge-graph entity.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct EntityDto {
+    /// Slug (`host:hubris`, `lxc:nextcloud`).
+    pub slug: String,
+    /// Kind.
+    pub kind: String,
+    /// Display name.
+    pub name: String,
+    /// Attributes (a JSON object).
+    #[schema(value_type = Object)]
+    pub attributes: serde_json::Value,
+    /// Last update.
+    pub updated_at: String,
+}
+
+impl From<&Entity> for EntityDto {
+    fn from(entity: &Entity) -> Self {
+        EntityDto {
+            slug: entity.slug.clone(),
+            kind: entity.kind.clone(),
+            name: entity.name.clone(),
+            attributes: entity.attributes.clone(),
+            updated_at: time(entity.updated_at),
+        }
+    }
+}
+
+/// A relationship between two entities.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct RelationDto {
+    /// Source slug.
+    pub from: String,
+    /// Kind (`runs_on`...).
+    pub kind: String,
+    /// Target slug.
+    pub to: String,
+    /// When it was recorded.
+    pub created_at: String,
+}
+
+impl From<&Relationship> for RelationDto {
+    fn from(relation: &Relationship) -> Self {
+        RelationDto {
+            from: relation.from.clone(),
+            kind: relation.kind.clone(),
+            to: relation.to.clone(),
+            created_at: time(relation.created_at),
+        }
+    }
+}
+
+/// A knowledge entry found by search.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct KnowledgeHitDto {
+    /// Key.
+    pub key: String,
+    /// Title.
+    pub title: String,
+    /// Body.
+    pub content: String,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Entity slugs it is about.
+    pub about: Vec<String>,
+    /// Last update.
+    pub updated_at: String,
+    /// Relevance (higher is better).
+    pub rank: f64,
+}
+
+impl From<&KnowledgeHit> for KnowledgeHitDto {
+    fn from(hit: &KnowledgeHit) -> Self {
+        KnowledgeHitDto {
+            key: hit.entry.key.clone(),
+            title: hit.entry.title.clone(),
+            content: hit.entry.content.clone(),
+            tags: hit.entry.tags.clone(),
+            about: hit.entry.about.clone(),
+            updated_at: time(hit.entry.updated_at),
+            rank: hit.rank,
+        }
+    }
+}
+
+/// `GET /api/info`.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct InfoDto {
+    /// Nomos version.
+    pub version: String,
+    /// The model's name.
+    pub model: String,
+    /// Whether the model is the scripted demo (no model endpoint configured).
+    pub demo: bool,
+    /// A notice to show when `demo` is true.
+    pub notice: Option<String>,
+    /// How callers authenticate.
+    pub auth: AuthMode,
+}
+
+/// `GET /readyz`.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct ReadyDto {
+    /// `ready` or `not_ready`.
+    pub status: String,
+    /// Why it is not ready.
+    pub reason: Option<String>,
+}

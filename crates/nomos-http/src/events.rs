@@ -1,0 +1,303 @@
+//! Live events over SSE: `GET /api/sessions/{id}/events` (ids are the session's `seq`) and
+//! `GET /api/events` (ids are `global_seq`).
+//!
+//! Each durable event is sent as `id: <seq>`, `event: <kind>` (`plan.step.started`,
+//! `turn.done`...) and the committed record as JSON data. Model text streams as
+//! `event: text.delta` without an id (it is not durable; the final message is).
+//!
+//! Resuming: the stream subscribes to the bus *before* it reads the backlog from the
+//! database, then skips live events at or below the last id it sent, so a client
+//! reconnecting with `Last-Event-ID` (or `?last_event_id=`) misses nothing and gets
+//! nothing twice. A session stream without one starts from the session's first event;
+//! the global stream without one starts with live events only.
+//!
+//! Falling behind: when this stream's bus receiver lags (the client reads too slowly) or a
+//! live event arrives with a gap before it, the stream transparently re-reads the missing
+//! events from the database and goes on; clients never have to reload for it. Only text
+//! deltas can be lost that way.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::routing::get;
+use futures::Stream;
+use nomos_agent::LiveEvent;
+use nomos_core::SessionId;
+use nomos_core::event::EventRecord;
+use serde::Deserialize;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::{broadcast, mpsc};
+use utoipa::IntoParams;
+use uuid::Uuid;
+
+use crate::error::{ApiError, AppPath, AppQuery};
+use crate::state::AppState;
+
+/// Events read from the database per query while catching up.
+const PAGE: u32 = 500;
+
+/// Events buffered per client before the stream waits for it.
+const BUFFER: usize = 256;
+
+/// How often a keep-alive comment is sent on an idle stream.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// The routes of this module (no request timeout: streams are long-lived).
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/events", get(global_events))
+        .route("/api/sessions/{id}/events", get(session_events))
+}
+
+/// Query of the event streams.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+pub struct EventsQuery {
+    /// Resume after this id (like the `Last-Event-ID` header, which wins when both are given).
+    pub last_event_id: Option<i64>,
+    /// The bearer token, for clients that cannot set headers (EventSource).
+    pub access_token: Option<String>,
+}
+
+/// Which log a stream follows.
+#[derive(Clone, Copy, Debug)]
+enum Scope {
+    Session(SessionId),
+    Global,
+}
+
+impl Scope {
+    fn position(&self, record: &EventRecord) -> i64 {
+        match self {
+            Scope::Session(_) => record.seq,
+            Scope::Global => record.global_seq,
+        }
+    }
+
+    fn session(&self) -> Option<SessionId> {
+        match self {
+            Scope::Session(id) => Some(*id),
+            Scope::Global => None,
+        }
+    }
+}
+
+/// The events of one session, as SSE.
+#[utoipa::path(get, path = "/api/sessions/{id}/events", tag = "events",
+    params(("id" = Uuid, Path, description = "session id"), EventsQuery,
+        ("Last-Event-ID" = Option<i64>, Header, description = "resume after this seq")),
+    responses((status = 200, description = "an SSE stream", content_type = "text/event-stream", body = String),
+        (status = 404, body = crate::error::ErrorBody)))]
+pub async fn session_events(
+    State(state): State<AppState>,
+    AppPath(id): AppPath<Uuid>,
+    AppQuery(query): AppQuery<EventsQuery>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let id = SessionId(id);
+    let last = last_event_id(&headers, &query)?.unwrap_or(0);
+    let receiver = state.agent.bus().subscribe();
+    state.agent.session(id).await?;
+    Ok(stream(state, Scope::Session(id), last, receiver))
+}
+
+/// The events of every session, as SSE.
+#[utoipa::path(get, path = "/api/events", tag = "events",
+    params(EventsQuery,
+        ("Last-Event-ID" = Option<i64>, Header, description = "resume after this global seq")),
+    responses((status = 200, description = "an SSE stream", content_type = "text/event-stream", body = String)))]
+pub async fn global_events(
+    State(state): State<AppState>,
+    AppQuery(query): AppQuery<EventsQuery>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let last = last_event_id(&headers, &query)?;
+    let receiver = state.agent.bus().subscribe();
+    let last = match last {
+        Some(last) => last,
+        // Live only: start after the newest committed event.
+        None => newest_global(&state).await?,
+    };
+    Ok(stream(state, Scope::Global, last, receiver))
+}
+
+fn last_event_id(headers: &HeaderMap, query: &EventsQuery) -> Result<Option<i64>, ApiError> {
+    let Some(value) = headers.get("last-event-id") else {
+        return Ok(query.last_event_id);
+    };
+    let text = value
+        .to_str()
+        .map_err(|_| ApiError::Invalid("Last-Event-ID: not ASCII text".into()))?;
+    match text.trim().parse::<i64>() {
+        Ok(id) if id >= 0 => Ok(Some(id)),
+        _ => Err(ApiError::Invalid(format!(
+            "Last-Event-ID: expected a non-negative event id, got {text:?}"
+        ))),
+    }
+}
+
+async fn newest_global(state: &AppState) -> Result<i64, ApiError> {
+    let store = state.agent.store();
+    let mut last = 0;
+    loop {
+        let page = store.events_after(None, last, PAGE * 10).await?;
+        match page.last() {
+            Some(record) => last = record.global_seq,
+            None => return Ok(last),
+        }
+    }
+}
+
+fn stream(
+    state: AppState,
+    scope: Scope,
+    last: i64,
+    receiver: broadcast::Receiver<LiveEvent>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let (sender, events) = mpsc::channel(BUFFER);
+    let open = OpenStream::new(state.streams.clone());
+    tokio::spawn(async move {
+        let _open = open;
+        let mut pump = Pump {
+            state,
+            scope,
+            last,
+            sender,
+        };
+        if let Err(error) = pump.run(receiver).await {
+            tracing::debug!(%error, "event stream ended");
+        }
+    });
+    let stream = futures::stream::unfold(events, |mut events| async move {
+        events.recv().await.map(|event| (Ok(event), events))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+}
+
+/// Why a stream stopped.
+#[derive(Debug, thiserror::Error)]
+enum PumpEnd {
+    #[error("the client went away")]
+    ClientGone,
+    #[error("the server is shutting down")]
+    Shutdown,
+    #[error("the event bus closed")]
+    BusClosed,
+    #[error("reading the event log failed: {0}")]
+    Store(#[from] nomos_core::ports::store::StoreError),
+}
+
+/// Moves events from the database and the bus to one client, in order, once each.
+struct Pump {
+    state: AppState,
+    scope: Scope,
+    last: i64,
+    sender: mpsc::Sender<Event>,
+}
+
+impl Pump {
+    async fn run(&mut self, mut receiver: broadcast::Receiver<LiveEvent>) -> Result<(), PumpEnd> {
+        let mut shutdown = self.state.shutdown.clone();
+        self.catch_up().await?;
+        loop {
+            let received = tokio::select! {
+                received = receiver.recv() => received,
+                _ = self.sender.closed() => return Err(PumpEnd::ClientGone),
+                _ = crate::workers::until_stopped(&mut shutdown) => return Err(PumpEnd::Shutdown),
+            };
+            match received {
+                Ok(LiveEvent::Committed(record)) => {
+                    if self
+                        .scope
+                        .session()
+                        .is_some_and(|id| id != record.session_id)
+                    {
+                        continue;
+                    }
+                    let position = self.scope.position(&record);
+                    if position <= self.last {
+                        continue;
+                    }
+                    if position == self.last + 1 {
+                        self.send_record(&record).await?;
+                    } else {
+                        // A gap: something committed earlier was published later (or
+                        // not to us). The database has it, in order.
+                        self.catch_up().await?;
+                    }
+                }
+                Ok(LiveEvent::TextDelta { session_id, text }) => {
+                    if self.scope.session().is_some_and(|id| id != session_id) {
+                        continue;
+                    }
+                    let data = serde_json::json!({"session_id": session_id, "text": text});
+                    let event = Event::default().event("text.delta").data(data.to_string());
+                    self.send(event).await?;
+                }
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::debug!(missed, "event stream lagged; re-reading the event log");
+                    self.catch_up().await?;
+                }
+                Err(RecvError::Closed) => return Err(PumpEnd::BusClosed),
+            }
+        }
+    }
+
+    /// Sends every stored event after `last`.
+    async fn catch_up(&mut self) -> Result<(), PumpEnd> {
+        let store = self.state.agent.store().clone();
+        loop {
+            let page = store
+                .events_after(self.scope.session(), self.last, PAGE)
+                .await?;
+            let n = page.len();
+            for record in &page {
+                self.send_record(record).await?;
+            }
+            if n < PAGE as usize {
+                return Ok(());
+            }
+        }
+    }
+
+    async fn send_record(&mut self, record: &EventRecord) -> Result<(), PumpEnd> {
+        let position = self.scope.position(record);
+        let data = serde_json::to_string(record).unwrap_or_else(|_| "{}".to_owned());
+        let event = Event::default()
+            .id(position.to_string())
+            .event(record.event.kind())
+            .data(data);
+        self.send(event).await?;
+        self.last = position;
+        Ok(())
+    }
+
+    async fn send(&self, event: Event) -> Result<(), PumpEnd> {
+        self.sender
+            .send(event)
+            .await
+            .map_err(|_| PumpEnd::ClientGone)
+    }
+}
+
+/// Counts an open stream for as long as it lives.
+struct OpenStream(Arc<AtomicU64>);
+
+impl OpenStream {
+    fn new(counter: Arc<AtomicU64>) -> OpenStream {
+        counter.fetch_add(1, Ordering::Relaxed);
+        OpenStream(counter)
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,205 @@
+//! OIDC JWTs against a local JWKS: a P-256 key generated in the test, its JWKS served by a
+//! loopback axum server, tokens signed with it.
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use aws_lc_rs::rand::SystemRandom;
+use aws_lc_rs::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{Value, json};
+
+use super::{Server, server_with};
+use nomos_http::{Auth, Oidc, OidcConfig};
+
+const ISSUER: &str = "https://issuer.test";
+const AUDIENCE: &str = "nomos";
+
+struct Issuer {
+    pkcs8: Vec<u8>,
+    kid: String,
+}
+
+impl Issuer {
+    fn new(kid: &str) -> (Issuer, Value) {
+        let rng = SystemRandom::new();
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng).unwrap();
+        let pair =
+            EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8.as_ref()).unwrap();
+        let point = pair.public_key().as_ref().to_vec();
+        assert_eq!(point.len(), 65, "uncompressed P-256 point");
+        let jwk = json!({
+            "kty": "EC", "crv": "P-256", "kid": kid, "alg": "ES256", "use": "sig",
+            "x": URL_SAFE_NO_PAD.encode(&point[1..33]),
+            "y": URL_SAFE_NO_PAD.encode(&point[33..65]),
+        });
+        (
+            Issuer {
+                pkcs8: pkcs8.as_ref().to_vec(),
+                kid: kid.to_owned(),
+            },
+            jwk,
+        )
+    }
+
+    fn sign(&self, claims: Value) -> String {
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(self.kid.clone());
+        let key = EncodingKey::from_ec_der(&self.pkcs8);
+        jsonwebtoken::encode(&header, &claims, &key).unwrap()
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+fn claims(role: &str, exp: u64) -> Value {
+    json!({"iss": ISSUER, "aud": AUDIENCE, "sub": "ops@example", "exp": exp, "roles": [role]})
+}
+
+async fn serve_jwks(keys: Vec<Value>) -> String {
+    let jwks = Arc::new(json!({"keys": keys}));
+    let app = axum::Router::new().route(
+        "/jwks",
+        axum::routing::get(move || {
+            let jwks = jwks.clone();
+            async move { axum::Json((*jwks).clone()) }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/jwks", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+async fn oidc_server() -> (Server, Issuer) {
+    let (issuer, jwk) = Issuer::new("key-1");
+    let jwks_url = serve_jwks(vec![jwk]).await;
+    let oidc = Oidc::new(OidcConfig {
+        issuer: ISSUER.into(),
+        audience: AUDIENCE.into(),
+        jwks_url,
+        role_claim: "roles".into(),
+        operator_value: "nomos-operator".into(),
+        viewer_value: "nomos-viewer".into(),
+        leeway: Duration::from_secs(5),
+        jwks_ttl: Duration::from_secs(300),
+    });
+    let auth = Auth::Required {
+        tokens: Vec::new(),
+        oidc: Some(Arc::new(oidc)),
+    };
+    (server_with("[]", auth).await, issuer)
+}
+
+async fn status(server: &Server, method: reqwest::Method, path: &str, token: &str) -> (u16, Value) {
+    let response = server
+        .http
+        .request(method, server.url(path))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let body = response.json().await.unwrap_or(Value::Null);
+    (status, body)
+}
+
+#[tokio::test]
+async fn an_operator_jwt_may_write() {
+    let (server, issuer) = oidc_server().await;
+    let token = issuer.sign(claims("nomos-operator", now() + 300));
+    let (code, body) = status(&server, reqwest::Method::POST, "/api/sessions", &token).await;
+    assert_eq!(code, 201, "{body}");
+    let (code, info) = status(&server, reqwest::Method::GET, "/api/info", &token).await;
+    assert_eq!(code, 200);
+    assert_eq!(info["auth"], "oidc");
+}
+
+#[tokio::test]
+async fn a_viewer_jwt_reads_but_may_not_approve() {
+    let (server, issuer) = oidc_server().await;
+    let token = issuer.sign(claims("nomos-viewer", now() + 300));
+    let (code, _) = status(&server, reqwest::Method::GET, "/api/sessions", &token).await;
+    assert_eq!(code, 200);
+    let approval = uuid::Uuid::new_v4();
+    let response = server
+        .http
+        .post(server.url(&format!("/api/approvals/{approval}/decision")))
+        .bearer_auth(&token)
+        .json(&json!({"decision": "approve"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+}
+
+#[tokio::test]
+async fn an_expired_jwt_is_unauthorized() {
+    let (server, issuer) = oidc_server().await;
+    let token = issuer.sign(claims("nomos-operator", now() - 600));
+    let (code, body) = status(&server, reqwest::Method::GET, "/api/sessions", &token).await;
+    assert_eq!(code, 401);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Expired"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn a_jwt_for_another_audience_or_issuer_is_unauthorized() {
+    let (server, issuer) = oidc_server().await;
+    let mut other_audience = claims("nomos-operator", now() + 300);
+    other_audience["aud"] = json!("someone-else");
+    let (code, _) = status(
+        &server,
+        reqwest::Method::GET,
+        "/api/sessions",
+        &issuer.sign(other_audience),
+    )
+    .await;
+    assert_eq!(code, 401);
+    let mut other_issuer = claims("nomos-operator", now() + 300);
+    other_issuer["iss"] = json!("https://evil.test");
+    let (code, _) = status(
+        &server,
+        reqwest::Method::GET,
+        "/api/sessions",
+        &issuer.sign(other_issuer),
+    )
+    .await;
+    assert_eq!(code, 401);
+}
+
+#[tokio::test]
+async fn a_jwt_signed_by_another_key_is_unauthorized() {
+    let (server, _issuer) = oidc_server().await;
+    let (forger, _) = Issuer::new("key-1");
+    let token = forger.sign(claims("nomos-operator", now() + 300));
+    let (code, body) = status(&server, reqwest::Method::GET, "/api/sessions", &token).await;
+    assert_eq!(code, 401, "{body}");
+}
+
+#[tokio::test]
+async fn a_jwt_without_a_nomos_role_is_forbidden() {
+    let (server, issuer) = oidc_server().await;
+    let token = issuer.sign(claims("payroll", now() + 300));
+    let (code, body) = status(&server, reqwest::Method::GET, "/api/sessions", &token).await;
+    assert_eq!(code, 403);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no Nomos role"),
+        "{body}"
+    );
+}

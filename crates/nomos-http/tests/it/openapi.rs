@@ -1,0 +1,38 @@
+//! The committed OpenAPI document matches the code. `UPDATE_OPENAPI=1` rewrites it.
+
+use std::path::Path;
+
+#[test]
+fn the_committed_openapi_document_matches_the_code() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("openapi.json");
+    let generated = nomos_http::openapi::document_json();
+    if std::env::var_os("UPDATE_OPENAPI").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "{} is out of date; run `UPDATE_OPENAPI=1 cargo test -p nomos-http --test it openapi` and commit it",
+        path.display()
+    );
+}
+
+#[test]
+fn every_route_is_documented() {
+    let doc: serde_json::Value =
+        serde_json::from_str(&nomos_http::openapi::document_json()).unwrap();
+    let paths = doc["paths"].as_object().unwrap();
+    for path in [
+        "/api/sessions",
+        "/api/sessions/{id}",
+        "/api/sessions/{id}/messages",
+        "/api/sessions/{id}/events",
+        "/api/approvals/{id}/decision",
+        "/api/events",
+        "/healthz",
+        "/readyz",
+        "/metrics",
+    ] {
+        assert!(paths.contains_key(path), "{path} is not in the document");
+    }
+}
