@@ -151,6 +151,27 @@ impl Agent {
         Ok(self.resume_locked(id, guard, kind, TurnCause::Resume).await)
     }
 
+    /// Like [`Agent::resume`], but the resume runs in a task of its own; a turn already
+    /// running is still refused here, before anything is spawned (TURN-8).
+    pub async fn spawn_resume(
+        &self,
+        id: SessionId,
+        kind: ResumeKind,
+    ) -> Result<JoinHandle<TurnReport>, AgentError> {
+        self.session(id).await?;
+        let guard = self
+            .inner
+            .locks
+            .try_lock(id)
+            .ok_or(AgentError::TurnInProgress(id))?;
+        let agent = self.clone();
+        Ok(tokio::spawn(async move {
+            agent
+                .resume_locked(id, guard, kind, TurnCause::Resume)
+                .await
+        }))
+    }
+
     /// RESUME-2/3: up to `max_attempts` turns, each with a more directive note and a
     /// back-off before it; when none gets a usable reply, an operator-visible terminal note
     /// with the last real error. One `turn.started` and one `turn.done` in all.

@@ -233,8 +233,11 @@ impl Session {
             tool_calls: std::mem::take(&mut self.tool_calls),
             events: std::mem::take(&mut self.events),
         };
-        // A new session always carries its row.
-        if commit.expected_version.is_none() && commit.session.is_none() {
+        // A new session always carries its row; so do events that change no row (a
+        // `turn.done` in a terminal session), since the row is what names the session.
+        if commit.session.is_none()
+            && (commit.expected_version.is_none() || !commit.events.is_empty())
+        {
             commit.session = Some(self.record.clone());
         }
         self.base = Some(self.snapshot());
