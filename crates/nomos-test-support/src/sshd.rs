@@ -15,7 +15,7 @@
 //! restart or reconfigure the server must call [`Sshd::start`].
 
 use std::fs;
-use std::net::{SocketAddr, TcpListener};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::thread::sleep;
@@ -25,19 +25,38 @@ use tempfile::TempDir;
 
 const SSHD: &str = "/usr/sbin/sshd";
 
-/// A running loopback sshd.
+/// A running throwaway sshd.
 #[derive(Debug)]
 pub struct Sshd {
-    /// The port it listens on (127.0.0.1 only).
+    /// The address it listens on (`127.0.0.1`, or the namespace's address).
+    pub address: String,
+    /// The port it listens on.
     pub port: u16,
     /// The directory holding its config, keys, pid file and log.
     pub dir: PathBuf,
     /// The private key of the authorized client (ed25519, no passphrase).
     pub client_key_path: PathBuf,
-    /// A known_hosts file holding the server's host key under `[127.0.0.1]:PORT`.
+    /// A known_hosts file holding the server's host key under `[ADDRESS]:PORT`
+    /// (`ADDRESS` alone for port 22).
     pub known_hosts_path: PathBuf,
+    network: Network,
     ownership: Ownership,
 }
+
+/// Where the server listens.
+#[derive(Debug, Clone)]
+enum Network {
+    /// 127.0.0.1 in this process's network namespace.
+    Loopback,
+    /// Its own network namespace, joined to this one by a veth pair.
+    Namespace {
+        /// The namespace's name (`ip netns`).
+        name: String,
+    },
+}
+
+/// Serialises namespace allocation within this process.
+static NAMESPACES: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[derive(Debug)]
 enum Ownership {
@@ -63,6 +82,66 @@ impl Sshd {
     /// # Panics
     /// As [`Sshd::start`].
     pub fn start_with_config(extra: &str) -> Sshd {
+        Sshd::start_on(Network::Loopback, "127.0.0.1".into(), free_port(), extra)
+    }
+
+    /// Starts a server in a network namespace of its own, reachable from here at
+    /// `10.231.N.2` port 22 through a veth pair (`10.231.N.1` on this side). Needs
+    /// root and `ip netns`; the namespace is deleted on drop.
+    ///
+    /// # Panics
+    /// As [`Sshd::start`], and when the namespace cannot be made.
+    pub fn start_in_namespace() -> Sshd {
+        let (name, index) = {
+            let _guard = NAMESPACES.lock().unwrap_or_else(|e| e.into_inner());
+            let listed = run_ok("ip", &["netns", "list"]);
+            let taken: Vec<&str> = listed
+                .lines()
+                .filter_map(|line| line.split_whitespace().next())
+                .collect();
+            let Some(index) =
+                (10u8..250).find(|i| !taken.contains(&format!("nomos-t{i}").as_str()))
+            else {
+                panic!("sshd: no free namespace index");
+            };
+            let name = format!("nomos-t{index}");
+            run_ok("ip", &["netns", "add", &name]);
+            (name, index)
+        };
+        let (host_if, ns_if) = (format!("vh-nt{index}"), format!("vn-nt{index}"));
+        let near = format!("10.231.{index}.1/24");
+        let far = format!("10.231.{index}.2/24");
+        run_ok(
+            "ip",
+            &["netns", "exec", &name, "ip", "link", "set", "lo", "up"],
+        );
+        run_ok(
+            "ip",
+            &[
+                "link", "add", &host_if, "type", "veth", "peer", "name", &ns_if, "netns", &name,
+            ],
+        );
+        run_ok("ip", &["addr", "add", &near, "dev", &host_if]);
+        run_ok("ip", &["link", "set", &host_if, "up"]);
+        run_ok(
+            "ip",
+            &[
+                "netns", "exec", &name, "ip", "addr", "add", &far, "dev", &ns_if,
+            ],
+        );
+        run_ok(
+            "ip",
+            &["netns", "exec", &name, "ip", "link", "set", &ns_if, "up"],
+        );
+        Sshd::start_on(
+            Network::Namespace { name },
+            format!("10.231.{index}.2"),
+            22,
+            "",
+        )
+    }
+
+    fn start_on(network: Network, address: String, port: u16, extra: &str) -> Sshd {
         ensure_openssh_server();
         let tmp = tempfile::Builder::new()
             .prefix("nomos-sshd.")
@@ -75,10 +154,9 @@ impl Sshd {
             &dir.join("client_ed25519.pub"),
             &dir.join("authorized_keys"),
         );
-        let port = free_port();
         let config = format!(
             "Port {port}\n\
-             ListenAddress 127.0.0.1\n\
+             ListenAddress {address}\n\
              HostKey {dir}/host_ed25519\n\
              PidFile {dir}/sshd.pid\n\
              AuthorizedKeysFile {dir}/authorized_keys\n\
@@ -95,10 +173,12 @@ impl Sshd {
         );
         write(&dir.join("sshd_config"), &config);
         let sshd = Sshd {
+            address,
             port,
             client_key_path: dir.join("client_ed25519"),
             known_hosts_path: dir.join("known_hosts"),
             dir,
+            network,
             ownership: Ownership::Owned(tmp),
         };
         sshd.write_known_hosts();
@@ -120,10 +200,12 @@ impl Sshd {
             .unwrap_or_else(|e| panic!("sshd: NOMOS_TEST_SSHD_PORT={port:?} is not a port: {e}"));
         let dir = PathBuf::from(dir);
         let sshd = Sshd {
+            address: "127.0.0.1".into(),
             port,
             client_key_path: dir.join("client_ed25519"),
             known_hosts_path: dir.join("known_hosts"),
             dir,
+            network: Network::Loopback,
             ownership: Ownership::Shared,
         };
         assert!(
@@ -150,7 +232,11 @@ impl Sshd {
 
     /// The server's address.
     pub fn addr(&self) -> SocketAddr {
-        SocketAddr::from(([127, 0, 0, 1], self.port))
+        let ip: IpAddr = self
+            .address
+            .parse()
+            .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
+        SocketAddr::new(ip, self.port)
     }
 
     /// The host key's SHA256 fingerprint as OpenSSH prints it (`SHA256:...`).
@@ -210,17 +296,28 @@ impl Sshd {
             .and_then(|text| text.trim().parse().ok())
     }
 
-    /// Whether a socket listens on the port (read from `/proc/net/tcp`, so checking
-    /// makes no connection for the server to serve).
+    /// Whether a socket listens on the address and port (read from
+    /// `/proc/net/tcp` of the server's namespace, so checking makes no connection
+    /// for the server to serve).
     pub fn is_listening(&self) -> bool {
-        let wanted = format!("0100007F:{:04X}", self.port);
-        fs::read_to_string("/proc/net/tcp").is_ok_and(|table| {
-            table.lines().skip(1).any(|line| {
-                let mut fields = line.split_whitespace();
-                let local = fields.nth(1);
-                let state = fields.nth(1);
-                local == Some(wanted.as_str()) && state == Some("0A")
-            })
+        let IpAddr::V4(ip) = self.addr().ip() else {
+            return false;
+        };
+        let [a, b, c, d] = ip.octets();
+        let wanted = format!("{d:02X}{c:02X}{b:02X}{a:02X}:{:04X}", self.port);
+        let table = match &self.network {
+            Network::Loopback => fs::read_to_string("/proc/net/tcp").unwrap_or_default(),
+            Network::Namespace { name } => Command::new("ip")
+                .args(["netns", "exec", name, "cat", "/proc/net/tcp"])
+                .output()
+                .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+                .unwrap_or_default(),
+        };
+        table.lines().skip(1).any(|line| {
+            let mut fields = line.split_whitespace();
+            let local = fields.nth(1);
+            let state = fields.nth(1);
+            local == Some(wanted.as_str()) && state == Some("0A")
         })
     }
 
@@ -231,16 +328,29 @@ impl Sshd {
         let (Some(algorithm), Some(key)) = (fields.next(), fields.next()) else {
             panic!("sshd: host public key is malformed: {public:?}");
         };
+        let host = if self.port == 22 {
+            self.address.clone()
+        } else {
+            format!("[{}]:{}", self.address, self.port)
+        };
         write(
             &self.known_hosts_path,
-            &format!("[127.0.0.1]:{} {algorithm} {key}\n", self.port),
+            &format!("{host} {algorithm} {key}\n"),
         );
     }
 
     fn launch(&self) {
         let config = self.dir.join("sshd_config");
         let _ = fs::create_dir_all("/run/sshd");
-        let output = Command::new(SSHD)
+        let mut command = match &self.network {
+            Network::Loopback => Command::new(SSHD),
+            Network::Namespace { name } => {
+                let mut command = Command::new("ip");
+                command.args(["netns", "exec", name, SSHD]);
+                command
+            }
+        };
+        let output = command
             .arg("-f")
             .arg(&config)
             .arg("-E")
@@ -270,6 +380,10 @@ impl Drop for Sshd {
     fn drop(&mut self) {
         if matches!(self.ownership, Ownership::Owned(_)) {
             self.stop();
+            if let Network::Namespace { name } = &self.network {
+                // Deleting the namespace removes both ends of the veth pair.
+                let _ = Command::new("ip").args(["netns", "del", name]).output();
+            }
         }
     }
 }
@@ -348,6 +462,21 @@ fn ensure_openssh_server() {
             "sshd: {SSHD} is missing and `apt-get install openssh-server` failed"
         );
     }
+}
+
+/// Runs a setup command that must succeed; returns its stdout.
+fn run_ok(program: &str, args: &[&str]) -> String {
+    let output = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("sshd: could not run {program}: {e}"));
+    assert!(
+        output.status.success(),
+        "sshd: `{program} {}` failed: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
 fn keygen(path: &Path, comment: &str) {

@@ -61,6 +61,12 @@ impl SshConfig {
         }
     }
 
+    /// Sets the known_hosts file.
+    pub fn with_known_hosts(mut self, known_hosts: impl Into<PathBuf>) -> SshConfig {
+        self.known_hosts = known_hosts.into();
+        self
+    }
+
     /// Sets the host key policy.
     pub fn with_host_key_policy(mut self, policy: HostKeyPolicy) -> SshConfig {
         self.host_key_policy = policy;

@@ -65,6 +65,10 @@ impl SshExecutor {
 
     /// Runs `command`, exactly as given, on the SSH host `slug`.
     ///
+    /// The timeout of `limits` starts once a connection is at hand (connecting has
+    /// its own bound, [`SshConfig::connect_timeout`]) and covers waiting for a free
+    /// channel and the command itself.
+    ///
     /// A connection that turns out dead before the command was sent is replaced
     /// once; once the command has been sent it is never sent again (EXEC-6).
     pub async fn execute(
@@ -75,12 +79,13 @@ impl SshExecutor {
     ) -> Result<ExecOutput, SshError> {
         let timeout = limits.timeout.to_std();
         let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
-        let deadline = Instant::now() + timeout;
         let config = self.pool.config();
+        let mut deadline = None;
         let mut attempt = 0;
         loop {
             attempt += 1;
             let (conn, lease) = self.pool.acquire(slug).await?;
+            let deadline = *deadline.get_or_insert_with(|| Instant::now() + timeout);
             let permit = match tokio::time::timeout_at(
                 deadline,
                 conn.channels.clone().acquire_owned(),

@@ -92,3 +92,53 @@ async fn a_host_behind_a_jump_host_is_reached_through_a_tunnel() {
         .unwrap();
     assert_eq!(executor.stats().connects, 2);
 }
+
+#[tokio::test]
+async fn commands_fan_out_to_hosts_in_their_own_network_namespaces() {
+    let servers: Vec<Sshd> = (0..3).map(|_| Sshd::start_in_namespace()).collect();
+    // One known_hosts file and one key for the whole fleet, as in production.
+    let known_hosts = servers[0].dir.join("fleet_known_hosts");
+    let mut recorded = String::new();
+    let mut text = String::from("[[host]]\nslug='local'\n");
+    for (i, server) in servers.iter().enumerate() {
+        recorded.push_str(&std::fs::read_to_string(&server.known_hosts_path).unwrap());
+        text.push_str(&format!(
+            "[[host]]\nslug='vm:n{i}'\naddress='{}'\nport={}\nuser='root'\nkey_file='{}'\n",
+            server.address,
+            server.port,
+            server.client_key_path.display()
+        ));
+    }
+    std::fs::write(&known_hosts, recorded).unwrap();
+    let inventory = Inventory::parse(&text, "netns.toml").unwrap();
+    let config = config(&servers[0]).with_known_hosts(known_hosts);
+    let fleet = Arc::new(FleetExecutor::new(inventory, config));
+
+    let calls: Vec<_> = (0..3)
+        .flat_map(|i| std::iter::repeat_n(i, 4))
+        .map(|i| {
+            let fleet = fleet.clone();
+            tokio::spawn(async move {
+                let slug = format!("vm:n{i}");
+                let output = fleet
+                    .run(&slug, "echo $SSH_CONNECTION", limits(20_000))
+                    .await;
+                (i, output)
+            })
+        })
+        .collect();
+    for call in calls {
+        let (i, output) = call.await.unwrap();
+        let output = output.unwrap();
+        // SSH_CONNECTION is "client_ip client_port server_ip server_port".
+        let fields: Vec<&str> = output.stdout.split_whitespace().collect();
+        assert_eq!(
+            fields.get(2),
+            Some(&servers[i].address.as_str()),
+            "{output:?}"
+        );
+    }
+    let stats = fleet.ssh().stats();
+    assert_eq!(stats.connects, 3, "{stats:?}");
+    assert_eq!(stats.channels, 12, "{stats:?}");
+}
