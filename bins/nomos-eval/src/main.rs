@@ -1,10 +1,11 @@
 //! `nomos-eval`: replays golden conversations and evaluates the classifier corpus.
 //!
-//! The top level is reserved for the golden-eval runner (`nomos-eval --manifest ...`);
-//! until it lands, an invocation without a subcommand prints help and exits 2.
-//! `nomos-eval classify` evaluates the command classifier (see `classify_cmd.rs`).
+//! The top level runs the golden conversations of a manifest (`nomos-eval --manifest
+//! evals/golden.yaml`, see `golden_cmd.rs`); `nomos-eval classify` evaluates the command
+//! classifier (see `classify_cmd.rs`). Without either, it prints help and exits 2.
 
 mod classify_cmd;
+mod golden_cmd;
 
 use std::process::ExitCode;
 
@@ -20,6 +21,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    #[command(flatten)]
+    golden: golden_cmd::GoldenArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -31,14 +34,17 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Some(Command::Classify(args)) => classify_cmd::run(&args),
-        None => {
-            let _ = Cli::command().print_help();
-            return ExitCode::from(2);
-        }
+        Some(Command::Classify(args)) => classify_cmd::run(&args).map(|o| o.exit_code()),
+        None => match &cli.golden.manifest {
+            Some(path) => golden_cmd::run(&cli.golden, path).map(|o| o.exit_code()),
+            None => {
+                let _ = Cli::command().print_help();
+                return ExitCode::from(2);
+            }
+        },
     };
     match result {
-        Ok(outcome) => outcome.exit_code(),
+        Ok(code) => code,
         Err(err) => {
             eprintln!("nomos-eval: {err:#}");
             ExitCode::from(2)

@@ -3,6 +3,8 @@
 
 // The harness is shared by the test modules only; it is not an API.
 #![allow(missing_docs)]
+// Helpers outside #[test] functions panic on setup failures, like the tests do.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod flow;
 mod sweeps;
