@@ -49,5 +49,8 @@ cargo test --workspace --all-targets --locked
 step "classifier corpus"
 cargo run -q --locked -p nomos-eval -- classify --corpus fixtures/classify/corpus.tsv
 
+step "golden evals (stub model)"
+cargo run -q --locked -p nomos-eval -- --manifest evals/golden.yaml --junit "${CARGO_TARGET_DIR}/golden-junit.xml"
+
 echo
 echo "all checks passed"
