@@ -126,6 +126,10 @@ pub enum SshError {
         /// Its error.
         source: Box<SshError>,
     },
+    /// A connection attempt made for several waiting commands failed; each of them
+    /// gets this same error.
+    #[error("{0}")]
+    Shared(std::sync::Arc<SshError>),
     /// The host is not an SSH host (the local host given to the SSH executor).
     #[error("host {host} is not reached over ssh")]
     NotSsh {
@@ -154,9 +158,14 @@ impl SshError {
     /// Maps this error into the executor port's error for `host` (a slug). This is
     /// the only place the two meet.
     pub fn into_exec_error(self, host: &str) -> ExecError {
+        self.exec_error(host)
+    }
+
+    fn exec_error(&self, host: &str) -> ExecError {
         let host = host.to_string();
         match self {
-            SshError::Jump { jump, source } => match source.into_exec_error(&jump) {
+            SshError::Shared(inner) => inner.exec_error(&host),
+            SshError::Jump { jump, source } => match source.exec_error(jump) {
                 ExecError::Connect { host: j, message } => ExecError::Connect {
                     host,
                     message: format!("through jump host {j}: {message}"),
@@ -183,19 +192,22 @@ impl SshError {
                 expected, actual, ..
             } => ExecError::HostKeyMismatch {
                 host,
-                expected,
-                actual,
+                expected: expected.clone(),
+                actual: actual.clone(),
             },
-            SshError::UnknownHostKey { fingerprint, .. } => {
-                ExecError::UnknownHostKey { host, fingerprint }
-            }
+            SshError::UnknownHostKey { fingerprint, .. } => ExecError::UnknownHostKey {
+                host,
+                fingerprint: fingerprint.clone(),
+            },
             SshError::Key { .. } | SshError::AuthRefused { .. } | SshError::Agent { .. } => {
                 ExecError::Auth {
                     host,
                     message: self.to_string(),
                 }
             }
-            SshError::Timeout { after_ms } => ExecError::Timeout { after_ms },
+            SshError::Timeout { after_ms } => ExecError::Timeout {
+                after_ms: *after_ms,
+            },
             SshError::Protocol(_) | SshError::Disconnected { .. } => ExecError::Disconnected {
                 host,
                 message: self.to_string(),

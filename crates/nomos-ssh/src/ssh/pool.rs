@@ -135,6 +135,8 @@ impl Drop for Connection {
 #[derive(Default)]
 struct Slot {
     current: tokio::sync::Mutex<Option<Arc<Connection>>>,
+    // The last failed connect: when it ended, and why.
+    failure: Mutex<Option<(Instant, Arc<SshError>)>>,
 }
 
 /// The pool of connections, one per host slug.
@@ -183,9 +185,20 @@ impl Pool {
     }
 
     /// The live connection to `slug` with a lease on it, connecting if needed.
+    ///
+    /// Commands that queued while another one's connect attempt failed get that
+    /// failure rather than each trying (and timing out) in turn.
     pub(crate) async fn acquire(&self, slug: &str) -> Result<(Arc<Connection>, Lease), SshError> {
         let slot = self.slot(slug);
+        let queued = Instant::now();
         let mut current = slot.current.lock().await;
+        if current.is_none()
+            && let Ok(failure) = slot.failure.lock()
+            && let Some((at, error)) = failure.as_ref()
+            && *at >= queued
+        {
+            return Err(SshError::Shared(error.clone()));
+        }
         if let Some(conn) = current.as_ref() {
             if !conn.is_closed() {
                 let lease = conn.lease();
@@ -195,7 +208,16 @@ impl Pool {
             self.counters.replaced.fetch_add(1, Ordering::Relaxed);
             *current = None;
         }
-        let conn = Arc::new(self.connect(slug).await?);
+        let conn = match self.connect(slug).await {
+            Ok(conn) => Arc::new(conn),
+            Err(error) => {
+                let error = Arc::new(error);
+                if let Ok(mut failure) = slot.failure.lock() {
+                    *failure = Some((Instant::now(), error.clone()));
+                }
+                return Err(SshError::Shared(error));
+            }
+        };
         let lease = conn.lease();
         self.spawn_reaper(&slot, &conn);
         *current = Some(conn.clone());

@@ -201,3 +201,49 @@ async fn a_config_pointing_at_a_missing_known_hosts_file_refuses_unknown_keys() 
         "{error:?}"
     );
 }
+
+// rule: EXEC-2
+#[tokio::test]
+async fn commands_queued_behind_a_failing_connect_share_its_error() {
+    let sshd = Sshd::shared_or_start();
+    // A listener that accepts, counts and then says nothing.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = accepted.clone();
+    let acceptor = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = silent.accept().await {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            held.push(stream);
+        }
+    });
+    let text = format!(
+        "[[host]]\nslug='host:silent'\naddress='127.0.0.1'\nport={port}\nuser='root'\nkey_file='{}'\n",
+        sshd.client_key_path.display()
+    );
+    let inventory = Inventory::parse(&text, "silent.toml").unwrap();
+    let config = config(&sshd).with_connect_timeout(Duration::from_millis(500));
+    let executor = SshExecutor::new(Arc::new(inventory), config);
+    let calls: Vec<_> = (0..5)
+        .map(|_| {
+            let executor = executor.clone();
+            tokio::spawn(async move { executor.run("host:silent", "true", limits(10_000)).await })
+        })
+        .collect();
+    for call in calls {
+        let error = call.await.unwrap().unwrap_err();
+        let ExecError::Connect { message, .. } = &error else {
+            panic!("expected a connect error, got {error:?}");
+        };
+        assert!(message.contains("timed out after 500 ms"), "{message}");
+    }
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // A later command tries again.
+    executor
+        .run("host:silent", "true", limits(10_000))
+        .await
+        .unwrap_err();
+    assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
+    acceptor.abort();
+}
