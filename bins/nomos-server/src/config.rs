@@ -409,6 +409,13 @@ mod tests {
     }
 
     #[test]
+    fn the_example_file_is_valid_and_gives_the_defaults() {
+        let config = check(include_str!("../../../nomos.example.toml")).unwrap();
+        assert_eq!(config.listen.to_string(), "127.0.0.1:8092");
+        assert_eq!(config.sweep_interval, Span::from_mins(5));
+    }
+
+    #[test]
     fn an_empty_file_gives_the_defaults() {
         let config = check("").unwrap();
         assert_eq!(config.listen.to_string(), "127.0.0.1:8092");

@@ -1,0 +1,163 @@
+//! Starts the real `nomos-server` binary with a temporary data directory and no
+//! configuration, reads the generated token, chats with the demo model, and stops it with
+//! SIGTERM.
+
+#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+#[tokio::test]
+async fn the_binary_starts_without_configuration_and_chats_with_the_demo_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_nomos-server"));
+    command
+        .current_dir(dir.path())
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(&data)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (name, _) in std::env::vars() {
+        if name.starts_with("NOMOS_") {
+            command.env_remove(name);
+        }
+    }
+    let mut child = command.spawn().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    // "Nomos is running. Open http://127.0.0.1:PORT/#token=TOKEN"
+    let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+    let (base, printed) = url
+        .split_once("/#token=")
+        .expect("the URL carries the token");
+    let token = std::fs::read_to_string(data.join("operator-token")).unwrap();
+    assert_eq!(printed, token.trim(), "the printed token is the stored one");
+
+    let http = reqwest::Client::new();
+    let health = http.get(format!("{base}/healthz")).send().await.unwrap();
+    assert_eq!(health.status(), 200);
+    let unauthorized = http
+        .get(format!("{base}/api/sessions"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unauthorized.status(), 401);
+
+    let info: Value = http
+        .get(format!("{base}/api/info"))
+        .bearer_auth(printed)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(info["demo"], true);
+    assert!(info["notice"].as_str().unwrap().contains("Demo mode"));
+
+    let session: Value = http
+        .post(format!("{base}/api/sessions"))
+        .bearer_auth(printed)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = session["id"].as_str().unwrap();
+    let accepted = http
+        .post(format!("{base}/api/sessions/{id}/messages"))
+        .bearer_auth(printed)
+        .json(&json!({"text": "how is the host doing?"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(accepted.status(), 202);
+
+    // The demo sets a goal, runs `uptime` and `df -h` on `local` and completes the task.
+    let started = Instant::now();
+    let mut status = String::new();
+    while started.elapsed() < Duration::from_secs(30) {
+        let session: Value = http
+            .get(format!("{base}/api/sessions/{id}"))
+            .bearer_auth(printed)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        status = session["status"].as_str().unwrap().to_owned();
+        if status == "done" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, "done");
+    let transcript: Value = http
+        .get(format!("{base}/api/sessions/{id}/transcript"))
+        .bearer_auth(printed)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let texts: Vec<&str> = transcript
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert!(texts.iter().any(|t| t.contains("demo model")), "{texts:?}");
+
+    // SIGTERM: the server drains and exits cleanly.
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let exit = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+}
+
+#[test]
+fn an_invalid_configuration_stops_start_up_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("nomos.toml"),
+        "listen = \"127.0.0.1:0\"\nlistn = 1\n",
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_nomos-server"))
+        .current_dir(dir.path())
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("listn"), "{stderr}");
+    assert!(stderr.contains("line 2"), "{stderr}");
+}
+
+#[test]
+fn running_without_auth_on_a_public_address_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_nomos-server"))
+        .current_dir(dir.path())
+        .args(["--no-auth", "--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("loopback"), "{stderr}");
+}
