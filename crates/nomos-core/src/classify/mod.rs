@@ -41,7 +41,7 @@
 //! concrete syntax tree that still needs its own quote removal and error mapping;
 //! brush-parser and yash-syntax are complete shells' front ends with far more grammar (and
 //! dependencies) than classification needs, and their error recovery is not tuned for
-//! "refuse anything doubtful". The hand-written reader is about a thousand lines, has no
+//! "refuse anything doubtful". The hand-written reader (`parser.rs`, `word.rs`, `ast.rs`) is about 1,500 lines, has no
 //! dependencies, compiles in seconds on two cores, never panics (it is fuzzed), bounds its
 //! nesting, and yields exactly the tree the classifier walks.
 
