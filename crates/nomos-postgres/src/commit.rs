@@ -41,6 +41,9 @@ impl PgStore {
                 Err(err) if is_retryable(&err) && attempt < self.retries => {
                     attempt += 1;
                     tracing::debug!(attempt, error = %err, "retrying a commit");
+                    // A short, growing pause lets the transaction that won finish.
+                    tokio::time::sleep(std::time::Duration::from_millis(5 * u64::from(attempt)))
+                        .await;
                 }
                 other => return other,
             }

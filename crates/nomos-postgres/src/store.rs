@@ -37,10 +37,7 @@ impl Store for PgStore {
         self.read_session(id).await
     }
 
-    async fn load_sessions(
-        &self,
-        ids: &[SessionId],
-    ) -> Result<Vec<SessionSnapshot>, StoreError> {
+    async fn load_sessions(&self, ids: &[SessionId]) -> Result<Vec<SessionSnapshot>, StoreError> {
         self.read_sessions(ids).await
     }
 
