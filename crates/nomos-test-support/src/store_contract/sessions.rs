@@ -669,3 +669,77 @@ pub async fn rows_of_another_session_are_not_overwritten(store: &dyn Store) {
         vec![owned]
     );
 }
+
+/// Several aggregates load at once, in id order, equal to loading each one; unknown
+/// ids are left out.
+pub async fn load_sessions_matches_loading_each_one(store: &dyn Store) {
+    let ids = [session_id(82), session_id(80), session_id(81)];
+    for (n, id) in ids.iter().enumerate() {
+        let stored = create(store, *id, SessionStatus::Executing).await;
+        let waiting = execution(*id, 1, ExecutionStatus::PendingApproval, at(n as i64));
+        store
+            .commit(Commit {
+                steps: (1..=n as u32 + 1)
+                    .map(|seq| step(*id, 1, seq, StepStatus::Pending))
+                    .collect(),
+                executions: vec![waiting.clone()],
+                approvals: vec![approval(&waiting, at(n as i64 + 1))],
+                ..events_commit(&stored, 1, Vec::new())
+            })
+            .await
+            .unwrap();
+    }
+    let asked = [
+        session_id(82),
+        session_id(404),
+        session_id(80),
+        session_id(81),
+    ];
+    let loaded = store.load_sessions(&asked).await.unwrap();
+    let mut expected = Vec::new();
+    for n in [80, 81, 82] {
+        expected.push(store.load_session(session_id(n)).await.unwrap().unwrap());
+    }
+    assert_eq!(loaded, expected);
+    assert!(store.load_sessions(&[]).await.unwrap().is_empty());
+}
+
+/// The newest message other than a note, per session, in session id order.
+pub async fn last_messages_skip_notes_and_follow_id_order(store: &dyn Store) {
+    let talkative = create(store, session_id(83), SessionStatus::Active).await;
+    let notes_only = create(store, session_id(84), SessionStatus::Active).await;
+    let quiet = create(store, session_id(85), SessionStatus::Active).await;
+    let answer = message(talkative.id, 2, Role::Assistant, "all good");
+    store
+        .commit(Commit {
+            messages: vec![
+                message(talkative.id, 1, Role::Operator, "status?"),
+                answer.clone(),
+                message(talkative.id, 3, Role::Note, "nudged"),
+            ],
+            ..events_commit(&talkative, 1, Vec::new())
+        })
+        .await
+        .unwrap();
+    store
+        .commit(Commit {
+            messages: vec![message(notes_only.id, 1, Role::Note, "resumed")],
+            ..events_commit(&notes_only, 1, Vec::new())
+        })
+        .await
+        .unwrap();
+    let question = message(quiet.id, 1, Role::Operator, "anyone there?");
+    store
+        .commit(Commit {
+            messages: vec![question.clone()],
+            ..events_commit(&quiet, 1, Vec::new())
+        })
+        .await
+        .unwrap();
+    let last = store
+        .last_messages(&[quiet.id, notes_only.id, talkative.id, talkative.id])
+        .await
+        .unwrap();
+    assert_eq!(last, vec![answer, question]);
+    assert!(store.last_messages(&[]).await.unwrap().is_empty());
+}
