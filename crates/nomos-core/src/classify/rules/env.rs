@@ -245,6 +245,26 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
             let joined = join(&args[1..]);
             script_or_nothing(cx, program, &joined);
         }
+        "alias" => {
+            let definitions: Vec<&str> = args[1..]
+                .iter()
+                .filter_map(|arg| arg.text.split_once('='))
+                .map(|(_, value)| value)
+                .collect();
+            if definitions.is_empty() {
+                cx.read_only(program, "only lists aliases");
+            }
+            for value in definitions {
+                cx.read_only(program, "defines an alias");
+                cx.script_without_input(value, program);
+            }
+        }
+        "hash" if args[1..].iter().any(|arg| arg.text.starts_with("-p")) => {
+            cx.mutation(program, "points a command name at another program (-p)");
+        }
+        "enable" if args[1..].iter().any(|arg| arg.text.starts_with("-f")) => {
+            cx.mutation(program, "loads a builtin from a shared object (-f)");
+        }
         "source" | "." => cx.mutation(program, "runs a script file the classifier cannot read"),
         "trap" => match args.get(1).map(|arg| arg.text) {
             None | Some("-l" | "-p" | "-" | "") => cx.read_only(program, "only lists traps"),

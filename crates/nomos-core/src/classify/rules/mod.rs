@@ -156,10 +156,6 @@ const READERS: &[&str] = &[
     "tput",
     "getconf",
     "netstat",
-    "arp",
-    "route",
-    "iwconfig",
-    "nmap",
     "whois",
     "man",
     "info",
@@ -206,7 +202,6 @@ const READERS: &[&str] = &[
     "duf",
     "btop",
     "glances",
-    "nvidia-smi",
     "read",
     "mapfile",
     "readarray",
@@ -230,7 +225,6 @@ const READERS: &[&str] = &[
     "continue",
     "wait",
     "hash",
-    "alias",
     "unalias",
     "jobs",
     "umask",
@@ -325,6 +319,32 @@ const DYNAMIC_SAFE: &[&str] = &[
     "wait",
 ];
 
+/// Options (matched as prefixes of an argument) that make a reader write or change state.
+const WRITING_OPTIONS: &[(&str, &[&str])] = &[
+    ("tree", &["-o"]),
+    ("dmidecode", &["--dump-bin"]),
+    ("lshw", &["-dump"]),
+    ("file", &["-C", "--compile"]),
+    ("sar", &["-o"]),
+    ("shuf", &["-o", "--output"]),
+    ("xmllint", &["--output"]),
+    ("atop", &["-w"]),
+    ("ncdu", &["-o"]),
+    ("tldr", &["-u", "--update"]),
+    ("systemd-analyze", &["set-", "--root"]),
+    ("less", &["-o", "-O", "--log-file", "--LOG-FILE"]),
+    ("sensors", &["-s", "--set"]),
+    ("top", &["-w"]),
+];
+
+/// The first argument of a reader that makes it write, if any.
+fn writing_option<'a>(program: &str, args: &[Arg<'a>]) -> Option<&'a str> {
+    let (_, options) = WRITING_OPTIONS.iter().find(|(name, _)| *name == program)?;
+    args.iter()
+        .map(|arg| arg.text)
+        .find(|text| options.iter().any(|option| text.starts_with(option)))
+}
+
 /// Whether `program`'s read-only verdict survives arguments that are only known at run time.
 pub(crate) fn ignores_dynamic_args(program: &str) -> bool {
     DYNAMIC_SAFE.contains(&program)
@@ -348,7 +368,13 @@ pub(crate) fn classify(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         return;
     }
     if READERS.contains(&program) {
-        cx.read_only(program, "only reads");
+        match writing_option(program, &args[1..]) {
+            Some(option) => {
+                let predicate = format!("writes or changes something (`{option}`)");
+                cx.mutation(program, &predicate);
+            }
+            None => cx.read_only(program, "only reads"),
+        }
         return;
     }
     cx.report(CommandClass::ConfigMutation, Subject::Unknown(program), "");

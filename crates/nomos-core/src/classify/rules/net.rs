@@ -206,6 +206,45 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
         "nc" | "ncat" | "netcat" | "socat" | "telnet" => {
             cx.mutation(program, "opens raw connections")
         }
+        "route" => {
+            let changes = ["add", "del", "delete", "flush", "change"];
+            if args[1..].iter().any(|arg| changes.contains(&arg.text)) {
+                cx.mutation(program, "changes the routing table");
+            } else {
+                cx.read_only(program, "only shows routes");
+            }
+        }
+        "arp" => {
+            let spec = Spec {
+                short_values: "iHAt",
+                long_values: &["device", "hw-type"],
+            };
+            let opts = Opts::parse(&args[1..], &spec);
+            if opts.either('s', "set") || opts.either('d', "delete") || opts.either('f', "file") {
+                cx.mutation(program, "changes the ARP table");
+            } else {
+                cx.read_only(program, "only shows the ARP table");
+            }
+        }
+        "iwconfig" => {
+            if args.len() <= 2 {
+                cx.read_only(program, "only shows wireless settings");
+            } else {
+                cx.mutation(program, "changes wireless settings");
+            }
+        }
+        "nmap" => {
+            let writes = args[1..].iter().any(|arg| {
+                ["-o", "--resume", "--append-output"]
+                    .iter()
+                    .any(|flag| arg.text.starts_with(flag))
+            });
+            if writes {
+                cx.mutation(program, "writes scan results to a file");
+            } else {
+                cx.read_only(program, "only scans and prints");
+            }
+        }
         _ => return false,
     }
     true
