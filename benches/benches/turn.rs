@@ -1,6 +1,9 @@
 //! Criterion bench: the overhead Nomos adds to one turn (core + store + bus), with the
 //! scripted stub model, five `run true` tool calls on the local executor and SQLite.
 
+// A bench that cannot set up has nothing to measure: failing loudly is right.
+#![allow(clippy::expect_used)]
+
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
