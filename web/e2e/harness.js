@@ -98,7 +98,11 @@ export async function startServer() {
     model,
     dir,
     logs: () => stderr,
-    /** Calls the API with the operator token. */
+    /**
+     * Calls the API with the operator token.
+     * @param {string} method @param {string} route @param {object} [body]
+     * @returns {Promise<any>}
+     */
     async api(method, route, body) {
       const res = await fetch(base + route, {
         method,
@@ -154,7 +158,11 @@ export async function launchBrowser() {
 /** Where screenshots go. */
 export const SCREENSHOTS = path.join(REPO, 'docs', 'screenshots');
 
-/** Waits until `check` returns a truthy value (polling), or fails with `what`. */
+/**
+ * Waits until `check` returns a truthy value (polling), or fails with `what`.
+ * @template T
+ * @param {string} what @param {() => Promise<T> | T} check @param {number} [timeoutMs]
+ */
 export async function eventually(what, check, timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;
   let last;

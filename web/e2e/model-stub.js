@@ -41,6 +41,7 @@ export async function startModelStub() {
   /** @param {http.ServerResponse} res @param {StubReply} reply */
   async function stream(res, reply) {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    /** @param {object} delta @param {string | null} [finish] */
     const send = (delta, finish = null) =>
       res.write(`data: ${JSON.stringify({ id: 'stub', object: 'chat.completion.chunk', model: 'stub-e2e', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
     const text = reply.text ?? '';

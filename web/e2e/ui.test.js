@@ -14,13 +14,16 @@ let chrome;
 /** @type {import('playwright-core').Page} */
 let page;
 /** Requests the page made to hosts other than the server. */
+/** @type {string[]} */
 const foreign = [];
 /** The session the main scenario runs in. */
 let sessionId = '';
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'nomos-web-e2e-files-'));
 const victim = path.join(work, 'old.log');
 
+/** @param {string} name @param {object} args */
 const call = (name, args) => ({ name, arguments: args });
+/** @param {number} seq @param {string} status */
 const step = (seq, status) => call('update_plan_step', { seq, status });
 
 before(async () => {
@@ -116,7 +119,7 @@ test('an approved plan runs read-only at once and asks for the destructive comma
   assert.equal(approvals.length, 1);
   assert.match(approvals[0].command, /^rm -f /);
   const executions = await server.api('GET', `/api/sessions/${sessionId}/executions`);
-  const ls = executions.find((e) => e.command.startsWith('ls '));
+  const ls = executions.find((/** @type {any} */ e) => e.command.startsWith('ls '));
   assert.equal(ls?.status, 'completed');
   assert.ok(fs.existsSync(victim), 'nothing may be removed before the approval');
 });
@@ -177,7 +180,7 @@ test('a finished session shows nothing running and sits in Done on the board (AC
   // Real times: every entry's time is the server's timestamp.
   const times = await page.locator('.timeline li time').evaluateAll((items) => items.map((t) => t.getAttribute('datetime')));
   const activity = await server.api('GET', `/api/sessions/${sessionId}/activity`);
-  assert.deepEqual([...times].reverse(), activity.map((entry) => entry.at));
+  assert.deepEqual([...times].reverse(), activity.map((/** @type {any} */ entry) => entry.at));
   await page.screenshot({ path: path.join(SCREENSHOTS, 'session.png'), fullPage: true });
   await page.getByRole('link', { name: 'Board' }).click();
   const done = page.locator('[data-column="done"] li', { hasText: 'Remove the old log file on local' });
@@ -198,7 +201,7 @@ test('a reload mid-stream loses and duplicates nothing', async () => {
   await eventually('the page to match the server', async () => {
     const transcript = await server.api('GET', `/api/sessions/${sessionId}/transcript`);
     const shown = await page.locator('.messages li[data-message-id]').evaluateAll((items) => items.map((li) => li.getAttribute('data-message-id')));
-    const expected = transcript.filter((m) => m.content.trim() || m.tool_calls.length).map((m) => m.id);
+    const expected = transcript.filter((/** @type {any} */ m) => m.content.trim() || m.tool_calls.length).map((/** @type {any} */ m) => m.id);
     return JSON.stringify(shown) === JSON.stringify(expected);
   });
   const ids = await page.locator('.messages li[data-message-id]').evaluateAll((items) => items.map((li) => li.getAttribute('data-message-id')));
