@@ -33,22 +33,42 @@ fn turn_commit(record: &SessionRecord, version: i64, n: u64) -> Commit {
         })
         .collect();
     let mut events = vec![
-        event(now, DomainEvent::MessageAppended { message_id: id.message_id(n), role: Role::Assistant }),
-        event(now, DomainEvent::StepStarted { generation: 1, seq: running.seq }),
+        event(
+            now,
+            DomainEvent::MessageAppended {
+                message_id: id.message_id(n),
+                role: Role::Assistant,
+            },
+        ),
+        event(
+            now,
+            DomainEvent::StepStarted {
+                generation: 1,
+                seq: running.seq,
+            },
+        ),
     ];
     events.extend(calls.iter().map(|c| {
-        event(now, DomainEvent::ToolCalled {
-            call_id: c.call_id.clone(),
-            name: c.name.clone(),
-            outcome: ToolCallOutcome::Ok,
-        })
+        event(
+            now,
+            DomainEvent::ToolCalled {
+                call_id: c.call_id.clone(),
+                name: c.name.clone(),
+                outcome: ToolCallOutcome::Ok,
+            },
+        )
     }));
     events.push(event(now, DomainEvent::Nudged));
     Commit {
         expected_version: Some(version),
         session: Some(row),
         steps: vec![running],
-        messages: vec![message(id, n, Role::Assistant, "checking the bridge logs, then restarting it")],
+        messages: vec![message(
+            id,
+            n,
+            Role::Assistant,
+            "checking the bridge logs, then restarting it",
+        )],
         tool_calls: calls,
         events,
         ..Commit::default()
@@ -59,7 +79,9 @@ fn turn_commit(record: &SessionRecord, version: i64, n: u64) -> Commit {
 fn bench_store(c: &mut Criterion, name: &str, rt: &Runtime, store: &dyn Store) {
     let record = session(session_id(1), SessionStatus::Executing);
     let plan = Commit {
-        steps: (1..=3).map(|seq| step(record.id, 1, seq, StepStatus::Pending)).collect(),
+        steps: (1..=3)
+            .map(|seq| step(record.id, 1, seq, StepStatus::Pending))
+            .collect(),
         ..create_commit(record.clone())
     };
     if let Err(err) = rt.block_on(store.commit(plan)) {
@@ -98,7 +120,9 @@ fn store_commit(c: &mut Criterion) {
     }
     let postgres = rt.block_on(async {
         let url = nomos_test_support::postgres::try_fresh_database().await?;
-        nomos_postgres::PgStore::connect(&url).await.map_err(|e| e.to_string())
+        nomos_postgres::PgStore::connect(&url)
+            .await
+            .map_err(|e| e.to_string())
     });
     match postgres {
         Ok(store) => bench_store(c, "postgres", &rt, &store),

@@ -17,20 +17,36 @@ fn script() -> ScriptedModel {
     let calls = (0..5)
         .map(|_| ScriptedToolCall::new("run", json!({"host": "local", "command": "true"})))
         .collect();
-    ScriptedModel::cycling(vec![ScriptedReply::tool_calls(calls), ScriptedReply::text("All five ran.")])
+    ScriptedModel::cycling(vec![
+        ScriptedReply::tool_calls(calls),
+        ScriptedReply::text("All five ran."),
+    ])
 }
 
 fn bench_turn(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
     let agent = rt.block_on(async {
-        let store = SqliteStore::open_in_data_dir(dir.path()).await.expect("sqlite");
-        Agent::builder(Arc::new(store), Arc::new(LocalExecutor::new()), Arc::new(script())).build()
+        let store = SqliteStore::open_in_data_dir(dir.path())
+            .await
+            .expect("sqlite");
+        Agent::builder(
+            Arc::new(store),
+            Arc::new(LocalExecutor::new()),
+            Arc::new(script()),
+        )
+        .build()
     });
     // One turn first, to prove the path works end to end.
     let report = rt.block_on(async {
         let id = agent.create_session().await.expect("session");
-        agent.send_message(id, "run true five times").await.expect("turn")
+        agent
+            .send_message(id, "run true five times")
+            .await
+            .expect("turn")
     });
     assert_eq!(report.n_tool_calls, 5, "{report:?}");
     assert_eq!(report.error, None);
@@ -41,7 +57,10 @@ fn bench_turn(c: &mut Criterion) {
         b.iter(|| {
             rt.block_on(async {
                 let id = agent.create_session().await.expect("session");
-                agent.send_message(id, "run true five times").await.expect("turn")
+                agent
+                    .send_message(id, "run true five times")
+                    .await
+                    .expect("turn")
             })
         })
     });

@@ -36,10 +36,7 @@ impl Store for SqliteStore {
         self.read_session(id).await
     }
 
-    async fn load_sessions(
-        &self,
-        ids: &[SessionId],
-    ) -> Result<Vec<SessionSnapshot>, StoreError> {
+    async fn load_sessions(&self, ids: &[SessionId]) -> Result<Vec<SessionSnapshot>, StoreError> {
         self.read_sessions(ids).await
     }
 

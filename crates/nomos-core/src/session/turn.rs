@@ -14,6 +14,12 @@ impl Session {
     /// TURN-1: records that the turn ended, with the real error when it failed. The shell
     /// calls this exactly once per turn, after any error was reported.
     pub fn handle_turn_done(&mut self, now: Timestamp, error: Option<String>, n_tool_calls: u32) {
-        self.emit(now, DomainEvent::TurnDone { error, n_tool_calls });
+        self.emit(
+            now,
+            DomainEvent::TurnDone {
+                error,
+                n_tool_calls,
+            },
+        );
     }
 }
