@@ -156,7 +156,7 @@ export async function launchBrowser() {
 }
 
 /** Where screenshots go. */
-export const SCREENSHOTS = path.join(REPO, 'docs', 'screenshots');
+export const SCREENSHOTS = process.env.NOMOS_SCREENSHOTS_DIR ?? path.join(REPO, 'docs', 'screenshots');
 
 /**
  * Waits until `check` returns a truthy value (polling), or fails with `what`.

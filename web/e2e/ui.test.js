@@ -46,6 +46,8 @@ after(async () => {
 test('a bad token is refused with a message and the login stays', async () => {
   await page.goto(server.base + '/');
   await page.getByRole('heading', { name: 'Sign in to Nomos' }).waitFor();
+  // Nothing was refused yet: no error on a first visit.
+  assert.equal(await page.getByRole('alert').count(), 0);
   await page.screenshot({ path: path.join(SCREENSHOTS, 'login.png') });
   await page.getByLabel('Operator token').fill('not-the-token');
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -182,10 +184,49 @@ test('a finished session shows nothing running and sits in Done on the board (AC
   const activity = await server.api('GET', `/api/sessions/${sessionId}/activity`);
   assert.deepEqual([...times].reverse(), activity.map((/** @type {any} */ entry) => entry.at));
   await page.screenshot({ path: path.join(SCREENSHOTS, 'session.png'), fullPage: true });
+});
+
+test('the board sorts sessions into Done, Waiting for you and Running, and filters them', async () => {
+  // A second task, left waiting for the approval of a destructive command.
+  const waiting = await server.api('POST', '/api/sessions');
+  server.model.queue(
+    {
+      calls: [
+        call('set_goal', { goal: 'Free disk space on local' }),
+        call('propose_plan', { steps: [{ title: 'Delete the cache', detail: 'rm -rf cache' }, { title: 'Write back the result' }] }),
+      ],
+    },
+    { text: 'Approve the plan to go ahead.' },
+    { calls: [step(1, 'running'), call('run', { host: 'local', command: `rm -rf ${work}/cache` })] },
+    { text: 'The rm waits for your approval.' },
+  );
+  await server.api('POST', `/api/sessions/${waiting.id}/messages`, { text: 'Free some disk space on local' });
+  await eventually('the plan to be proposed', async () => (await server.api('GET', `/api/sessions/${waiting.id}`)).status === 'planning');
+  await eventually('the first turn to end', async () => server.model.remaining() === 2);
+  await eventually('the message to be accepted', async () => {
+    try {
+      await server.api('POST', `/api/sessions/${waiting.id}/messages`, { text: 'go ahead' });
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  await eventually('an approval to be pending', async () => (await server.api('GET', `/api/approvals?session_id=${waiting.id}`)).length === 1);
+  // A third task that has only just started: no goal yet.
+  await server.api('POST', '/api/sessions');
   await page.getByRole('link', { name: 'Board' }).click();
-  const done = page.locator('[data-column="done"] li', { hasText: 'Remove the old log file on local' });
-  await done.waitFor();
+  await page.locator('[data-column="done"] li', { hasText: 'Remove the old log file on local' }).waitFor();
+  await page.locator('[data-column="waiting"] li', { hasText: 'Free disk space on local' }).waitFor();
+  await page.locator('[data-column="running"] li', { hasText: 'No goal yet' }).waitFor();
   await page.screenshot({ path: path.join(SCREENSHOTS, 'board.png'), fullPage: true });
+  await page.getByLabel('Filter by goal').fill('disk');
+  await eventually('the filter to hide the other tasks', async () => (await page.locator('.board li').count()) === 1);
+  await page.getByLabel('Filter by goal').fill('');
+  // Deny the waiting command so later tests start from a quiet server.
+  const [pending] = await server.api('GET', `/api/approvals?session_id=${waiting.id}`);
+  server.model.queue({ text: 'Understood, I will not delete the cache.' });
+  await server.api('POST', `/api/approvals/${pending.id}/decision`, { decision: 'deny' });
+  await eventually('the denial to be answered', async () => server.model.remaining() === 0);
 });
 
 test('a reload mid-stream loses and duplicates nothing', async () => {
@@ -197,17 +238,17 @@ test('a reload mid-stream loses and duplicates nothing', async () => {
   await page.getByRole('button', { name: 'Send' }).click();
   await page.locator('[data-streaming="true"]').waitFor();
   await page.reload();
-  await page.getByText('Line 30 of a long answer.').waitFor({ timeout: 20_000 });
+  await page.locator('.messages li[data-message-id]', { hasText: 'Line 30 of a long answer.' }).waitFor({ timeout: 20_000 });
   await eventually('the page to match the server', async () => {
     const transcript = await server.api('GET', `/api/sessions/${sessionId}/transcript`);
     const shown = await page.locator('.messages li[data-message-id]').evaluateAll((items) => items.map((li) => li.getAttribute('data-message-id')));
     const expected = transcript.filter((/** @type {any} */ m) => m.content.trim() || m.tool_calls.length).map((/** @type {any} */ m) => m.id);
     return JSON.stringify(shown) === JSON.stringify(expected);
   });
+  await eventually('the streamed draft to give way to the stored message', async () => (await page.locator('[data-streaming="true"]').count()) === 0);
   const ids = await page.locator('.messages li[data-message-id]').evaluateAll((items) => items.map((li) => li.getAttribute('data-message-id')));
   assert.equal(new Set(ids).size, ids.length, 'a message is shown twice');
   assert.equal(await page.getByText('Line 30 of a long answer.').count(), 1);
-  assert.equal(await page.locator('[data-streaming="true"]').count(), 0);
   const keys = await page.locator('.timeline li').evaluateAll((items) => items.map((li) => li.getAttribute('data-key')));
   assert.equal(new Set(keys).size, keys.length, 'an activity entry is shown twice');
 });

@@ -51,7 +51,8 @@ export class Api {
       throw new ApiFailure(0, 'network', `the server is unreachable (${String(error)})`);
     }
     if (response.status === 401) {
-      this.auth.rejected();
+      // Only a token that was sent can have been refused; without one, this is just "sign in".
+      if (token) this.auth.rejected();
       throw new ApiFailure(401, 'unauthorized', 'the server did not accept the token; sign in again');
     }
     const text = await response.text();
