@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs the load check against SQLite, then against a throwaway PostgreSQL on loopback.
+# Build first: cargo build --release -p nomos-server
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+python3 "$here/load.py" "$@"
+
+PGBIN=/usr/lib/postgresql/15/bin
+PGPORT=${PGPORT:-55439}
+PGTMP=$(mktemp -d /tmp/nomos-load-pg.XXXXXX)
+chown postgres:postgres "$PGTMP"   # initdb refuses to run as root
+trap 'runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGTMP/data" -m fast -w stop >/dev/null 2>&1 || true; rm -rf "$PGTMP"' EXIT
+runuser -u postgres -- "$PGBIN/initdb" -D "$PGTMP/data" -U postgres --auth=trust --no-sync -E UTF8 --locale=C.UTF-8 >"$PGTMP/initdb.log"
+runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGTMP/data" -l "$PGTMP/server.log" -w -t 30 \
+  -o "-p $PGPORT -k $PGTMP -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" start >/dev/null
+runuser -u postgres -- "$PGBIN/createdb" -h "$PGTMP" -p "$PGPORT" nomos
+python3 "$here/load.py" --database-url "postgres://postgres@127.0.0.1:$PGPORT/nomos" "$@"
