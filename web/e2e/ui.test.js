@@ -270,8 +270,9 @@ test('a dropped stream shows reconnecting, then resumes without gaps or duplicat
 test('a model error shows inline with Retry and never resumes by itself (TURN-1)', async () => {
   const before = server.model.requests.length;
   server.model.queue({ status: 400, body: JSON.stringify({ error: { message: 'context length exceeded' } }) });
+  // From the keyboard: Enter sends.
   await page.getByLabel('Message').fill('Check the disks');
-  await page.getByRole('button', { name: 'Send' }).click();
+  await page.getByLabel('Message').press('Enter');
   const error = page.locator('[data-turn-error]');
   await error.waitFor();
   assert.match((await error.textContent()) ?? '', /400|context length/);
@@ -292,6 +293,23 @@ test('the phone width shows the session stacked and usable', async () => {
   assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow}px`);
   await page.screenshot({ path: path.join(SCREENSHOTS, 'session-phone.png'), fullPage: true });
   await page.setViewportSize({ width: 1360, height: 900 });
+});
+
+test('every control on every page has an accessible name', async () => {
+  for (const route of ['/', `/sessions/${sessionId}`, '/operations']) {
+    await page.goto(server.base + route);
+    await page.locator('[data-stream-state="live"]').waitFor();
+    const unnamed = await page.evaluate(() =>
+      [...document.querySelectorAll('input, textarea, select, button, a[href]')]
+        .filter((el) => {
+          const labelled = 'labels' in el && /** @type {HTMLInputElement} */ (el).labels?.length;
+          const named = el.getAttribute('aria-label') || el.getAttribute('aria-labelledby') || el.textContent?.trim();
+          return !labelled && !named;
+        })
+        .map((el) => el.outerHTML.slice(0, 80)),
+    );
+    assert.deepEqual(unnamed, [], `unnamed controls on ${route}`);
+  }
 });
 
 test('the page made no request to any other host', () => {
