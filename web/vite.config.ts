@@ -5,6 +5,10 @@ import { svelte } from '@sveltejs/vite-plugin-svelte';
 export default defineConfig({
   plugins: [svelte()],
   base: '/',
+  // `npm run dev` forwards the API and event streams to a running server.
+  server: {
+    proxy: { '/api': { target: process.env.NOMOS_SERVER ?? 'http://127.0.0.1:8092' } },
+  },
   resolve: process.env.VITEST ? { conditions: ['browser'] } : undefined,
   build: {
     outDir: process.env.NOMOS_WEB_OUT ?? 'dist',
