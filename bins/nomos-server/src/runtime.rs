@@ -159,7 +159,8 @@ fn auth(config: &Config) -> anyhow::Result<(Auth, Option<String>)> {
                 Role::Operator,
             )];
             let auth = Auth::Required { tokens, oidc: None };
-            (auth, created.then_some(secret))
+            let new_token = if created { Some(secret) } else { None };
+            (auth, new_token)
         }
         AuthSetting::Tokens(tokens) => (
             Auth::Required {

@@ -192,17 +192,19 @@ fn bearer(request: &Request) -> Option<String> {
     if let Some(value) = request.headers().get(header::AUTHORIZATION) {
         let value = value.to_str().ok()?;
         let (scheme, token) = value.split_once(' ')?;
-        return scheme
-            .eq_ignore_ascii_case("bearer")
-            .then(|| token.to_owned());
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return None;
+        }
+        return Some(token.to_owned());
     }
     // EventSource cannot send headers: event streams also take `?access_token=`.
     if request.uri().path().ends_with("/events") {
         let query = request.uri().query()?;
-        return query.split('&').find_map(|pair| {
-            let (key, value) = pair.split_once('=')?;
-            (key == "access_token").then(|| percent_decode(value))
-        });
+        return query
+            .split('&')
+            .filter_map(|pair| pair.split_once('='))
+            .find(|(key, _)| *key == "access_token")
+            .map(|(_, value)| percent_decode(value));
     }
     None
 }

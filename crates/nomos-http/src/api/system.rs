@@ -89,7 +89,11 @@ pub async fn info(State(state): State<AppState>) -> AppJson<InfoDto> {
         version: state.info.version.clone(),
         model: state.info.model.clone(),
         demo: state.info.demo,
-        notice: state.info.demo.then(|| DEMO_NOTICE.to_owned()),
+        notice: if state.info.demo {
+            Some(DEMO_NOTICE.to_owned())
+        } else {
+            None
+        },
         auth: state.auth_mode(),
     })
 }
