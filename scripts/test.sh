@@ -52,5 +52,8 @@ cargo run -q --locked -p nomos-eval -- classify --corpus fixtures/classify/corpu
 step "golden evals (stub model)"
 cargo run -q --locked -p nomos-eval -- --manifest evals/golden.yaml --junit "${CARGO_TARGET_DIR}/golden-junit.xml"
 
+step "web UI (unit, dist freshness, end-to-end in headless Chromium)"
+bash scripts/web-test.sh
+
 echo
 echo "all checks passed"
