@@ -6,7 +6,7 @@ use std::sync::Arc;
 use nomos_core::event::EventRecord;
 use nomos_core::ports::chat::ChatModel;
 use nomos_core::ports::exec::Executor;
-use nomos_core::ports::store::{CommitReceipt, SessionSnapshot, Store, StoreError};
+use nomos_core::ports::store::{SessionSnapshot, Store, StoreError};
 use nomos_core::session::Session;
 use nomos_core::{SessionId, Timestamp};
 use uuid::Uuid;
@@ -164,8 +164,21 @@ impl Agent {
     pub(crate) async fn mutate<T>(
         &self,
         id: SessionId,
-        mut decide: impl FnMut(&mut Session, Timestamp) -> T,
+        decide: impl FnMut(&mut Session, Timestamp) -> T,
     ) -> Result<T, AgentError> {
+        let (value, events) = self.mutate_unpublished(id, decide).await?;
+        self.publish(&events);
+        Ok(value)
+    }
+
+    /// [`Agent::mutate`] without publishing: the caller publishes the committed events
+    /// itself (after releasing the session, so nobody hears of a turn's end while the
+    /// session is still held).
+    pub(crate) async fn mutate_unpublished<T>(
+        &self,
+        id: SessionId,
+        mut decide: impl FnMut(&mut Session, Timestamp) -> T,
+    ) -> Result<(T, Vec<EventRecord>), AgentError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -174,23 +187,16 @@ impl Agent {
             let value = decide(&mut session, self.now());
             let commit = session.take_commit();
             if commit.is_empty() {
-                return Ok(value);
+                return Ok((value, Vec::new()));
             }
             match self.inner.store.commit(commit).await {
-                Ok(receipt) => {
-                    self.after_commit(&receipt);
-                    return Ok(value);
-                }
+                Ok(receipt) => return Ok((value, receipt.events)),
                 Err(StoreError::Conflict { .. }) if attempt <= CONFLICT_RETRIES => {
                     tracing::debug!(session = %id, attempt, "version conflict; deciding again");
                 }
                 Err(error) => return Err(error.into()),
             }
         }
-    }
-
-    fn after_commit(&self, receipt: &CommitReceipt) {
-        self.publish(&receipt.events);
     }
 
     pub(crate) fn publish(&self, events: &[EventRecord]) {

@@ -194,7 +194,7 @@ impl Agent {
             .mutate(id, |session, now| session.handle_turn_started(now, cause))
             .await
         {
-            self.end_turn(id, &mut report, Some(TurnFailure::Agent(err)), cause)
+            self.end_turn(id, &mut report, Some(TurnFailure::Agent(err)), cause, guard)
                 .await;
             return report;
         }
@@ -211,14 +211,13 @@ impl Agent {
             }
             match self.turn_loop(id, &mut report).await {
                 Ok(()) => {
-                    self.end_turn(id, &mut report, None, cause).await;
-                    drop(guard);
+                    self.end_turn(id, &mut report, None, cause, guard).await;
                     return report;
                 }
                 // A failure after progress is the turn's own error, not a failed resume.
                 Err(failure) if report.n_tool_calls > 0 => {
-                    self.end_turn(id, &mut report, Some(failure), cause).await;
-                    drop(guard);
+                    self.end_turn(id, &mut report, Some(failure), cause, guard)
+                        .await;
                     return report;
                 }
                 Err(failure) => {
@@ -240,9 +239,9 @@ impl Agent {
             &mut report,
             Some(TurnFailure::Agent(AgentError::ResumeFailed(error))),
             cause,
+            guard,
         )
         .await;
-        drop(guard);
         report
     }
 

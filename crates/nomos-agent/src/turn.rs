@@ -103,33 +103,40 @@ impl Agent {
     ) -> TurnReport {
         let mut report = TurnReport::new(id);
         let result = self.turn_loop(id, &mut report).await;
-        self.end_turn(id, &mut report, result.err(), cause).await;
-        drop(guard);
+        self.end_turn(id, &mut report, result.err(), cause, guard)
+            .await;
         report
     }
 
-    /// SESSION-4 on a clean end, then `turn.done` with the real error, if any.
+    /// SESSION-4 on a clean end, then `turn.done` with the real error, if any. The session
+    /// is released before `turn.done` is published, so a client that answers the moment it
+    /// hears of the end finds the session free (TURN-8).
     pub(crate) async fn end_turn(
         &self,
         id: SessionId,
         report: &mut TurnReport,
         failure: Option<TurnFailure>,
         cause: TurnCause,
+        guard: SessionGuard,
     ) {
         report.error = failure.map(|f| f.to_string());
         let final_text = report.final_text.clone();
         let error = report.error.clone();
         let n_tool_calls = report.n_tool_calls;
         let res = self
-            .mutate(id, |session, now| {
+            .mutate_unpublished(id, |session, now| {
                 if error.is_none() {
                     session.handle_turn_end(now, final_text.as_deref());
                 }
                 session.handle_turn_done(now, error.clone(), n_tool_calls);
             })
             .await;
-        if let Err(err) = res {
-            tracing::error!(session = %id, ?cause, error = %err, "could not record the end of a turn");
+        drop(guard);
+        match res {
+            Ok(((), events)) => self.publish(&events),
+            Err(err) => {
+                tracing::error!(session = %id, ?cause, error = %err, "could not record the end of a turn");
+            }
         }
     }
 

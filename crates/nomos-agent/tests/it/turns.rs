@@ -230,3 +230,28 @@ async fn resume_retries_three_times_with_escalating_notes_then_leaves_a_terminal
         .count();
     assert_eq!(dones, 2);
 }
+
+// rule: TURN-8, TURN-1
+#[tokio::test]
+async fn the_session_is_free_the_moment_turn_done_is_heard() {
+    let w = world(
+        r#"
+- text: "first answer"
+- text: "second answer"
+"#,
+    )
+    .await;
+    let id = w.agent.create_session().await.unwrap();
+    let mut events = w.agent.bus().subscribe();
+    let first = w.agent.spawn_message(id, "first").await.unwrap();
+    loop {
+        if let nomos_agent::LiveEvent::Committed(record) = events.recv().await.unwrap()
+            && matches!(record.event, DomainEvent::TurnDone { .. })
+        {
+            break;
+        }
+    }
+    let second = w.agent.send_message(id, "second").await;
+    assert!(second.is_ok(), "{second:?}");
+    first.await.unwrap();
+}
