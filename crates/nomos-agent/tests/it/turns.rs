@@ -232,7 +232,8 @@ async fn resume_retries_three_times_with_escalating_notes_then_leaves_a_terminal
 }
 
 // rule: TURN-8, TURN-1
-#[tokio::test]
+// Two worker threads: the listener runs while the turn's task is still finishing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_session_is_free_the_moment_turn_done_is_heard() {
     let w = world(
         r#"
