@@ -1,13 +1,10 @@
 //! Sessions: create, list, read, delete; post a message (a turn), resume; read the plan,
 //! the activity log and the transcript.
 
-use std::time::Duration;
-
 use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
-use nomos_agent::AgentError;
 use nomos_core::activity::{ActivityFacts, derive_activity};
 use nomos_core::ports::store::SessionFilter;
 use nomos_core::resume::ResumeKind;
@@ -21,10 +18,6 @@ use crate::dto::{
 };
 use crate::error::{ApiError, AppJson, AppPath, AppQuery};
 use crate::state::AppState;
-
-/// How long a message waits for a turn that is just ending, in steps.
-const TURN_END_GRACE_STEPS: u32 = 5;
-const TURN_END_GRACE_STEP: Duration = Duration::from_millis(10);
 
 /// Most events read to derive one activity log.
 const ACTIVITY_EVENTS: u32 = 100_000;
@@ -150,18 +143,9 @@ pub async fn post_message(
     if *state.shutdown.borrow() {
         return Err(ApiError::Unavailable("the server is shutting down".into()));
     }
-    let mut attempt = 0;
-    let handle = loop {
-        match state.agent.spawn_message(session_id, &body.text).await {
-            // `turn.done` is published just before the turn releases the session: a client
-            // that answers it at once gets a short grace instead of TURN-8's 409.
-            Err(AgentError::TurnInProgress(_)) if attempt < TURN_END_GRACE_STEPS => {
-                attempt += 1;
-                tokio::time::sleep(TURN_END_GRACE_STEP).await;
-            }
-            res => break res?,
-        }
-    };
+    // The agent releases the session before it publishes `turn.done`, so a client that
+    // answers the end of a turn at once is not refused.
+    let handle = state.agent.spawn_message(session_id, &body.text).await?;
     state.turns.track(handle);
     Ok((StatusCode::ACCEPTED, AppJson(accepted(id))))
 }
