@@ -4,7 +4,7 @@
 
 use nomos_core::Role;
 use nomos_core::ports::store::{ExecutionFilter, SessionFilter};
-use nomos_core::resume::nudge_note;
+use nomos_core::resume::{ResumeKind, resume_note};
 use nomos_core::sweep::{
     ExecutionVerdict, SessionFacts, SessionVerdict, SweepMode, SweepPhase, classify_execution,
     classify_session,
@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 use crate::agent::Agent;
 use crate::continuation::plan_in_flight;
 use crate::error::AgentError;
+use crate::history::last_operator_message;
 
 /// What one sweep changed, by kind.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -224,9 +225,12 @@ impl Agent {
             SweepMode::Periodic,
         );
         let note = match &verdict {
-            SessionVerdict::Nudge => Some(nudge_note(
-                snapshot.record.goal.as_deref(),
+            // RESUME-1: the nudge quotes the operator's last message and the plan in flight.
+            SessionVerdict::Nudge => Some(resume_note(
+                last_operator_message(&messages),
                 plan_in_flight(&snapshot).as_ref(),
+                &ResumeKind::IdleNudge,
+                1,
             )),
             _ => None,
         };

@@ -37,6 +37,8 @@ async fn idle_goal_session_is_nudged_then_closed_partial() {
         .collect();
     assert_eq!(nudges.len(), 1);
     assert!(nudges[0].contains("complete_task"), "{}", nudges[0]);
+    // rule: RESUME-1 — the nudge quotes the operator's last message.
+    assert!(nudges[0].contains("upgrade the nas"), "{}", nudges[0]);
     w.clock.advance(Span::from_mins(5));
     let report = w.agent.sweep_once().await.unwrap();
     assert_eq!(report.sessions_closed, 1);
