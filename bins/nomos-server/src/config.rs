@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use nomos_core::Span;
-use nomos_http::{OidcConfig, Role, StaticToken};
+use nomos_http::{OidcClient, OidcConfig, Role, StaticToken};
 use nomos_ssh::HostKeyPolicy;
 use serde::Deserialize;
 
@@ -120,15 +120,24 @@ pub struct RawToken {
 }
 
 /// `[auth.oidc]`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawOidc {
-    /// Expected `iss`.
-    pub issuer: String,
-    /// Expected `aud`.
-    pub audience: String,
-    /// The issuer's JWKS URL.
-    pub jwks_url: String,
+    /// Expected `iss` (required).
+    pub issuer: Option<String>,
+    /// Expected `aud` (required).
+    pub audience: Option<String>,
+    /// The issuer's JWKS URL (required).
+    pub jwks_url: Option<String>,
+    /// The web UI's client id at the issuer; with both endpoints, the login page offers
+    /// single sign-on.
+    pub client_id: Option<String>,
+    /// The issuer's authorization endpoint (for the web UI).
+    pub authorization_endpoint: Option<String>,
+    /// The issuer's token endpoint (for the web UI).
+    pub token_endpoint: Option<String>,
+    /// Scopes the web UI asks for (default `openid profile offline_access`).
+    pub scope: Option<String>,
     /// Claim holding the role (default `roles`).
     pub role_claim: Option<String>,
     /// Value that makes an operator (default `nomos-operator`).
@@ -185,7 +194,7 @@ pub enum AuthSetting {
     /// Static tokens; none configured means one is generated in the data directory.
     Tokens(Vec<StaticToken>),
     /// OIDC, plus any static tokens.
-    Oidc(OidcConfig, Vec<StaticToken>),
+    Oidc(Box<OidcConfig>, Vec<StaticToken>),
 }
 
 /// Raw `[llm]` values that `nomos_llm::OpenAiConfig::from_env_with` reads after the
@@ -250,6 +259,36 @@ impl RawConfig {
             ("NOMOS_KNOWN_HOSTS", &mut self.known_hosts),
             ("NOMOS_POLICY_FILE", &mut self.policy_file),
             ("NOMOS_AUTH_MODE", &mut self.auth.mode),
+        ];
+        for (name, slot) in pairs {
+            if let Some(value) = var(name) {
+                *slot = Some(value);
+            }
+        }
+        let oidc_names = [
+            "NOMOS_OIDC_ISSUER",
+            "NOMOS_OIDC_AUDIENCE",
+            "NOMOS_OIDC_JWKS_URL",
+            "NOMOS_OIDC_CLIENT_ID",
+            "NOMOS_OIDC_AUTHORIZATION_ENDPOINT",
+            "NOMOS_OIDC_TOKEN_ENDPOINT",
+            "NOMOS_OIDC_SCOPE",
+        ];
+        if oidc_names.iter().all(|name| var(name).is_none()) {
+            return;
+        }
+        let oidc = self.auth.oidc.get_or_insert_with(RawOidc::default);
+        let pairs: [(&str, &mut Option<String>); 7] = [
+            ("NOMOS_OIDC_ISSUER", &mut oidc.issuer),
+            ("NOMOS_OIDC_AUDIENCE", &mut oidc.audience),
+            ("NOMOS_OIDC_JWKS_URL", &mut oidc.jwks_url),
+            ("NOMOS_OIDC_CLIENT_ID", &mut oidc.client_id),
+            (
+                "NOMOS_OIDC_AUTHORIZATION_ENDPOINT",
+                &mut oidc.authorization_endpoint,
+            ),
+            ("NOMOS_OIDC_TOKEN_ENDPOINT", &mut oidc.token_endpoint),
+            ("NOMOS_OIDC_SCOPE", &mut oidc.scope),
         ];
         for (name, slot) in pairs {
             if let Some(value) = var(name) {
@@ -373,30 +412,75 @@ fn auth_setting(raw: RawAuth, listen: SocketAddr) -> Result<AuthSetting, ConfigE
             let Some(oidc) = raw.oidc else {
                 return Err(invalid("auth.mode", "oidc", "needs an [auth.oidc] table"));
             };
-            if !oidc.jwks_url.starts_with("https://") && !oidc.jwks_url.starts_with("http://") {
-                return Err(invalid(
-                    "auth.oidc.jwks_url",
-                    &oidc.jwks_url,
-                    "expected an http(s) URL",
-                ));
-            }
-            let config = OidcConfig {
-                issuer: oidc.issuer,
-                audience: oidc.audience,
-                jwks_url: oidc.jwks_url,
-                role_claim: oidc.role_claim.unwrap_or_else(|| "roles".to_owned()),
-                operator_value: oidc
-                    .operator_value
-                    .unwrap_or_else(|| "nomos-operator".to_owned()),
-                viewer_value: oidc
-                    .viewer_value
-                    .unwrap_or_else(|| "nomos-viewer".to_owned()),
-                leeway: Duration::from_secs(oidc.leeway_secs.unwrap_or(60)),
-                jwks_ttl: Duration::from_secs(300),
-            };
-            Ok(AuthSetting::Oidc(config, tokens))
+            Ok(AuthSetting::Oidc(Box::new(oidc_config(oidc)?), tokens))
         }
         other => Err(invalid("auth.mode", other, "expected token, oidc or none")),
+    }
+}
+
+fn oidc_config(oidc: RawOidc) -> Result<OidcConfig, ConfigError> {
+    let required = |key: &str, value: Option<String>| {
+        value
+            .filter(|v| !v.trim().is_empty())
+            .ok_or_else(|| invalid(key, "", "is required when auth.mode = \"oidc\""))
+    };
+    let issuer = required("auth.oidc.issuer", oidc.issuer)?;
+    let audience = required("auth.oidc.audience", oidc.audience)?;
+    let jwks_url = http_url(
+        "auth.oidc.jwks_url",
+        required("auth.oidc.jwks_url", oidc.jwks_url)?,
+    )?;
+    let client = match (
+        oidc.client_id,
+        oidc.authorization_endpoint,
+        oidc.token_endpoint,
+    ) {
+        (None, None, None) => None,
+        (Some(client_id), Some(authorization), Some(token)) => Some(OidcClient {
+            authorization_endpoint: http_url("auth.oidc.authorization_endpoint", authorization)?,
+            token_endpoint: http_url("auth.oidc.token_endpoint", token)?,
+            client_id,
+            scope: oidc.scope,
+        }),
+        (client_id, authorization, token) => {
+            let missing: Vec<&str> = [
+                ("client_id", client_id.is_none()),
+                ("authorization_endpoint", authorization.is_none()),
+                ("token_endpoint", token.is_none()),
+            ]
+            .into_iter()
+            .filter_map(|(key, absent)| if absent { Some(key) } else { None })
+            .collect();
+            return Err(invalid(
+                "auth.oidc",
+                format!("missing {}", missing.join(", ")),
+                "single sign-on in the web UI needs client_id, authorization_endpoint and \
+                 token_endpoint together (or none of them)",
+            ));
+        }
+    };
+    Ok(OidcConfig {
+        issuer,
+        audience,
+        jwks_url,
+        role_claim: oidc.role_claim.unwrap_or_else(|| "roles".to_owned()),
+        operator_value: oidc
+            .operator_value
+            .unwrap_or_else(|| "nomos-operator".to_owned()),
+        viewer_value: oidc
+            .viewer_value
+            .unwrap_or_else(|| "nomos-viewer".to_owned()),
+        leeway: Duration::from_secs(oidc.leeway_secs.unwrap_or(60)),
+        jwks_ttl: Duration::from_secs(300),
+        client,
+    })
+}
+
+fn http_url(key: &str, url: String) -> Result<String, ConfigError> {
+    if url.starts_with("https://") || url.starts_with("http://") {
+        Ok(url)
+    } else {
+        Err(invalid(key, url, "expected an http(s) URL"))
     }
 }
 
@@ -467,5 +551,84 @@ mod tests {
         assert!(matches!(config.database, Database::Postgres(_)));
         let err = check("database_url = \"mysql://u:pw@host/db\"").unwrap_err();
         assert!(!err.to_string().contains("pw"), "{err}");
+    }
+
+    const OIDC: &str = "[auth]\nmode = \"oidc\"\n[auth.oidc]\nissuer = \"https://id.example\"\n\
+                        audience = \"nomos\"\njwks_url = \"https://id.example/jwks\"\n";
+
+    #[test]
+    fn oidc_client_settings_come_from_the_file() {
+        let text = format!(
+            "{OIDC}client_id = \"nomos-web\"\nauthorization_endpoint = \"https://id.example/auth\"\n\
+             token_endpoint = \"https://id.example/token\"\nscope = \"openid\"\n"
+        );
+        let config = check(&text).unwrap();
+        let AuthSetting::Oidc(oidc, _) = config.auth else {
+            panic!("expected oidc, got {:?}", config.auth);
+        };
+        let client = oidc.client.unwrap();
+        assert_eq!(client.client_id, "nomos-web");
+        assert_eq!(client.authorization_endpoint, "https://id.example/auth");
+        assert_eq!(client.token_endpoint, "https://id.example/token");
+        assert_eq!(client.scope.as_deref(), Some("openid"));
+    }
+
+    #[test]
+    fn oidc_without_client_settings_has_no_sign_in_client() {
+        let AuthSetting::Oidc(oidc, _) = check(OIDC).unwrap().auth else {
+            panic!("expected oidc");
+        };
+        assert_eq!(oidc.client, None);
+    }
+
+    #[test]
+    fn a_partial_oidc_client_names_what_is_missing() {
+        let err = check(&format!("{OIDC}client_id = \"nomos-web\"\n")).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("authorization_endpoint, token_endpoint"),
+            "{text}"
+        );
+        let err = check(&format!(
+            "{OIDC}client_id = \"c\"\nauthorization_endpoint = \"id.example/auth\"\n\
+             token_endpoint = \"https://id.example/token\"\n"
+        ))
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("invalid auth.oidc.authorization_endpoint = \"id.example/auth\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn oidc_settings_come_from_the_environment() {
+        let mut raw = RawConfig::parse("[auth]\nmode = \"oidc\"", Path::new("f")).unwrap();
+        raw.apply_env(|name| {
+            let value = match name {
+                "NOMOS_OIDC_ISSUER" => "https://id.example",
+                "NOMOS_OIDC_AUDIENCE" => "nomos",
+                "NOMOS_OIDC_JWKS_URL" => "https://id.example/jwks",
+                "NOMOS_OIDC_CLIENT_ID" => "from-env",
+                "NOMOS_OIDC_AUTHORIZATION_ENDPOINT" => "https://id.example/auth",
+                "NOMOS_OIDC_TOKEN_ENDPOINT" => "https://id.example/token",
+                _ => return None,
+            };
+            Some(value.to_owned())
+        });
+        let AuthSetting::Oidc(oidc, _) = Config::validate(raw).unwrap().auth else {
+            panic!("expected oidc");
+        };
+        assert_eq!(oidc.issuer, "https://id.example");
+        assert_eq!(oidc.client.unwrap().client_id, "from-env");
+    }
+
+    #[test]
+    fn oidc_without_an_issuer_names_the_key() {
+        let err = check("[auth]\nmode = \"oidc\"\n[auth.oidc]\naudience = \"n\"").unwrap_err();
+        assert!(
+            err.to_string().starts_with("invalid auth.oidc.issuer"),
+            "{err}"
+        );
     }
 }

@@ -172,7 +172,7 @@ fn auth(config: &Config) -> anyhow::Result<(Auth, Option<String>)> {
         AuthSetting::Oidc(oidc, tokens) => (
             Auth::Required {
                 tokens: tokens.clone(),
-                oidc: Some(Arc::new(Oidc::new(oidc.clone()))),
+                oidc: Some(Arc::new(Oidc::new((**oidc).clone()))),
             },
             None,
         ),

@@ -18,7 +18,7 @@ use subtle::ConstantTimeEq;
 use utoipa::ToSchema;
 
 use crate::error::ApiError;
-use crate::oidc::Oidc;
+use crate::oidc::{Oidc, OidcClient};
 
 /// What a caller may do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
@@ -124,6 +124,16 @@ impl Auth {
             Auth::Disabled => AuthMode::None,
             Auth::Required { oidc: None, .. } => AuthMode::Token,
             Auth::Required { oidc: Some(_), .. } => AuthMode::Oidc,
+        }
+    }
+
+    /// The OIDC client settings the web UI signs in with, when OIDC has them.
+    pub fn oidc_client(&self) -> Option<&OidcClient> {
+        match self {
+            Auth::Required {
+                oidc: Some(oidc), ..
+            } => oidc.config().client.as_ref(),
+            _ => None,
         }
     }
 

@@ -15,6 +15,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::auth::AuthMode;
+use crate::oidc::OidcClient;
 
 fn time(at: Timestamp) -> String {
     at.to_rfc3339()
@@ -515,6 +516,34 @@ pub struct InfoDto {
     pub notice: Option<String>,
     /// How callers authenticate.
     pub auth: AuthMode,
+    /// With OIDC sign-in configured: the public client settings for the login page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oidc: Option<OidcClientDto>,
+}
+
+/// The OIDC client settings of `GET /api/info` (public, no secret).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct OidcClientDto {
+    /// Where the browser starts a sign-in.
+    pub authorization_endpoint: String,
+    /// Where codes and refresh tokens are exchanged for tokens.
+    pub token_endpoint: String,
+    /// The client id.
+    pub client_id: String,
+    /// The scopes to ask for; absent means `openid profile offline_access`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+impl From<&OidcClient> for OidcClientDto {
+    fn from(client: &OidcClient) -> Self {
+        OidcClientDto {
+            authorization_endpoint: client.authorization_endpoint.clone(),
+            token_endpoint: client.token_endpoint.clone(),
+            client_id: client.client_id.clone(),
+            scope: client.scope.clone(),
+        }
+    }
 }
 
 /// `GET /readyz`.

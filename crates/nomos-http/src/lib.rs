@@ -9,8 +9,9 @@
 //!   counters; [`static_ui`] serves the embedded web UI.
 //! * [`openapi::document`] is the OpenAPI description, generated from the handlers.
 //!
-//! Public without a token: `/healthz`, `/readyz` and the static UI. Everything else needs
-//! a bearer token unless auth is [`Auth::Disabled`].
+//! Public without a token: `/healthz`, `/readyz`, `/api/info` (what the login page needs,
+//! nothing secret) and the static UI. Everything else needs a bearer token unless auth is
+//! [`Auth::Disabled`].
 
 pub mod api;
 pub mod auth;
@@ -41,7 +42,7 @@ use tower_http::trace::TraceLayer;
 pub use auth::{Auth, AuthMode, Principal, Role, StaticToken};
 pub use error::{ApiError, AppJson};
 pub use metrics::{MeteredModel, Metrics};
-pub use oidc::{Oidc, OidcConfig};
+pub use oidc::{Oidc, OidcClient, OidcConfig};
 pub use state::{AppState, ServerInfo};
 
 /// The largest request body accepted, in bytes.

@@ -47,6 +47,22 @@ pub struct OidcConfig {
     pub leeway: Duration,
     /// How long a fetched JWKS is trusted before it is fetched again.
     pub jwks_ttl: Duration,
+    /// What the web UI needs to sign in at the issuer, published by `/api/info`.
+    pub client: Option<OidcClient>,
+}
+
+/// The public settings of the UI's OIDC client (authorization code with PKCE). None of them
+/// is a secret: a browser client has no client secret.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OidcClient {
+    /// Where the browser starts a sign-in.
+    pub authorization_endpoint: String,
+    /// Where the code (and later the refresh token) is exchanged for tokens.
+    pub token_endpoint: String,
+    /// The client id registered at the issuer.
+    pub client_id: String,
+    /// The scopes asked for (`openid profile offline_access` when not set).
+    pub scope: Option<String>,
 }
 
 /// The OIDC verifier with its JWKS cache.
@@ -208,6 +224,7 @@ mod tests {
             viewer_value: "nomos-viewer".into(),
             leeway: Duration::from_secs(30),
             jwks_ttl: Duration::from_secs(300),
+            client: None,
         })
     }
 

@@ -1,5 +1,8 @@
 //! The server itself: `/healthz` (liveness), `/readyz` (database reachable and migrated),
 //! `/metrics` (Prometheus text), `/api/info` and `/api/openapi.json`.
+//!
+//! `/api/info` is public: the login page reads the auth mode (and the OIDC client settings)
+//! from it before anyone signs in, so it carries nothing secret.
 
 use std::sync::atomic::Ordering;
 
@@ -9,7 +12,7 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
 
-use crate::dto::{InfoDto, ReadyDto};
+use crate::dto::{InfoDto, OidcClientDto, ReadyDto};
 use crate::error::{ApiError, AppJson};
 use crate::metrics::Gauges;
 use crate::state::AppState;
@@ -22,24 +25,24 @@ pub fn public_router() -> Router<AppState> {
     Router::new()
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
+        .route("/api/info", get(info))
 }
 
 /// Routes that need a token.
 pub fn router() -> Router<AppState> {
     Router::new()
         .route("/metrics", get(metrics))
-        .route("/api/info", get(info))
         .route("/api/openapi.json", get(openapi))
 }
 
 /// Liveness: the process serves requests.
-#[utoipa::path(get, path = "/healthz", tag = "system", responses((status = 200, body = String)))]
+#[utoipa::path(get, path = "/healthz", tag = "system", security(()), responses((status = 200, body = String)))]
 pub async fn healthz() -> &'static str {
     "ok"
 }
 
 /// Readiness: the database is reachable and migrated.
-#[utoipa::path(get, path = "/readyz", tag = "system",
+#[utoipa::path(get, path = "/readyz", tag = "system", security(()),
     responses((status = 200, body = ReadyDto), (status = 503, body = ReadyDto)))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, AppJson<ReadyDto>) {
     match state.agent.store().check().await {
@@ -82,8 +85,10 @@ pub async fn metrics(State(state): State<AppState>) -> Result<impl IntoResponse,
     ))
 }
 
-/// The version, the model, whether it is the demo model, and the auth mode.
-#[utoipa::path(get, path = "/api/info", tag = "system", responses((status = 200, body = InfoDto)))]
+/// The version, the model, whether it is the demo model, the auth mode and, with OIDC, the
+/// public client settings the login page signs in with. Needs no token; reveals no secret.
+#[utoipa::path(get, path = "/api/info", tag = "system", security(()),
+    responses((status = 200, body = InfoDto)))]
 pub async fn info(State(state): State<AppState>) -> AppJson<InfoDto> {
     AppJson(InfoDto {
         version: state.info.version.clone(),
@@ -95,6 +100,7 @@ pub async fn info(State(state): State<AppState>) -> AppJson<InfoDto> {
             None
         },
         auth: state.auth_mode(),
+        oidc: state.auth.oidc_client().map(OidcClientDto::from),
     })
 }
 

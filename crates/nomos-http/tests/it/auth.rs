@@ -85,6 +85,43 @@ async fn health_readiness_and_the_ui_need_no_token_but_metrics_do() {
 }
 
 #[tokio::test]
+async fn info_is_public_and_reveals_no_token_while_api_routes_still_need_one() {
+    let server = server("[]").await;
+    let response = server
+        .http
+        .get(server.url("/api/info"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let info: serde_json::Value = response.json().await.unwrap();
+    let mut keys: Vec<&str> = info
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["auth", "demo", "model", "notice", "version"]);
+    assert_eq!(info["auth"], "token");
+    let text = info.to_string();
+    for secret in [OPERATOR, VIEWER, "alice", "victor"] {
+        assert!(!text.contains(secret), "{secret} leaked in {text}");
+    }
+    for path in [
+        "/api/sessions",
+        "/api/executions",
+        "/api/approvals",
+        "/api/openapi.json",
+        "/api/events",
+        "/metrics",
+    ] {
+        let response = server.http.get(server.url(path)).send().await.unwrap();
+        assert_eq!(response.status(), 401, "{path}");
+    }
+}
+
+#[tokio::test]
 async fn event_streams_take_the_token_as_a_query_parameter() {
     let server = server("[]").await;
     let id = server.create_session().await;

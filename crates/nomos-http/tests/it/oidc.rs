@@ -12,7 +12,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 
 use super::{Server, server_with};
-use nomos_http::{Auth, Oidc, OidcConfig};
+use nomos_http::{Auth, Oidc, OidcClient, OidcConfig};
 
 const ISSUER: &str = "https://issuer.test";
 const AUDIENCE: &str = "nomos";
@@ -90,6 +90,12 @@ async fn oidc_server() -> (Server, Issuer) {
         viewer_value: "nomos-viewer".into(),
         leeway: Duration::from_secs(5),
         jwks_ttl: Duration::from_secs(300),
+        client: Some(OidcClient {
+            authorization_endpoint: format!("{ISSUER}/authorize"),
+            token_endpoint: format!("{ISSUER}/token"),
+            client_id: "nomos-web".into(),
+            scope: Some("openid offline_access".into()),
+        }),
     });
     let auth = Auth::Required {
         tokens: Vec::new(),
@@ -202,4 +208,39 @@ async fn a_jwt_without_a_nomos_role_is_forbidden() {
             .contains("no Nomos role"),
         "{body}"
     );
+}
+
+#[tokio::test]
+async fn the_login_page_reads_the_oidc_client_from_info_without_a_token() {
+    let (server, _issuer) = oidc_server().await;
+    let response = server
+        .http
+        .get(server.url("/api/info"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let info: Value = response.json().await.unwrap();
+    assert_eq!(info["auth"], "oidc");
+    assert_eq!(
+        info["oidc"],
+        json!({
+            "authorization_endpoint": "https://issuer.test/authorize",
+            "token_endpoint": "https://issuer.test/token",
+            "client_id": "nomos-web",
+            "scope": "openid offline_access",
+        })
+    );
+    // The verifier's settings (JWKS, audience, role mapping) are not the login page's business.
+    let text = info.to_string();
+    for hidden in ["jwks", "audience", "nomos-operator", "roles"] {
+        assert!(!text.contains(hidden), "{hidden} leaked in {text}");
+    }
+    let sessions = server
+        .http
+        .get(server.url("/api/sessions"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sessions.status(), 401);
 }
