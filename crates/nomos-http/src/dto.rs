@@ -332,7 +332,7 @@ impl From<&Execution> for ExecutionDto {
     }
 }
 
-/// One approval request (GATE-7).
+/// One approval request (GATE-7), joined with the execution it guards.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ApprovalDto {
     /// Its id; decisions name it.
@@ -347,8 +347,12 @@ pub struct ApprovalDto {
     pub host: String,
     /// Command class.
     pub class: String,
+    /// Why the command has that class (the execution's reason).
+    pub reason: String,
     /// Plan generation it binds to.
     pub generation: u32,
+    /// The plan step the command belongs to (the execution's step), if any.
+    pub step_seq: Option<u32>,
     /// `pending`, `approved`, `denied`, `expired`, `cancelled`...
     pub status: String,
     /// Requested at.
@@ -361,8 +365,9 @@ pub struct ApprovalDto {
     pub decided_by: Option<String>,
 }
 
-impl From<&Approval> for ApprovalDto {
-    fn from(approval: &Approval) -> Self {
+impl ApprovalDto {
+    /// Joins an approval with the execution it guards.
+    pub fn join(approval: &Approval, execution: &Execution) -> ApprovalDto {
         ApprovalDto {
             id: approval.id.0,
             session_id: approval.session_id.0,
@@ -370,7 +375,9 @@ impl From<&Approval> for ApprovalDto {
             command: approval.binding.command.clone(),
             host: approval.binding.host.clone(),
             class: approval.binding.class.as_str().to_owned(),
+            reason: execution.reason.clone(),
             generation: approval.binding.generation,
+            step_seq: execution.step_seq,
             status: approval.status.as_str().to_owned(),
             requested_at: time(approval.requested_at),
             expires_at: time(approval.expires_at),

@@ -122,7 +122,11 @@ export interface ApprovalDto {
   command: string;
   host: string;
   class: string;
+  /** Why the command has that class (the execution's reason). */
+  reason: string;
   generation: number;
+  /** The plan step the command belongs to, if any. */
+  step_seq: number | null;
   status: string;
   requested_at: string;
   expires_at: string;

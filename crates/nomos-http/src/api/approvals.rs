@@ -92,19 +92,28 @@ pub async fn session_executions(
     ))
 }
 
-/// Pending approvals, of one session or all, oldest first.
+/// Pending approvals, of one session or all, oldest first, each with its execution's
+/// `reason` and plan step.
 #[utoipa::path(get, path = "/api/approvals", tag = "approvals", params(ApprovalQuery),
     responses((status = 200, body = [ApprovalDto])))]
 pub async fn pending(
     State(state): State<AppState>,
     AppQuery(query): AppQuery<ApprovalQuery>,
 ) -> Result<AppJson<Vec<ApprovalDto>>, ApiError> {
-    let approvals = state
-        .agent
-        .store()
+    let store = state.agent.store();
+    let approvals = store
         .pending_approvals(query.session_id.map(SessionId))
         .await?;
-    Ok(AppJson(approvals.iter().map(ApprovalDto::from).collect()))
+    let mut out = Vec::with_capacity(approvals.len());
+    for approval in &approvals {
+        // Pending approvals are few; one lookup each keeps the store port unchanged. An
+        // execution that is gone was deleted with its session since the first read: so is
+        // the approval, and it is left out.
+        if let Some(execution) = store.execution(approval.execution_id).await? {
+            out.push(ApprovalDto::join(approval, &execution));
+        }
+    }
+    Ok(AppJson(out))
 }
 
 /// Decides an approval by its id (GATE-7): an operator only; a decision on an approval

@@ -73,6 +73,10 @@ async fn a_whole_task_runs_over_http_and_a_reconnect_misses_and_repeats_nothing(
     assert_eq!(approvals.len(), 1);
     assert_eq!(approvals[0]["command"], "rm MARK");
     assert_eq!(approvals[0]["class"], "destructive");
+    // The approval carries its execution's reason and plan step (no second lookup needed).
+    assert_eq!(approvals[0]["reason"], "`rm` deletes files");
+    assert_eq!(approvals[0]["step_seq"], 3);
+    assert_eq!(approvals[0]["generation"], 1);
     let approval = approvals[0]["id"].as_str().unwrap().to_owned();
     let decision = format!("/api/approvals/{approval}/decision");
 
