@@ -1,12 +1,11 @@
 //! `commit` and `commit_batch`: the version check, the row upserts and the event
 //! append, all inside one `BEGIN IMMEDIATE` transaction on the writer connection.
 
-use std::collections::HashSet;
-
 use nomos_core::SessionId;
 use nomos_core::event::EventRecord;
 use nomos_core::ports::store::{Commit, CommitReceipt, StoreError};
 use nomos_core::record::{Approval, Execution, PlanStep, SessionRecord};
+use nomos_store_sql::commit::{commit_session, last_by_id, new_session_row};
 use sqlx::{Row, SqliteConnection};
 
 use crate::codec::{from_u64, ms, to_json};
@@ -51,53 +50,12 @@ impl SqliteStore {
     }
 }
 
-/// The session a commit belongs to, checked to be the same for every row it carries.
-pub(crate) fn commit_session(commit: &Commit) -> Result<SessionId, StoreError> {
-    let ids = commit
-        .session
-        .iter()
-        .map(|s| s.id)
-        .chain(commit.steps.iter().map(|s| s.session_id))
-        .chain(commit.executions.iter().map(|e| e.session_id))
-        .chain(commit.approvals.iter().map(|a| a.session_id))
-        .chain(commit.messages.iter().map(|m| m.session_id))
-        .chain(commit.tool_calls.iter().map(|t| t.session_id));
-    let mut found: Option<SessionId> = None;
-    for id in ids {
-        match found {
-            None => found = Some(id),
-            Some(first) if first != id => {
-                return Err(StoreError::Invalid(format!(
-                    "commit mixes rows of sessions {first} and {id}"
-                )));
-            }
-            Some(_) => {}
-        }
-    }
-    found.ok_or_else(|| StoreError::Invalid("commit names no session (no row carries one)".into()))
-}
-
-/// Keeps the last of several rows with the same id, in first-seen order.
-fn last_by_id<T, K: std::hash::Hash + Eq + Copy>(rows: &[T], key: fn(&T) -> K) -> Vec<&T> {
-    let mut seen = HashSet::new();
-    let mut kept: Vec<&T> = rows
-        .iter()
-        .rev()
-        .filter(|row| seen.insert(key(row)))
-        .collect();
-    kept.reverse();
-    kept
-}
-
 async fn apply(conn: &mut SqliteConnection, commit: Commit) -> Result<CommitReceipt, StoreError> {
     let session_id = commit_session(&commit)?;
     let sid = session_id.to_string();
     let version = match commit.expected_version {
         None => {
-            let record = commit.session.as_ref().ok_or_else(|| {
-                StoreError::Invalid(format!("new session {session_id} has no session row"))
-            })?;
-            insert_session(conn, record).await?;
+            insert_session(conn, new_session_row(&commit, session_id)?).await?;
             1
         }
         Some(expected) => {

@@ -43,8 +43,3 @@ pub(crate) fn migrate_error(err: sqlx::migrate::MigrateError) -> StoreError {
         other => StoreError::Backend(format!("running migrations: {other}")),
     }
 }
-
-/// A JSON value that could not be encoded or decoded.
-pub(crate) fn json_error(err: serde_json::Error, what: &str) -> StoreError {
-    StoreError::Invalid(format!("{what}: {err}"))
-}

@@ -4,24 +4,16 @@
 use nomos_core::Timestamp;
 use nomos_core::ports::store::{AuditMark, KnowledgeHit, StoreError};
 use nomos_core::record::{Entity, KnowledgeEntry, Relationship};
+use nomos_store_sql::RecordRow;
+use nomos_store_sql::knowledge::{
+    attribute_patch, merge_attributes, require_attributes_object, search_terms,
+};
+use nomos_store_sql::record;
 use sqlx::{Row, SqliteConnection};
 
-use crate::codec::{opt_int, text, to_json, ts};
+use crate::codec::to_json;
 use crate::error::db_error;
 use crate::open::SqliteStore;
-use crate::rows;
-
-/// Splits search text into words (runs of letters and digits), lowercased.
-///
-/// Everything else is a separator, so quotes, dashes and operators in the text
-/// never reach the query syntax.
-pub(crate) fn search_terms(query: &str) -> Vec<String> {
-    query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
 
 /// An FTS5 match expression: every term quoted as a string, all required.
 fn fts_expression(terms: &[String]) -> String {
@@ -32,41 +24,9 @@ fn fts_expression(terms: &[String]) -> String {
         .join(" ")
 }
 
-/// Merges a JSON object patch into attributes: `null` removes a key.
-pub(crate) fn merge_attributes(
-    attributes: &mut serde_json::Value,
-    patch: &serde_json::Map<String, serde_json::Value>,
-) {
-    if !attributes.is_object() {
-        *attributes = serde_json::Value::Object(serde_json::Map::new());
-    }
-    if let serde_json::Value::Object(map) = attributes {
-        for (key, value) in patch {
-            if value.is_null() {
-                map.remove(key);
-            } else {
-                map.insert(key.clone(), value.clone());
-            }
-        }
-    }
-}
-
-fn require_object(value: &serde_json::Value, what: &str) -> Result<(), StoreError> {
-    if value.is_object() {
-        Ok(())
-    } else {
-        Err(StoreError::Invalid(format!(
-            "{what} must be a JSON object, got {value}"
-        )))
-    }
-}
-
 impl SqliteStore {
     pub(crate) async fn write_entity(&self, entity: &Entity) -> Result<(), StoreError> {
-        require_object(
-            &entity.attributes,
-            &format!("attributes of entity {}", entity.slug),
-        )?;
+        require_attributes_object(&entity.slug, &entity.attributes)?;
         sqlx::query(
             "INSERT INTO entities (slug, kind, name, attributes, updated_at)
              VALUES (?1, ?2, ?3, ?4, ?5)
@@ -91,7 +51,7 @@ impl SqliteStore {
             .await
             .map_err(|e| db_error(e, "loading an entity"))?
             .as_ref()
-            .map(rows::entity)
+            .map(record::entity)
             .transpose()
     }
 
@@ -105,7 +65,7 @@ impl SqliteStore {
             .await
             .map_err(|e| db_error(e, "listing entities"))?
             .iter()
-            .map(rows::entity)
+            .map(record::entity)
             .collect()
     }
 
@@ -115,11 +75,7 @@ impl SqliteStore {
         patch: &serde_json::Value,
         now: Timestamp,
     ) -> Result<Entity, StoreError> {
-        let serde_json::Value::Object(patch) = patch else {
-            return Err(StoreError::Invalid(format!(
-                "attribute patch for entity {slug} must be a JSON object, got {patch}"
-            )));
-        };
+        let patch = attribute_patch(slug, patch)?;
         let mut tx = self
             .write
             .begin_with("BEGIN IMMEDIATE")
@@ -133,7 +89,7 @@ impl SqliteStore {
             .ok_or_else(|| StoreError::NotFound {
                 what: format!("entity {slug}"),
             })?;
-        let mut entity = rows::entity(&row)?;
+        let mut entity = record::entity(&row)?;
         merge_attributes(&mut entity.attributes, patch);
         entity.updated_at = now;
         sqlx::query("UPDATE entities SET attributes = ?1, updated_at = ?2 WHERE slug = ?3")
@@ -198,14 +154,7 @@ impl SqliteStore {
         .await
         .map_err(|e| db_error(e, "loading relationships"))?
         .iter()
-        .map(|row| {
-            Ok(Relationship {
-                from: text(row, "from_slug")?,
-                kind: text(row, "kind")?,
-                to: text(row, "to_slug")?,
-                created_at: ts(row, "created_at")?,
-            })
-        })
+        .map(record::relationship)
         .collect()
     }
 
@@ -313,7 +262,7 @@ impl SqliteStore {
         .map_err(|e| db_error(e, "searching knowledge"))?;
         let mut hits = Vec::with_capacity(ranked.len());
         for row in &ranked {
-            let key = text(row, "key")?;
+            let key = row.text("key")?;
             let rank: f64 = row.try_get("score").map_err(|e| db_error(e, "score"))?;
             if let Some(entry) = load_entry(&mut tx, &key).await? {
                 hits.push(KnowledgeHit { entry, rank });
@@ -346,14 +295,7 @@ impl SqliteStore {
         .fetch_all(&self.read)
         .await
         .map_err(|e| db_error(e, "reading last audits"))?;
-        rows.iter()
-            .map(|row| {
-                Ok(AuditMark {
-                    slug: text(row, "slug")?,
-                    last_audited_at: opt_int(row, "last_audited_at")?.map(Timestamp::from_millis),
-                })
-            })
-            .collect()
+        rows.iter().map(record::audit_mark).collect()
     }
 }
 
@@ -375,7 +317,7 @@ async fn load_entry(
         .await
         .map_err(|e| db_error(e, "loading knowledge tags"))?
         .iter()
-        .map(|r| text(r, "tag"))
+        .map(|r| r.text("tag"))
         .collect::<Result<_, _>>()?;
     let about = sqlx::query("SELECT slug FROM knowledge_about WHERE key = ?1 ORDER BY position")
         .bind(key)
@@ -383,17 +325,9 @@ async fn load_entry(
         .await
         .map_err(|e| db_error(e, "loading knowledge subjects"))?
         .iter()
-        .map(|r| text(r, "slug"))
+        .map(|r| r.text("slug"))
         .collect::<Result<_, _>>()?;
-    Ok(Some(KnowledgeEntry {
-        key: text(&row, "key")?,
-        title: text(&row, "title")?,
-        content: text(&row, "content")?,
-        tags,
-        about,
-        created_at: ts(&row, "created_at")?,
-        updated_at: ts(&row, "updated_at")?,
-    }))
+    record::knowledge_entry(&row, tags, about).map(Some)
 }
 
 #[cfg(test)]
@@ -401,26 +335,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn search_terms_drop_operators_and_quotes() {
-        assert_eq!(
-            search_terms(r#"nginx AND "proxy -x"#),
-            ["nginx", "and", "proxy", "x"]
-        );
-        assert!(search_terms(r#"" - ( ) *"#).is_empty());
+    fn fts_expression_quotes_every_term() {
         assert_eq!(
             fts_expression(&search_terms("Disk-Full")),
             r#""disk" "full""#
         );
-    }
-
-    #[test]
-    fn null_in_a_patch_removes_the_key() {
-        let mut attributes = serde_json::json!({"os": "debian", "ram": 8});
-        let patch = serde_json::json!({"os": null, "cpu": 4});
-        let serde_json::Value::Object(patch) = patch else {
-            unreachable!()
-        };
-        merge_attributes(&mut attributes, &patch);
-        assert_eq!(attributes, serde_json::json!({"ram": 8, "cpu": 4}));
+        assert_eq!(fts_expression(&["a\"b".to_owned()]), r#""a""b""#);
     }
 }

@@ -16,7 +16,6 @@ mod error;
 mod knowledge;
 mod open;
 mod read;
-mod rows;
 mod store;
 
 pub use open::SqliteStore;

@@ -6,6 +6,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use nomos_core::ports::store::StoreError;
+use nomos_store_sql::schema::{Migrate, SchemaStep, schema_step};
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Row, SqliteConnection, SqlitePool};
@@ -20,15 +21,6 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How many connections serve reads of a file database.
 const READERS: u32 = 4;
-
-/// Whether opening runs the migrations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Migrate {
-    /// Bring the schema up to date.
-    Run,
-    /// Refuse a database whose schema is missing or behind.
-    Refuse,
-}
 
 /// A SQLite database behind the store port.
 ///
@@ -140,14 +132,10 @@ impl SqliteStore {
             .await
             .map_err(|e| db_error(e, "connecting"))?;
         let found = applied_version(&mut conn).await?;
-        let known = known_version();
-        match found {
-            Some(found) if found > known => return Err(StoreError::SchemaTooNew { found, known }),
-            Some(found) if found == known => return Ok(()),
-            _ if migrate == Migrate::Refuse => return Err(StoreError::NotMigrated),
-            _ => {}
+        match schema_step(found, known_version(), migrate)? {
+            SchemaStep::Current => Ok(()),
+            SchemaStep::Migrate => MIGRATOR.run(&mut *conn).await.map_err(migrate_error),
         }
-        MIGRATOR.run(&mut *conn).await.map_err(migrate_error)
     }
 
     /// The pool of the single writer connection, for embedders that need raw access.

@@ -6,11 +6,11 @@ use nomos_core::ports::store::{
 };
 use nomos_core::record::{Approval, Execution, Message, SessionRecord, ToolCallRecord};
 use nomos_core::{ApprovalId, ExecutionId, SessionId};
+use nomos_store_sql::record;
 
 use crate::codec::{ms, to_json};
 use crate::error::db_error;
 use crate::open::SqliteStore;
-use crate::rows;
 
 /// SQLite's "no limit".
 fn limit(limit: Option<u32>) -> i64 {
@@ -45,7 +45,7 @@ impl SqliteStore {
         else {
             return Ok(None);
         };
-        let record = rows::session(&row)?;
+        let record = record::session(&row)?;
         let steps =
             sqlx::query("SELECT * FROM plan_steps WHERE session_id = ?1 ORDER BY generation, seq")
                 .bind(&sid)
@@ -53,7 +53,7 @@ impl SqliteStore {
                 .await
                 .map_err(|e| db_error(e, "loading plan steps"))?
                 .iter()
-                .map(rows::step)
+                .map(record::step)
                 .collect::<Result<_, _>>()?;
         let executions =
             sqlx::query("SELECT * FROM executions WHERE session_id = ?1 ORDER BY created_at, id")
@@ -62,7 +62,7 @@ impl SqliteStore {
                 .await
                 .map_err(|e| db_error(e, "loading executions"))?
                 .iter()
-                .map(rows::execution)
+                .map(record::execution)
                 .collect::<Result<_, _>>()?;
         let approvals =
             sqlx::query("SELECT * FROM approvals WHERE session_id = ?1 ORDER BY requested_at, id")
@@ -71,7 +71,7 @@ impl SqliteStore {
                 .await
                 .map_err(|e| db_error(e, "loading approvals"))?
                 .iter()
-                .map(rows::approval)
+                .map(record::approval)
                 .collect::<Result<_, _>>()?;
         tx.commit()
             .await
@@ -126,7 +126,7 @@ impl SqliteStore {
         .await
         .map_err(|e| db_error(e, "listing sessions"))?
         .iter()
-        .map(rows::session)
+        .map(record::session)
         .collect()
     }
 
@@ -137,7 +137,7 @@ impl SqliteStore {
             .await
             .map_err(|e| db_error(e, "loading messages"))?
             .iter()
-            .map(rows::message)
+            .map(record::message)
             .collect()
     }
 
@@ -151,7 +151,7 @@ impl SqliteStore {
             .await
             .map_err(|e| db_error(e, "loading tool calls"))?
             .iter()
-            .map(rows::tool_call)
+            .map(record::tool_call)
             .collect()
     }
 
@@ -165,7 +165,7 @@ impl SqliteStore {
             .await
             .map_err(|e| db_error(e, "loading an execution"))?
             .as_ref()
-            .map(rows::execution)
+            .map(record::execution)
             .transpose()
     }
 
@@ -191,7 +191,7 @@ impl SqliteStore {
         .await
         .map_err(|e| db_error(e, "listing executions"))?
         .iter()
-        .map(rows::execution)
+        .map(record::execution)
         .collect()
     }
 
@@ -205,7 +205,7 @@ impl SqliteStore {
             .await
             .map_err(|e| db_error(e, "loading an approval"))?
             .as_ref()
-            .map(rows::approval)
+            .map(record::approval)
             .transpose()
     }
 
@@ -223,7 +223,7 @@ impl SqliteStore {
         .await
         .map_err(|e| db_error(e, "listing pending approvals"))?
         .iter()
-        .map(rows::approval)
+        .map(record::approval)
         .collect()
     }
 
@@ -256,6 +256,6 @@ impl SqliteStore {
             }
         }
         .map_err(|e| db_error(e, "reading events"))?;
-        rows.iter().map(rows::event).collect()
+        rows.iter().map(record::event).collect()
     }
 }

@@ -1,0 +1,89 @@
+//! What to do with a database, given the newest migration applied to it and the newest
+//! one this binary ships.
+
+use nomos_core::ports::store::StoreError;
+
+/// Whether opening a database runs the migrations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Migrate {
+    /// Bring the schema up to date.
+    Run,
+    /// Refuse a database whose schema is missing or behind.
+    Refuse,
+}
+
+/// What opening a database does about its schema.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchemaStep {
+    /// The schema is current; nothing to do.
+    Current,
+    /// Run the migrations.
+    Migrate,
+}
+
+/// Decides what opening does: a schema newer than the binary is always refused, a
+/// missing or older one is migrated or refused as `migrate` says.
+pub fn schema_step(
+    found: Option<i64>,
+    known: i64,
+    migrate: Migrate,
+) -> Result<SchemaStep, StoreError> {
+    match found {
+        Some(found) if found > known => Err(StoreError::SchemaTooNew { found, known }),
+        Some(found) if found == known => Ok(SchemaStep::Current),
+        _ if migrate == Migrate::Refuse => Err(StoreError::NotMigrated),
+        _ => Ok(SchemaStep::Migrate),
+    }
+}
+
+/// The health check of an open store: the schema must be exactly the one this binary
+/// ships.
+pub fn check_schema(found: Option<i64>, known: i64) -> Result<(), StoreError> {
+    match found {
+        None => Err(StoreError::NotMigrated),
+        Some(found) if found > known => Err(StoreError::SchemaTooNew { found, known }),
+        Some(found) if found < known => Err(StoreError::NotMigrated),
+        Some(_) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_newer_schema_is_refused_even_when_migrating() {
+        assert_eq!(
+            schema_step(Some(9), 7, Migrate::Run),
+            Err(StoreError::SchemaTooNew { found: 9, known: 7 })
+        );
+        assert_eq!(
+            check_schema(Some(9), 7),
+            Err(StoreError::SchemaTooNew { found: 9, known: 7 })
+        );
+    }
+
+    #[test]
+    fn a_missing_or_older_schema_is_migrated_or_refused() {
+        assert_eq!(schema_step(None, 7, Migrate::Run), Ok(SchemaStep::Migrate));
+        assert_eq!(
+            schema_step(Some(6), 7, Migrate::Run),
+            Ok(SchemaStep::Migrate)
+        );
+        assert_eq!(
+            schema_step(Some(6), 7, Migrate::Refuse),
+            Err(StoreError::NotMigrated)
+        );
+        assert_eq!(check_schema(None, 7), Err(StoreError::NotMigrated));
+        assert_eq!(check_schema(Some(6), 7), Err(StoreError::NotMigrated));
+    }
+
+    #[test]
+    fn the_current_schema_needs_nothing() {
+        assert_eq!(
+            schema_step(Some(7), 7, Migrate::Refuse),
+            Ok(SchemaStep::Current)
+        );
+        assert_eq!(check_schema(Some(7), 7), Ok(()));
+    }
+}
