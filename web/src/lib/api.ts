@@ -115,9 +115,11 @@ export class Api {
     return this.request('GET', `/api/sessions/${encodeURIComponent(id)}/executions`);
   }
 
-  executions(status?: string): Promise<ExecutionDto[]> {
-    const query = status ? `?status=${encodeURIComponent(status)}&limit=1000` : '?limit=1000';
-    return this.request('GET', `/api/executions${query}`);
+  /** Executions, oldest first unless `order` is `desc`; `before` is the previous page's last id. */
+  executions(
+    options: { status?: string; order?: 'asc' | 'desc'; limit?: number; before?: string } = {},
+  ): Promise<ExecutionDto[]> {
+    return this.request('GET', `/api/executions?${executionsQuery(options)}`);
   }
 
   approvals(sessionId?: string): Promise<ApprovalDto[]> {
@@ -128,4 +130,14 @@ export class Api {
   decide(approvalId: string, decision: 'approve' | 'deny'): Promise<unknown> {
     return this.request('POST', `/api/approvals/${encodeURIComponent(approvalId)}/decision`, { decision });
   }
+}
+
+/** The query string of `GET /api/executions`. */
+export function executionsQuery(options: { status?: string; order?: 'asc' | 'desc'; limit?: number; before?: string }): string {
+  const params = new URLSearchParams();
+  if (options.status) params.set('status', options.status);
+  if (options.order) params.set('order', options.order);
+  params.set('limit', String(options.limit ?? 100));
+  if (options.before) params.set('before', options.before);
+  return params.toString();
 }

@@ -4,10 +4,11 @@ use axum::Extension;
 use axum::Router;
 use axum::extract::State;
 use axum::routing::{get, post};
-use nomos_core::ports::store::ExecutionFilter;
-use nomos_core::{ApprovalId, ExecutionStatus, SessionId};
+use nomos_core::ports::store::{ExecutionFilter, Store};
+use nomos_core::record::Execution;
+use nomos_core::{ApprovalId, ExecutionId, ExecutionStatus, SessionId, Span, Timestamp};
 use serde::Deserialize;
-use utoipa::IntoParams;
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::auth::Principal;
@@ -34,6 +35,45 @@ pub struct ExecutionQuery {
     pub session_id: Option<Uuid>,
     /// At most this many (default 100, at most 1000).
     pub limit: Option<u32>,
+    /// `asc` (oldest first, the default) or `desc` (newest first).
+    pub order: Option<Order>,
+    /// Only executions older than this cursor: an execution id (the last one of the
+    /// previous page) or an RFC 3339 time (those requested strictly before it).
+    pub before: Option<String>,
+}
+
+/// The order of a list.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// Oldest first.
+    #[default]
+    Asc,
+    /// Newest first.
+    Desc,
+}
+
+/// The default page size of `GET /api/executions`.
+pub const EXECUTIONS_DEFAULT_LIMIT: u32 = 100;
+
+/// The largest page `GET /api/executions` returns.
+pub const EXECUTIONS_MAX_LIMIT: u32 = 1000;
+
+/// Where a page of executions ends: before this request time, and for an execution id
+/// cursor, before that execution among those requested in the same millisecond.
+#[derive(Clone, Copy, Debug)]
+struct Cursor {
+    created_at: Timestamp,
+    id: Option<ExecutionId>,
+}
+
+impl Cursor {
+    fn admits(&self, execution: &Execution) -> bool {
+        match self.id {
+            Some(id) => (execution.created_at, execution.id) < (self.created_at, id),
+            None => execution.created_at < self.created_at,
+        }
+    }
 }
 
 /// Query of `GET /api/approvals`.
@@ -44,7 +84,8 @@ pub struct ApprovalQuery {
     pub session_id: Option<Uuid>,
 }
 
-/// Lists executions, oldest first.
+/// Lists executions, oldest first or (`order=desc`) newest first, in pages: `before` takes
+/// the last execution id of the previous page (or a time).
 #[utoipa::path(get, path = "/api/executions", tag = "executions", params(ExecutionQuery),
     responses((status = 200, body = [ExecutionDto]), (status = 400, body = crate::error::ErrorBody)))]
 pub async fn executions(
@@ -62,20 +103,75 @@ pub async fn executions(
             .map_err(|e| ApiError::BadQuery(format!("status: {e}")))?;
         statuses.push(status);
     }
-    let limit = query.limit.unwrap_or(100);
-    if !(1..=1000).contains(&limit) {
+    let limit = query.limit.unwrap_or(EXECUTIONS_DEFAULT_LIMIT);
+    if !(1..=EXECUTIONS_MAX_LIMIT).contains(&limit) {
         return Err(ApiError::BadQuery(format!(
-            "limit: must be between 1 and 1000, got {limit}"
+            "limit: must be between 1 and {EXECUTIONS_MAX_LIMIT}, got {limit}"
         )));
     }
+    let store = state.agent.store();
+    let cursor = match query.before.as_deref().map(str::trim) {
+        None => None,
+        Some(text) => Some(cursor(store.as_ref(), text).await?),
+    };
+    let order = query.order.unwrap_or_default();
+    // The store lists oldest first only. An ascending page without an id cursor is one
+    // bounded query; a newest-first page (or an id cursor) reads the matching rows up to
+    // the cursor and keeps the end of them.
+    let bounded = order == Order::Asc && cursor.is_none_or(|c| c.id.is_none());
     let filter = ExecutionFilter {
         statuses,
         session: query.session_id.map(SessionId),
-        limit: Some(limit),
+        created_before: cursor.map(|c| match c.id {
+            // Millisecond times: the cursor's own millisecond is sorted out by id below.
+            Some(_) => c.created_at + Span::from_millis(1),
+            None => c.created_at,
+        }),
+        limit: if bounded { Some(limit) } else { None },
         ..ExecutionFilter::default()
     };
-    let executions = state.agent.store().list_executions(&filter).await?;
-    Ok(AppJson(executions.iter().map(ExecutionDto::from).collect()))
+    let mut executions = store.list_executions(&filter).await?;
+    if let Some(cursor) = cursor {
+        executions.retain(|execution| cursor.admits(execution));
+    }
+    let page: Vec<ExecutionDto> = match order {
+        Order::Asc => executions
+            .iter()
+            .take(limit as usize)
+            .map(ExecutionDto::from)
+            .collect(),
+        Order::Desc => executions
+            .iter()
+            .rev()
+            .take(limit as usize)
+            .map(ExecutionDto::from)
+            .collect(),
+    };
+    Ok(AppJson(page))
+}
+
+async fn cursor(store: &dyn Store, text: &str) -> Result<Cursor, ApiError> {
+    if let Ok(id) = text.parse::<Uuid>() {
+        let Some(execution) = store.execution(ExecutionId(id)).await? else {
+            return Err(ApiError::BadQuery(format!(
+                "before: no execution has the id {id}"
+            )));
+        };
+        return Ok(Cursor {
+            created_at: execution.created_at,
+            id: Some(execution.id),
+        });
+    }
+    match serde_json::from_value::<Timestamp>(serde_json::Value::String(text.to_owned())) {
+        Ok(created_at) => Ok(Cursor {
+            created_at,
+            id: None,
+        }),
+        Err(_) => Err(ApiError::BadQuery(format!(
+            "before: expected an execution id or an RFC 3339 time such as \
+             2026-11-30T09:00:00Z, got {text:?}"
+        ))),
+    }
 }
 
 /// The executions of one session.

@@ -6,6 +6,7 @@
 
 mod auth;
 mod bad_input;
+mod executions;
 mod flow;
 mod oidc;
 mod openapi;
