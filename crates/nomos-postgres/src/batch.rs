@@ -1,16 +1,14 @@
 //! Set-based reads of several sessions at once, for callers that work a page at a time
 //! (the backfill tool): four queries per page instead of four per session.
 
-use std::collections::HashMap;
-
 use nomos_core::SessionId;
 use nomos_core::ports::store::{SessionSnapshot, StoreError};
 use nomos_core::record::Message;
+use nomos_store_sql::{record, snapshot};
 use uuid::Uuid;
 
 use crate::error::db_error;
 use crate::open::PgStore;
-use crate::rows;
 
 impl PgStore {
     pub(crate) async fn read_sessions(
@@ -37,22 +35,8 @@ impl PgStore {
             .await
             .map_err(|e| db_error(e, "loading sessions"))?
             .iter()
-            .map(rows::session)
+            .map(record::session)
             .collect::<Result<Vec<_>, _>>()?;
-        let mut snapshots: Vec<SessionSnapshot> = records
-            .into_iter()
-            .map(|record| SessionSnapshot {
-                record,
-                steps: Vec::new(),
-                executions: Vec::new(),
-                approvals: Vec::new(),
-            })
-            .collect();
-        let index: HashMap<SessionId, usize> = snapshots
-            .iter()
-            .enumerate()
-            .map(|(idx, s)| (s.record.id, idx))
-            .collect();
         let steps = sqlx::query(
             "SELECT * FROM plan_steps WHERE session_id = ANY($1)
              ORDER BY session_id, generation, seq",
@@ -60,13 +44,10 @@ impl PgStore {
         .bind(&uuids)
         .fetch_all(&mut *tx)
         .await
-        .map_err(|e| db_error(e, "loading plan steps"))?;
-        for row in &steps {
-            let step = rows::step(row)?;
-            if let Some(&idx) = index.get(&step.session_id) {
-                snapshots[idx].steps.push(step);
-            }
-        }
+        .map_err(|e| db_error(e, "loading plan steps"))?
+        .iter()
+        .map(record::step)
+        .collect::<Result<Vec<_>, _>>()?;
         let executions = sqlx::query(
             "SELECT * FROM executions WHERE session_id = ANY($1)
              ORDER BY session_id, created_at, id",
@@ -74,13 +55,10 @@ impl PgStore {
         .bind(&uuids)
         .fetch_all(&mut *tx)
         .await
-        .map_err(|e| db_error(e, "loading executions"))?;
-        for row in &executions {
-            let execution = rows::execution(row)?;
-            if let Some(&idx) = index.get(&execution.session_id) {
-                snapshots[idx].executions.push(execution);
-            }
-        }
+        .map_err(|e| db_error(e, "loading executions"))?
+        .iter()
+        .map(record::execution)
+        .collect::<Result<Vec<_>, _>>()?;
         let approvals = sqlx::query(
             "SELECT * FROM approvals WHERE session_id = ANY($1)
              ORDER BY session_id, requested_at, id",
@@ -88,17 +66,14 @@ impl PgStore {
         .bind(&uuids)
         .fetch_all(&mut *tx)
         .await
-        .map_err(|e| db_error(e, "loading approvals"))?;
-        for row in &approvals {
-            let approval = rows::approval(row)?;
-            if let Some(&idx) = index.get(&approval.session_id) {
-                snapshots[idx].approvals.push(approval);
-            }
-        }
+        .map_err(|e| db_error(e, "loading approvals"))?
+        .iter()
+        .map(record::approval)
+        .collect::<Result<Vec<_>, _>>()?;
         tx.commit()
             .await
             .map_err(|e| db_error(e, "ending a read"))?;
-        Ok(snapshots)
+        Ok(snapshot::assemble(records, steps, executions, approvals))
     }
 
     pub(crate) async fn select_last_messages(
@@ -119,7 +94,7 @@ impl PgStore {
         .await
         .map_err(|e| db_error(e, "loading last messages"))?
         .iter()
-        .map(rows::message)
+        .map(record::message)
         .collect()
     }
 }

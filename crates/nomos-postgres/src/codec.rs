@@ -1,127 +1,72 @@
-//! Reading columns back into core values, each failure naming the column and value.
-
-use std::str::FromStr;
+//! Columns as PostgreSQL stores them: `uuid`, `timestamptz`, `jsonb`, `bigint`, `text[]`.
+//! Reading goes through [`RecordRow`]; each failure names the column.
 
 use chrono::{DateTime, Utc};
 use nomos_core::Timestamp;
 use nomos_core::ports::store::StoreError;
-use serde::de::DeserializeOwned;
+use nomos_store_sql::{JsonColumn, RecordRow, json_error};
 use sqlx::Row;
 use sqlx::postgres::PgRow;
 use uuid::Uuid;
 
-use crate::error::{db_error, json_error};
+use crate::error::db_error;
+use crate::open::PgStore;
 
-/// A non-null text column.
-pub(crate) fn text(row: &PgRow, column: &str) -> Result<String, StoreError> {
-    row.try_get::<String, _>(column)
-        .map_err(|e| db_error(e, column))
-}
+impl RecordRow<PgStore> for PgRow {
+    fn text(&self, column: &str) -> Result<String, StoreError> {
+        self.try_get::<String, _>(column)
+            .map_err(|e| db_error(e, column))
+    }
 
-/// A nullable text column.
-pub(crate) fn opt_text(row: &PgRow, column: &str) -> Result<Option<String>, StoreError> {
-    row.try_get::<Option<String>, _>(column)
-        .map_err(|e| db_error(e, column))
+    fn opt_text(&self, column: &str) -> Result<Option<String>, StoreError> {
+        self.try_get::<Option<String>, _>(column)
+            .map_err(|e| db_error(e, column))
+    }
+
+    fn int(&self, column: &str) -> Result<i64, StoreError> {
+        self.try_get::<i64, _>(column)
+            .map_err(|e| db_error(e, column))
+    }
+
+    fn opt_int(&self, column: &str) -> Result<Option<i64>, StoreError> {
+        self.try_get::<Option<i64>, _>(column)
+            .map_err(|e| db_error(e, column))
+    }
+
+    fn uuid(&self, column: &str) -> Result<Uuid, StoreError> {
+        self.try_get::<Uuid, _>(column)
+            .map_err(|e| db_error(e, column))
+    }
+
+    fn timestamp(&self, column: &str) -> Result<Timestamp, StoreError> {
+        self.try_get::<DateTime<Utc>, _>(column)
+            .map(Timestamp::from)
+            .map_err(|e| db_error(e, column))
+    }
+
+    fn opt_timestamp(&self, column: &str) -> Result<Option<Timestamp>, StoreError> {
+        self.try_get::<Option<DateTime<Utc>>, _>(column)
+            .map(|at| at.map(Timestamp::from))
+            .map_err(|e| db_error(e, column))
+    }
+
+    fn json_column(&self, column: &str) -> Result<JsonColumn, StoreError> {
+        self.try_get::<serde_json::Value, _>(column)
+            .map(JsonColumn::Value)
+            .map_err(|e| db_error(e, column))
+    }
+
+    fn opt_json_column(&self, column: &str) -> Result<Option<JsonColumn>, StoreError> {
+        self.try_get::<Option<serde_json::Value>, _>(column)
+            .map(|value| value.map(JsonColumn::Value))
+            .map_err(|e| db_error(e, column))
+    }
 }
 
 /// A text array column.
 pub(crate) fn texts(row: &PgRow, column: &str) -> Result<Vec<String>, StoreError> {
     row.try_get::<Vec<String>, _>(column)
         .map_err(|e| db_error(e, column))
-}
-
-/// A non-null bigint column.
-pub(crate) fn int(row: &PgRow, column: &str) -> Result<i64, StoreError> {
-    row.try_get::<i64, _>(column)
-        .map_err(|e| db_error(e, column))
-}
-
-/// A uuid column.
-pub(crate) fn uuid(row: &PgRow, column: &str) -> Result<Uuid, StoreError> {
-    row.try_get::<Uuid, _>(column)
-        .map_err(|e| db_error(e, column))
-}
-
-/// A timestamptz column.
-pub(crate) fn ts(row: &PgRow, column: &str) -> Result<Timestamp, StoreError> {
-    row.try_get::<DateTime<Utc>, _>(column)
-        .map(Timestamp::from)
-        .map_err(|e| db_error(e, column))
-}
-
-/// A nullable timestamptz column.
-pub(crate) fn opt_ts(row: &PgRow, column: &str) -> Result<Option<Timestamp>, StoreError> {
-    row.try_get::<Option<DateTime<Utc>>, _>(column)
-        .map(|at| at.map(Timestamp::from))
-        .map_err(|e| db_error(e, column))
-}
-
-/// A non-negative bigint that fits a `u32`.
-pub(crate) fn u32_col(row: &PgRow, column: &str) -> Result<u32, StoreError> {
-    let value = int(row, column)?;
-    u32::try_from(value)
-        .map_err(|_| StoreError::Invalid(format!("column {column} holds {value}, not a u32")))
-}
-
-/// A nullable bigint that fits a `u32`.
-pub(crate) fn opt_u32(row: &PgRow, column: &str) -> Result<Option<u32>, StoreError> {
-    match row
-        .try_get::<Option<i64>, _>(column)
-        .map_err(|e| db_error(e, column))?
-    {
-        None => Ok(None),
-        Some(value) => u32::try_from(value)
-            .map(Some)
-            .map_err(|_| StoreError::Invalid(format!("column {column} holds {value}, not a u32"))),
-    }
-}
-
-/// A non-negative bigint that fits a `u64`.
-pub(crate) fn u64_col(row: &PgRow, column: &str) -> Result<u64, StoreError> {
-    let value = int(row, column)?;
-    u64::try_from(value)
-        .map_err(|_| StoreError::Invalid(format!("column {column} holds {value}, not a u64")))
-}
-
-/// An enum-like column parsed with `FromStr`.
-pub(crate) fn spelled<T>(row: &PgRow, column: &str) -> Result<T, StoreError>
-where
-    T: FromStr,
-    T::Err: std::fmt::Display,
-{
-    let value = text(row, column)?;
-    value
-        .parse()
-        .map_err(|e: T::Err| StoreError::Invalid(format!("column {column}: {e}")))
-}
-
-/// An enum-like column parsed by a `parse` function returning `Option`.
-pub(crate) fn parsed<T>(
-    row: &PgRow,
-    column: &str,
-    parse: fn(&str) -> Option<T>,
-) -> Result<T, StoreError> {
-    let value = text(row, column)?;
-    parse(&value).ok_or_else(|| {
-        StoreError::Invalid(format!("column {column} holds unknown value `{value}`"))
-    })
-}
-
-/// A jsonb column.
-pub(crate) fn json<T: DeserializeOwned>(row: &PgRow, column: &str) -> Result<T, StoreError> {
-    let value: serde_json::Value = row.try_get(column).map_err(|e| db_error(e, column))?;
-    serde_json::from_value(value).map_err(|e| json_error(e, &format!("column {column}")))
-}
-
-/// A nullable jsonb column.
-pub(crate) fn opt_json<T: DeserializeOwned>(
-    row: &PgRow,
-    column: &str,
-) -> Result<Option<T>, StoreError> {
-    let value: Option<serde_json::Value> = row.try_get(column).map_err(|e| db_error(e, column))?;
-    value
-        .map(|v| serde_json::from_value(v).map_err(|e| json_error(e, &format!("column {column}"))))
-        .transpose()
 }
 
 /// Encodes a value as a JSON value.

@@ -2,12 +2,11 @@
 //! (one round trip per table), and the event append, in one transaction that is run
 //! again on a serialization failure or deadlock.
 
-use std::collections::HashSet;
-
 use nomos_core::SessionId;
 use nomos_core::event::{EventRecord, PendingEvent};
 use nomos_core::ports::store::{Commit, CommitReceipt, StoreError};
 use nomos_core::record::{Approval, Execution, PlanStep, SessionRecord};
+use nomos_store_sql::commit::{commit_session, last_by_id, new_session_row};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
@@ -105,45 +104,6 @@ pub(crate) enum Mode {
     Batch,
 }
 
-/// The session a commit belongs to, checked to be the same for every row it carries.
-fn commit_session(commit: &Commit) -> Result<SessionId, StoreError> {
-    let ids = commit
-        .session
-        .iter()
-        .map(|s| s.id)
-        .chain(commit.steps.iter().map(|s| s.session_id))
-        .chain(commit.executions.iter().map(|e| e.session_id))
-        .chain(commit.approvals.iter().map(|a| a.session_id))
-        .chain(commit.messages.iter().map(|m| m.session_id))
-        .chain(commit.tool_calls.iter().map(|t| t.session_id));
-    let mut found: Option<SessionId> = None;
-    for id in ids {
-        match found {
-            None => found = Some(id),
-            Some(first) if first != id => {
-                return Err(StoreError::Invalid(format!(
-                    "commit mixes rows of sessions {first} and {id}"
-                )));
-            }
-            Some(_) => {}
-        }
-    }
-    found.ok_or_else(|| StoreError::Invalid("commit names no session (no row carries one)".into()))
-}
-
-/// Keeps the last of several rows with the same id, in first-seen order (one
-/// statement may not upsert a row twice).
-fn last_by_id<T, K: std::hash::Hash + Eq + Copy>(rows: &[T], key: fn(&T) -> K) -> Vec<&T> {
-    let mut seen = HashSet::new();
-    let mut kept: Vec<&T> = rows
-        .iter()
-        .rev()
-        .filter(|row| seen.insert(key(row)))
-        .collect();
-    kept.reverse();
-    kept
-}
-
 /// Writes a commit's rows; returns its session, new version and events to append.
 async fn apply_rows(
     conn: &mut PgConnection,
@@ -153,10 +113,7 @@ async fn apply_rows(
     let sid = session_id.as_uuid();
     let version = match commit.expected_version {
         None => {
-            let record = commit.session.as_ref().ok_or_else(|| {
-                StoreError::Invalid(format!("new session {session_id} has no session row"))
-            })?;
-            insert_session(conn, record).await?;
+            insert_session(conn, new_session_row(&commit, session_id)?).await?;
             1
         }
         Some(expected) => bump_version(conn, session_id, expected, commit.session.as_ref()).await?,

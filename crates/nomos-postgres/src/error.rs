@@ -71,11 +71,6 @@ pub(crate) fn migrate_error(err: sqlx::migrate::MigrateError) -> StoreError {
     }
 }
 
-/// A JSON value that could not be encoded or decoded.
-pub(crate) fn json_error(err: serde_json::Error, what: &str) -> StoreError {
-    StoreError::Invalid(format!("{what}: {err}"))
-}
-
 /// A URL with its password replaced by `***`, safe to show in errors and logs.
 pub fn redact_url(url: &str) -> String {
     let Some(scheme_end) = url.find("://").map(|i| i + 3) else {

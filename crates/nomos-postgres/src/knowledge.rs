@@ -5,65 +5,26 @@
 use nomos_core::Timestamp;
 use nomos_core::ports::store::{AuditMark, KnowledgeHit, StoreError};
 use nomos_core::record::{Entity, KnowledgeEntry, Relationship};
+use nomos_store_sql::RecordRow;
+use nomos_store_sql::knowledge::{
+    attribute_patch, merge_attributes, require_attributes_object, search_terms,
+};
+use nomos_store_sql::record;
 use sqlx::Row;
 use sqlx::postgres::PgRow;
 
-use crate::codec::{dt, opt_ts, text, texts, ts};
+use crate::codec::{dt, texts};
 use crate::error::db_error;
 use crate::open::PgStore;
-use crate::rows;
 
-/// Splits search text into words (runs of letters and digits), lowercased.
-///
-/// Everything else is a separator, so quotes, dashes and operators in the text never
-/// reach the query parser, and words split exactly as the indexed text is split.
-pub(crate) fn search_terms(query: &str) -> Vec<String> {
-    query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .map(str::to_lowercase)
-        .collect()
-}
-
-/// Merges a JSON object patch into attributes: `null` removes a key.
-pub(crate) fn merge_attributes(
-    attributes: &mut serde_json::Value,
-    patch: &serde_json::Map<String, serde_json::Value>,
-) {
-    if !attributes.is_object() {
-        *attributes = serde_json::Value::Object(serde_json::Map::new());
-    }
-    if let serde_json::Value::Object(map) = attributes {
-        for (key, value) in patch {
-            if value.is_null() {
-                map.remove(key);
-            } else {
-                map.insert(key.clone(), value.clone());
-            }
-        }
-    }
-}
-
+/// A `knowledge` row, tags and subjects included (`text[]` columns).
 fn knowledge_entry(row: &PgRow) -> Result<KnowledgeEntry, StoreError> {
-    Ok(KnowledgeEntry {
-        key: text(row, "key")?,
-        title: text(row, "title")?,
-        content: text(row, "content")?,
-        tags: texts(row, "tags")?,
-        about: texts(row, "about")?,
-        created_at: ts(row, "created_at")?,
-        updated_at: ts(row, "updated_at")?,
-    })
+    record::knowledge_entry(row, texts(row, "tags")?, texts(row, "about")?)
 }
 
 impl PgStore {
     pub(crate) async fn write_entity(&self, entity: &Entity) -> Result<(), StoreError> {
-        if !entity.attributes.is_object() {
-            return Err(StoreError::Invalid(format!(
-                "attributes of entity {} must be a JSON object, got {}",
-                entity.slug, entity.attributes
-            )));
-        }
+        require_attributes_object(&entity.slug, &entity.attributes)?;
         sqlx::query(
             "INSERT INTO entities (slug, kind, name, attributes, updated_at)
              VALUES ($1, $2, $3, $4, $5)
@@ -88,7 +49,7 @@ impl PgStore {
             .await
             .map_err(|e| db_error(e, "loading an entity"))?
             .as_ref()
-            .map(rows::entity)
+            .map(record::entity)
             .transpose()
     }
 
@@ -102,7 +63,7 @@ impl PgStore {
             .await
             .map_err(|e| db_error(e, "listing entities"))?
             .iter()
-            .map(rows::entity)
+            .map(record::entity)
             .collect()
     }
 
@@ -112,11 +73,7 @@ impl PgStore {
         patch: &serde_json::Value,
         now: Timestamp,
     ) -> Result<Entity, StoreError> {
-        let serde_json::Value::Object(patch) = patch else {
-            return Err(StoreError::Invalid(format!(
-                "attribute patch for entity {slug} must be a JSON object, got {patch}"
-            )));
-        };
+        let patch = attribute_patch(slug, patch)?;
         let mut tx = self
             .pool
             .begin()
@@ -130,7 +87,7 @@ impl PgStore {
             .ok_or_else(|| StoreError::NotFound {
                 what: format!("entity {slug}"),
             })?;
-        let mut entity = rows::entity(&row)?;
+        let mut entity = record::entity(&row)?;
         merge_attributes(&mut entity.attributes, patch);
         entity.updated_at = now;
         sqlx::query("UPDATE entities SET attributes = $1, updated_at = $2 WHERE slug = $3")
@@ -151,7 +108,7 @@ impl PgStore {
             .await
             .map_err(|e| db_error(e, "loading entities"))?
             .iter()
-            .map(|row| text(row, "slug"))
+            .map(|row| row.text("slug"))
             .collect::<Result<_, _>>()?;
         for slug in [&rel.from, &rel.to] {
             if !found.contains(slug) {
@@ -193,14 +150,7 @@ impl PgStore {
         .await
         .map_err(|e| db_error(e, "loading relationships"))?
         .iter()
-        .map(|row| {
-            Ok(Relationship {
-                from: text(row, "from_slug")?,
-                kind: text(row, "kind")?,
-                to: text(row, "to_slug")?,
-                created_at: ts(row, "created_at")?,
-            })
-        })
+        .map(record::relationship)
         .collect()
     }
 
@@ -293,37 +243,6 @@ impl PgStore {
         .fetch_all(&self.pool)
         .await
         .map_err(|e| db_error(e, "reading last audits"))?;
-        rows.iter()
-            .map(|row| {
-                Ok(AuditMark {
-                    slug: text(row, "slug")?,
-                    last_audited_at: opt_ts(row, "last_audited_at")?,
-                })
-            })
-            .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn search_terms_drop_operators_and_quotes() {
-        assert_eq!(
-            search_terms(r#"nginx & !"proxy" -x | (y)"#),
-            ["nginx", "proxy", "x", "y"]
-        );
-        assert!(search_terms(r#"" - & | ! ( ) :*"#).is_empty());
-    }
-
-    #[test]
-    fn null_in_a_patch_removes_the_key() {
-        let mut attributes = serde_json::json!({"os": "debian", "ram": 8});
-        let serde_json::Value::Object(patch) = serde_json::json!({"os": null, "cpu": 4}) else {
-            unreachable!()
-        };
-        merge_attributes(&mut attributes, &patch);
-        assert_eq!(attributes, serde_json::json!({"ram": 8, "cpu": 4}));
+        rows.iter().map(record::audit_mark).collect()
     }
 }

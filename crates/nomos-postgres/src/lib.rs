@@ -15,7 +15,6 @@ mod error;
 mod knowledge;
 mod open;
 mod read;
-mod rows;
 mod store;
 
 pub use error::redact_url;

@@ -5,6 +5,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use nomos_core::ports::store::StoreError;
+use nomos_store_sql::schema::{Migrate, SchemaStep, schema_step};
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgConnection, PgPool, Row};
@@ -38,13 +39,6 @@ impl PgStoreOptions {
             commit_retries: 5,
         }
     }
-}
-
-/// Whether connecting runs the migrations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Migrate {
-    Run,
-    Refuse,
 }
 
 /// A PostgreSQL database behind the store port.
@@ -110,14 +104,10 @@ impl PgStore {
             .await
             .map_err(|e| db_error(e, "connecting"))?;
         let found = applied_version(&mut conn).await?;
-        let known = known_version();
-        match found {
-            Some(found) if found > known => return Err(StoreError::SchemaTooNew { found, known }),
-            Some(found) if found == known => return Ok(()),
-            _ if migrate == Migrate::Refuse => return Err(StoreError::NotMigrated),
-            _ => {}
+        match schema_step(found, known_version(), migrate)? {
+            SchemaStep::Current => Ok(()),
+            SchemaStep::Migrate => MIGRATOR.run(&mut *conn).await.map_err(migrate_error),
         }
-        MIGRATOR.run(&mut *conn).await.map_err(migrate_error)
     }
 
     /// The connection pool, for embedders that need raw access.

@@ -6,11 +6,11 @@ use nomos_core::ports::store::{
 };
 use nomos_core::record::{Approval, Execution, Message, SessionRecord, ToolCallRecord};
 use nomos_core::{ApprovalId, ExecutionId, SessionId};
+use nomos_store_sql::record;
 
 use crate::codec::opt_dt;
 use crate::error::db_error;
 use crate::open::PgStore;
-use crate::rows;
 
 /// A status list, or NULL for "any".
 fn statuses(names: Vec<&'static str>) -> Option<Vec<&'static str>> {
@@ -41,7 +41,7 @@ impl PgStore {
         else {
             return Ok(None);
         };
-        let record = rows::session(&row)?;
+        let record = record::session(&row)?;
         let steps =
             sqlx::query("SELECT * FROM plan_steps WHERE session_id = $1 ORDER BY generation, seq")
                 .bind(sid)
@@ -49,7 +49,7 @@ impl PgStore {
                 .await
                 .map_err(|e| db_error(e, "loading plan steps"))?
                 .iter()
-                .map(rows::step)
+                .map(record::step)
                 .collect::<Result<_, _>>()?;
         let executions =
             sqlx::query("SELECT * FROM executions WHERE session_id = $1 ORDER BY created_at, id")
@@ -58,7 +58,7 @@ impl PgStore {
                 .await
                 .map_err(|e| db_error(e, "loading executions"))?
                 .iter()
-                .map(rows::execution)
+                .map(record::execution)
                 .collect::<Result<_, _>>()?;
         let approvals =
             sqlx::query("SELECT * FROM approvals WHERE session_id = $1 ORDER BY requested_at, id")
@@ -67,7 +67,7 @@ impl PgStore {
                 .await
                 .map_err(|e| db_error(e, "loading approvals"))?
                 .iter()
-                .map(rows::approval)
+                .map(record::approval)
                 .collect::<Result<_, _>>()?;
         tx.commit()
             .await
@@ -123,7 +123,7 @@ impl PgStore {
         .await
         .map_err(|e| db_error(e, "listing sessions"))?
         .iter()
-        .map(rows::session)
+        .map(record::session)
         .collect()
     }
 
@@ -134,7 +134,7 @@ impl PgStore {
             .await
             .map_err(|e| db_error(e, "loading messages"))?
             .iter()
-            .map(rows::message)
+            .map(record::message)
             .collect()
     }
 
@@ -148,7 +148,7 @@ impl PgStore {
             .await
             .map_err(|e| db_error(e, "loading tool calls"))?
             .iter()
-            .map(rows::tool_call)
+            .map(record::tool_call)
             .collect()
     }
 
@@ -162,7 +162,7 @@ impl PgStore {
             .await
             .map_err(|e| db_error(e, "loading an execution"))?
             .as_ref()
-            .map(rows::execution)
+            .map(record::execution)
             .transpose()
     }
 
@@ -189,7 +189,7 @@ impl PgStore {
         .await
         .map_err(|e| db_error(e, "listing executions"))?
         .iter()
-        .map(rows::execution)
+        .map(record::execution)
         .collect()
     }
 
@@ -203,7 +203,7 @@ impl PgStore {
             .await
             .map_err(|e| db_error(e, "loading an approval"))?
             .as_ref()
-            .map(rows::approval)
+            .map(record::approval)
             .transpose()
     }
 
@@ -221,7 +221,7 @@ impl PgStore {
         .await
         .map_err(|e| db_error(e, "listing pending approvals"))?
         .iter()
-        .map(rows::approval)
+        .map(record::approval)
         .collect()
     }
 
@@ -254,6 +254,6 @@ impl PgStore {
             }
         }
         .map_err(|e| db_error(e, "reading events"))?;
-        rows.iter().map(rows::event).collect()
+        rows.iter().map(record::event).collect()
     }
 }

@@ -11,6 +11,7 @@ use nomos_core::record::{
     ToolCallRecord,
 };
 use nomos_core::{ApprovalId, ExecutionId, SessionId, Timestamp};
+use nomos_store_sql::schema::check_schema;
 
 use crate::commit::Mode;
 use crate::error::db_error;
@@ -24,13 +25,7 @@ impl Store for PgStore {
             .acquire()
             .await
             .map_err(|e| db_error(e, "connecting"))?;
-        let known = known_version();
-        match applied_version(&mut conn).await? {
-            None => Err(StoreError::NotMigrated),
-            Some(found) if found > known => Err(StoreError::SchemaTooNew { found, known }),
-            Some(found) if found < known => Err(StoreError::NotMigrated),
-            Some(_) => Ok(()),
-        }
+        check_schema(applied_version(&mut conn).await?, known_version())
     }
 
     async fn load_session(&self, id: SessionId) -> Result<Option<SessionSnapshot>, StoreError> {
