@@ -74,6 +74,9 @@ pub struct RawConfig {
     /// The model endpoint.
     #[serde(default)]
     pub llm: RawLlm,
+    /// A scripted model instead of an endpoint.
+    #[serde(default)]
+    pub model: RawModel,
     /// Authentication.
     #[serde(default)]
     pub auth: RawAuth,
@@ -92,6 +95,14 @@ pub struct RawLlm {
     pub model: Option<String>,
     /// API key (prefer `NOMOS_LLM_API_KEY`).
     pub api_key: Option<String>,
+}
+
+/// `[model]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawModel {
+    /// A YAML script of replies (`nomos_llm::ScriptedModel`); set, it wins over `[llm]`.
+    pub script: Option<String>,
 }
 
 /// `[auth]`.
@@ -222,6 +233,8 @@ pub struct Config {
     pub policy_file: Option<PathBuf>,
     /// Model settings from the file (the environment wins).
     pub llm: LlmFallback,
+    /// A scripted model's YAML file; when set, it answers instead of any endpoint.
+    pub model_script: Option<PathBuf>,
     /// Authentication.
     pub auth: AuthSetting,
     /// Sweep interval.
@@ -250,7 +263,7 @@ impl RawConfig {
 
     /// Applies `NOMOS_*` variables read through `var`.
     pub fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) {
-        let pairs: [(&str, &mut Option<String>); 8] = [
+        let pairs: [(&str, &mut Option<String>); 9] = [
             ("NOMOS_LISTEN", &mut self.listen),
             ("NOMOS_DATA_DIR", &mut self.data_dir),
             ("NOMOS_DATABASE_URL", &mut self.database_url),
@@ -259,6 +272,7 @@ impl RawConfig {
             ("NOMOS_KNOWN_HOSTS", &mut self.known_hosts),
             ("NOMOS_POLICY_FILE", &mut self.policy_file),
             ("NOMOS_AUTH_MODE", &mut self.auth.mode),
+            ("NOMOS_MODEL_SCRIPT", &mut self.model.script),
         ];
         for (name, slot) in pairs {
             if let Some(value) = var(name) {
@@ -364,6 +378,11 @@ impl Config {
             host_key_policy,
             policy_file: raw.policy_file.map(PathBuf::from),
             llm: raw.llm,
+            model_script: raw
+                .model
+                .script
+                .filter(|path| !path.trim().is_empty())
+                .map(PathBuf::from),
             auth,
             sweep_interval: Span::from_secs(interval as i64),
             sweep: raw.sweep,
@@ -630,5 +649,16 @@ mod tests {
             err.to_string().starts_with("invalid auth.oidc.issuer"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_model_script_comes_from_the_file_or_the_environment() {
+        let config = check("[model]\nscript = \"replies.yaml\"").unwrap();
+        assert_eq!(config.model_script, Some(PathBuf::from("replies.yaml")));
+        assert_eq!(check("").unwrap().model_script, None);
+        let mut raw = RawConfig::parse("[model]\nscript = \"a.yaml\"", Path::new("f")).unwrap();
+        raw.apply_env(|name| (name == "NOMOS_MODEL_SCRIPT").then(|| "b.yaml".to_owned()));
+        let config = Config::validate(raw).unwrap();
+        assert_eq!(config.model_script, Some(PathBuf::from("b.yaml")));
     }
 }

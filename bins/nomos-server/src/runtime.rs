@@ -1,6 +1,6 @@
 //! Builds the runtime from a validated [`Config`]: the store (SQLite in the data directory
-//! or Postgres; migrations run at open), the model (an OpenAI-compatible endpoint or the
-//! scripted demo), the executor over the inventory, the policy, the auth.
+//! or Postgres; migrations run at open), the model (a scripted model from `model.script`, an
+//! OpenAI-compatible endpoint, or the scripted demo), the executor over the inventory, the policy, the auth.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -84,8 +84,18 @@ async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
     })
 }
 
-/// The model: `NOMOS_LLM_*` (or `[llm]`) when set, else the demo.
+/// The model: a scripted model when `model.script` is set, else `NOMOS_LLM_*` (or `[llm]`)
+/// when set, else the demo.
 fn model(config: &Config) -> anyhow::Result<(Arc<dyn ChatModel>, bool)> {
+    if let Some(path) = &config.model_script {
+        // The error names the file and, for bad YAML, the line.
+        let script = match ScriptedModel::from_yaml_file(path) {
+            Ok(script) => script,
+            Err(error) => bail!("loading the model script (model.script): {error}"),
+        };
+        tracing::info!(path = %path.display(), "a scripted model answers (model.script)");
+        return Ok((Arc::new(script), false));
+    }
     let file = &config.llm;
     let lookup = |name: &str| -> Result<String, std::env::VarError> {
         if let Ok(value) = std::env::var(name) {

@@ -161,3 +161,135 @@ fn running_without_auth_on_a_public_address_is_refused() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("loopback"), "{stderr}");
 }
+
+fn server_command(dir: &std::path::Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_nomos-server"));
+    command
+        .current_dir(dir)
+        .args(["--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.join("data"))
+        .env("RUST_LOG", "warn")
+        .env_remove("RUST_BACKTRACE");
+    for (name, _) in std::env::vars() {
+        if name.starts_with("NOMOS_") {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
+#[tokio::test]
+async fn a_model_script_answers_instead_of_the_demo() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("replies.yaml");
+    std::fs::write(&script, "- text: \"scripted hello\"\n").unwrap();
+    let mut child = server_command(dir.path())
+        .env("NOMOS_MODEL_SCRIPT", &script)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+    let (base, token) = url
+        .split_once("/#token=")
+        .expect("the URL carries the token");
+
+    // Public: no token needed to learn the model.
+    let http = reqwest::Client::new();
+    let info: Value = http
+        .get(format!("{base}/api/info"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(info["model"], "stub");
+    assert_eq!(info["demo"], false);
+    assert!(info["notice"].is_null(), "{info}");
+
+    let session: Value = http
+        .post(format!("{base}/api/sessions"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = session["id"].as_str().unwrap();
+    let accepted = http
+        .post(format!("{base}/api/sessions/{id}/messages"))
+        .bearer_auth(token)
+        .json(&json!({"text": "hello?"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(accepted.status(), 202);
+    let started = Instant::now();
+    let mut texts = Vec::new();
+    while started.elapsed() < Duration::from_secs(30) {
+        let transcript: Value = http
+            .get(format!("{base}/api/sessions/{id}/transcript"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        texts = transcript
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["content"].as_str().map(str::to_owned))
+            .collect();
+        if texts.iter().any(|t| t == "scripted hello") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(texts.iter().any(|t| t == "scripted hello"), "{texts:?}");
+
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let exit = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+}
+
+#[test]
+fn a_bad_model_script_stops_start_up_naming_the_file_and_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("broken.yaml");
+    std::fs::write(&script, "- text: [unclosed\n").unwrap();
+    std::fs::write(
+        dir.path().join("nomos.toml"),
+        format!("[model]\nscript = {:?}\n", script.display().to_string()),
+    )
+    .unwrap();
+    let output = server_command(dir.path()).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("model script"), "{stderr}");
+    assert!(stderr.contains("broken.yaml"), "{stderr}");
+    assert!(stderr.contains("not valid"), "{stderr}");
+
+    let missing = dir.path().join("missing.yaml");
+    let output = server_command(dir.path())
+        .env("NOMOS_MODEL_SCRIPT", &missing)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("missing.yaml"), "{stderr}");
+    assert!(stderr.contains("No such file"), "{stderr}");
+}
