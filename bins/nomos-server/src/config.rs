@@ -77,6 +77,9 @@ pub struct RawConfig {
     /// A scripted model instead of an endpoint.
     #[serde(default)]
     pub model: RawModel,
+    /// The agent's settings.
+    #[serde(default)]
+    pub agent: RawAgent,
     /// Authentication.
     #[serde(default)]
     pub auth: RawAuth,
@@ -103,6 +106,14 @@ pub struct RawLlm {
 pub struct RawModel {
     /// A YAML script of replies (`nomos_llm::ScriptedModel`); set, it wins over `[llm]`.
     pub script: Option<String>,
+}
+
+/// `[agent]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAgent {
+    /// A file whose text replaces the shipped system prompt (`nomos/SOUL.md`).
+    pub system_prompt_file: Option<String>,
 }
 
 /// `[auth]`.
@@ -235,6 +246,8 @@ pub struct Config {
     pub llm: LlmFallback,
     /// A scripted model's YAML file; when set, it answers instead of any endpoint.
     pub model_script: Option<PathBuf>,
+    /// The system prompt read from `agent.system_prompt_file`; `None` keeps the shipped one.
+    pub system_prompt: Option<String>,
     /// Authentication.
     pub auth: AuthSetting,
     /// Sweep interval.
@@ -263,7 +276,7 @@ impl RawConfig {
 
     /// Applies `NOMOS_*` variables read through `var`.
     pub fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) {
-        let pairs: [(&str, &mut Option<String>); 9] = [
+        let pairs: [(&str, &mut Option<String>); 10] = [
             ("NOMOS_LISTEN", &mut self.listen),
             ("NOMOS_DATA_DIR", &mut self.data_dir),
             ("NOMOS_DATABASE_URL", &mut self.database_url),
@@ -273,6 +286,10 @@ impl RawConfig {
             ("NOMOS_POLICY_FILE", &mut self.policy_file),
             ("NOMOS_AUTH_MODE", &mut self.auth.mode),
             ("NOMOS_MODEL_SCRIPT", &mut self.model.script),
+            (
+                "NOMOS_SYSTEM_PROMPT_FILE",
+                &mut self.agent.system_prompt_file,
+            ),
         ];
         for (name, slot) in pairs {
             if let Some(value) = var(name) {
@@ -360,6 +377,10 @@ impl Config {
             None => data_dir.join("known_hosts"),
         };
         let auth = auth_setting(raw.auth, listen)?;
+        let system_prompt = match raw.agent.system_prompt_file {
+            Some(path) => Some(system_prompt(&path)?),
+            None => None,
+        };
         let interval = raw.sweep.interval_secs.unwrap_or(300);
         if interval == 0 {
             return Err(invalid(
@@ -383,6 +404,7 @@ impl Config {
                 .script
                 .filter(|path| !path.trim().is_empty())
                 .map(PathBuf::from),
+            system_prompt,
             auth,
             sweep_interval: Span::from_secs(interval as i64),
             sweep: raw.sweep,
@@ -493,6 +515,16 @@ fn oidc_config(oidc: RawOidc) -> Result<OidcConfig, ConfigError> {
         jwks_ttl: Duration::from_secs(300),
         client,
     })
+}
+
+/// Reads the system prompt override; a missing, unreadable or empty file is refused.
+fn system_prompt(path: &str) -> Result<String, ConfigError> {
+    const KEY: &str = "agent.system_prompt_file";
+    match std::fs::read_to_string(path) {
+        Ok(text) if text.trim().is_empty() => Err(invalid(KEY, path, "the file is empty")),
+        Ok(text) => Ok(text),
+        Err(error) => Err(invalid(KEY, path, format!("cannot read it: {error}"))),
+    }
 }
 
 fn http_url(key: &str, url: String) -> Result<String, ConfigError> {
@@ -660,5 +692,57 @@ mod tests {
         raw.apply_env(|name| (name == "NOMOS_MODEL_SCRIPT").then(|| "b.yaml".to_owned()));
         let config = Config::validate(raw).unwrap();
         assert_eq!(config.model_script, Some(PathBuf::from("b.yaml")));
+    }
+
+    #[test]
+    fn a_system_prompt_file_replaces_the_shipped_prompt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("soul.md");
+        std::fs::write(&path, "You are a careful operator.\n").unwrap();
+        let text = format!(
+            "[agent]\nsystem_prompt_file = {:?}",
+            path.display().to_string()
+        );
+        let config = check(&text).unwrap();
+        assert_eq!(
+            config.system_prompt.as_deref(),
+            Some("You are a careful operator.\n")
+        );
+        assert_eq!(check("").unwrap().system_prompt, None);
+    }
+
+    #[test]
+    fn a_missing_system_prompt_file_stops_start_up_naming_it() {
+        let mut raw = RawConfig::default();
+        raw.apply_env(|name| {
+            (name == "NOMOS_SYSTEM_PROMPT_FILE").then(|| "/nonexistent/soul.md".to_owned())
+        });
+        let err = Config::validate(raw).unwrap_err().to_string();
+        assert!(
+            err.starts_with(
+                "invalid agent.system_prompt_file = \"/nonexistent/soul.md\": cannot read it:"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_empty_or_unreadable_system_prompt_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.md");
+        std::fs::write(&empty, "  \n").unwrap();
+        let text = format!(
+            "[agent]\nsystem_prompt_file = {:?}",
+            empty.display().to_string()
+        );
+        let err = check(&text).unwrap_err().to_string();
+        assert!(err.ends_with("the file is empty"), "{err}");
+        // A directory cannot be read as text.
+        let text = format!(
+            "[agent]\nsystem_prompt_file = {:?}",
+            dir.path().display().to_string()
+        );
+        let err = check(&text).unwrap_err().to_string();
+        assert!(err.contains("cannot read it"), "{err}");
     }
 }

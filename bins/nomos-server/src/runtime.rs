@@ -132,6 +132,9 @@ async fn seed_entities(store: &dyn Store, inventory: &Inventory) -> anyhow::Resu
 fn agent_config(config: &Config) -> anyhow::Result<AgentConfig> {
     let mut agent = AgentConfig::spec_defaults();
     agent.sweep_interval = config.sweep_interval;
+    if let Some(prompt) = &config.system_prompt {
+        agent.system_prompt = prompt.clone();
+    }
     let secs =
         |value: Option<u64>, default: Span| value.map_or(default, |s| Span::from_secs(s as i64));
     let sweep = &config.sweep;
