@@ -15,6 +15,13 @@
 //! live event arrives with a gap before it, the stream transparently re-reads the missing
 //! events from the database and goes on; clients never have to reload for it. Only text
 //! deltas can be lost that way.
+//!
+//! Text deltas during a catch-up are dropped: while the backlog is read from the database,
+//! the bus keeps queueing live events for this stream, and a delta queued then may belong to
+//! a message whose durable event the catch-up has already sent. Sending it afterwards would
+//! show a draft after its final message. Every message queued when a catch-up ends is
+//! therefore older than what the catch-up sent; its durable events are skipped by position
+//! and its text deltas are dropped (they are transient; the final message is durable).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -205,12 +212,16 @@ impl Pump {
     async fn run(&mut self, mut receiver: broadcast::Receiver<LiveEvent>) -> Result<(), PumpEnd> {
         let mut shutdown = self.state.shutdown.clone();
         self.catch_up().await?;
+        // Messages the bus queued for us while the backlog was read: see the module docs.
+        let mut queued_during_catch_up = receiver.len();
         loop {
             let received = tokio::select! {
                 received = receiver.recv() => received,
                 _ = self.sender.closed() => return Err(PumpEnd::ClientGone),
                 _ = crate::workers::until_stopped(&mut shutdown) => return Err(PumpEnd::Shutdown),
             };
+            let stale = queued_during_catch_up > 0;
+            queued_during_catch_up = queued_during_catch_up.saturating_sub(1);
             match received {
                 Ok(LiveEvent::Committed(record)) => {
                     if self
@@ -230,10 +241,11 @@ impl Pump {
                         // A gap: something committed earlier was published later (or
                         // not to us). The database has it, in order.
                         self.catch_up().await?;
+                        queued_during_catch_up = receiver.len();
                     }
                 }
                 Ok(LiveEvent::TextDelta { session_id, text }) => {
-                    if self.scope.session().is_some_and(|id| id != session_id) {
+                    if stale || self.scope.session().is_some_and(|id| id != session_id) {
                         continue;
                     }
                     let data = serde_json::json!({"session_id": session_id, "text": text});
@@ -243,6 +255,7 @@ impl Pump {
                 Err(RecvError::Lagged(missed)) => {
                     tracing::debug!(missed, "event stream lagged; re-reading the event log");
                     self.catch_up().await?;
+                    queued_during_catch_up = receiver.len();
                 }
                 Err(RecvError::Closed) => return Err(PumpEnd::BusClosed),
             }
@@ -299,5 +312,85 @@ impl OpenStream {
 impl Drop for OpenStream {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::response::IntoResponse;
+    use futures::StreamExt;
+    use nomos_agent::Agent;
+    use nomos_llm::ScriptedModel;
+    use nomos_sqlite::SqliteStore;
+    use nomos_ssh::LocalExecutor;
+    use tokio::sync::watch;
+
+    use super::*;
+    use crate::auth::Auth;
+    use crate::metrics::Metrics;
+
+    async fn state(dir: &std::path::Path) -> (AppState, watch::Sender<bool>) {
+        let store = Arc::new(SqliteStore::open_in_data_dir(dir).await.unwrap());
+        let model = Arc::new(ScriptedModel::from_yaml_str("[]").unwrap());
+        let agent = Agent::builder(store, Arc::new(LocalExecutor::new()), model).build();
+        let (stop, stopping) = watch::channel(false);
+        let metrics = Arc::new(Metrics::default());
+        (
+            AppState::new(agent, Auth::Disabled, metrics, false, stopping),
+            stop,
+        )
+    }
+
+    /// Reads SSE blocks (`event: ...` lines and the data) until `n` have arrived.
+    async fn blocks(
+        body: &mut (impl Stream<Item = Result<axum::body::Bytes, axum::Error>> + Unpin),
+        buffer: &mut String,
+        n: usize,
+    ) -> Vec<String> {
+        let mut out = Vec::new();
+        while out.len() < n {
+            if let Some(end) = buffer.find("\n\n") {
+                let block: String = buffer.drain(..end + 2).collect();
+                if !block.starts_with(':') {
+                    out.push(block);
+                }
+                continue;
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(10), body.next())
+                .await
+                .expect("an event within 10 s")
+                .expect("the stream is open")
+                .unwrap();
+            buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn text_deltas_queued_during_catch_up_are_dropped_and_later_ones_sent() {
+        let dir = tempfile::tempdir().unwrap();
+        let (state, _stop) = state(dir.path()).await;
+        // The stream subscribes first (as the handler does); then a delta is streamed and a
+        // durable event committed after it, both before the catch-up reads the database.
+        let receiver = state.agent.bus().subscribe();
+        state.agent.bus().publish(LiveEvent::TextDelta {
+            session_id: SessionId(Uuid::new_v4()),
+            text: "stale draft".into(),
+        });
+        state.agent.create_session().await.unwrap();
+        let response = stream(state.clone(), Scope::Global, 0, receiver).into_response();
+        let mut body = response.into_body().into_data_stream();
+        let mut buffer = String::new();
+        let first = blocks(&mut body, &mut buffer, 1).await;
+        assert!(first[0].contains("event: session.created"), "{first:?}");
+        // After the catch-up, deltas flow live again.
+        state.agent.bus().publish(LiveEvent::TextDelta {
+            session_id: SessionId(Uuid::new_v4()),
+            text: "live draft".into(),
+        });
+        let next = blocks(&mut body, &mut buffer, 1).await;
+        assert!(next[0].contains("event: text.delta"), "{next:?}");
+        assert!(next[0].contains("live draft"), "{next:?}");
+        assert!(!buffer.contains("stale draft"), "{buffer}");
     }
 }
