@@ -120,6 +120,9 @@ test('an approved plan runs read-only at once and asks for the destructive comma
   const approvals = await server.api('GET', `/api/approvals?session_id=${sessionId}`);
   assert.equal(approvals.length, 1);
   assert.match(approvals[0].command, /^rm -f /);
+  // The approval names why the command is destructive and the plan step it belongs to.
+  assert.ok(approvals[0].reason, 'the approval carries its reason');
+  assert.equal(typeof approvals[0].step_seq, 'number');
   const executions = await server.api('GET', `/api/sessions/${sessionId}/executions`);
   const ls = executions.find((/** @type {any} */ e) => e.command.startsWith('ls '));
   assert.equal(ls?.status, 'completed');
@@ -146,12 +149,17 @@ test('approving from operations runs the command and the open session page updat
   await card.waitFor();
   assert.equal(await card.count(), 1);
   const text = (await card.textContent()) ?? '';
-  for (const part of [`rm -f ${victim}`, 'local', 'destructive', 'Remove old.log', 'Expires']) {
+  for (const part of [`rm -f ${victim}`, 'local', 'destructive', 'Reason', 'Remove old.log', 'Expires']) {
     assert.ok(text.includes(part), `the card lacks ${part}: ${text}`);
   }
   await ops.screenshot({ path: path.join(SCREENSHOTS, 'operations.png'), fullPage: true });
   await card.getByRole('button', { name: 'Approve' }).click();
   await ops.getByText('Nothing is waiting for your approval.').waitFor();
+  // Recent executions are newest first: the approved rm heads the list once it ran.
+  await eventually('the rm first in recent executions', async () => {
+    const first = (await ops.locator('.executions li').first().textContent()) ?? '';
+    return first.includes(`rm -f ${victim}`) && first.includes('completed');
+  });
   // The session page was left open: its stream brings the outcome without a reload.
   await page.getByText('Done: old.log is gone.').waitFor({ timeout: 20_000 });
   await page.locator('[data-session-status="done"]').waitFor();
