@@ -111,7 +111,7 @@ impl Agent {
             });
             if let Some(execution) = execution {
                 let _ = self
-                    .dispatch(id, execution.id, execution.host, execution.command)
+                    .dispatch(id, execution.id, execution.host, execution.command, None)
                     .await;
             }
         }

@@ -1,21 +1,66 @@
 //! Dispatching executions (EXEC-2, EXEC-5, EXEC-7): the command runs in a task of its
 //! own that always records how it ended, even when the caller goes away.
 
-use nomos_core::record::{ExecOutput, ToolCallOutcome};
-use nomos_core::{ExecutionId, SessionId};
+use nomos_core::ports::chat::ToolCall;
+use nomos_core::record::{ExecOutput, ToolCallOutcome, ToolCallRecord};
+use nomos_core::{ExecutionId, SessionId, Timestamp};
 
 use crate::agent::Agent;
 
+/// The model's `run` call an execution answers, recorded with the execution's end in
+/// one commit (TURN-4), by the task that owns the execution.
+#[derive(Clone, Debug)]
+pub(crate) struct CallToRecord {
+    pub call: ToolCall,
+    pub started: Timestamp,
+}
+
+impl CallToRecord {
+    /// The call's record with its result, as of `now`.
+    pub(crate) fn record(
+        &self,
+        id: SessionId,
+        now: Timestamp,
+        outcome: ToolCallOutcome,
+        result: &str,
+    ) -> ToolCallRecord {
+        tool_call_record(id, &self.call, self.started, now, outcome, result)
+    }
+}
+
+/// TURN-4: one record per call, with its arguments, result, start and duration.
+pub(crate) fn tool_call_record(
+    id: SessionId,
+    call: &ToolCall,
+    started: Timestamp,
+    now: Timestamp,
+    outcome: ToolCallOutcome,
+    result: &str,
+) -> ToolCallRecord {
+    ToolCallRecord {
+        session_id: id,
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        arguments: call.arguments.clone(),
+        result: result.to_owned(),
+        outcome,
+        started_at: started,
+        duration_ms: now.since(started).as_millis().max(0) as u64,
+    }
+}
+
 impl Agent {
-    /// Runs an execution already committed as `running` and records its end. Returns the
-    /// tool result for the model.
+    /// Runs an execution already committed as `running` and records its end, together with
+    /// the tool call it answers when there is one. Returns the tool result for the model.
     pub(crate) async fn dispatch(
         &self,
         id: SessionId,
         execution_id: ExecutionId,
         host: String,
         command: String,
+        call: Option<CallToRecord>,
     ) -> (ToolCallOutcome, String) {
+        let call_after_panic = call.clone();
         let agent = self.clone();
         let limits = self.inner.config.exec_limits;
         let task = tokio::spawn(async move {
@@ -30,7 +75,12 @@ impl Agent {
             let result = result.map_err(|e| e.to_string());
             let recorded = agent
                 .mutate(id, |session, now| {
-                    session.handle_execution_finished(now, execution_id, result.clone())
+                    let finished =
+                        session.handle_execution_finished(now, execution_id, result.clone());
+                    if let Some(call) = &call {
+                        session.record_tool_call(call.record(id, now, outcome, &text));
+                    }
+                    finished
                 })
                 .await;
             match recorded {
@@ -51,7 +101,19 @@ impl Agent {
                 let error = format!("execution task ended abnormally: {join}");
                 let _ = self
                     .mutate(id, |session, now| {
-                        session.handle_execution_finished(now, execution_id, Err(error.clone()))
+                        let _ = session.handle_execution_finished(
+                            now,
+                            execution_id,
+                            Err(error.clone()),
+                        );
+                        if let Some(call) = &call_after_panic {
+                            session.record_tool_call(call.record(
+                                id,
+                                now,
+                                ToolCallOutcome::Error,
+                                &error,
+                            ));
+                        }
                     })
                     .await;
                 (ToolCallOutcome::Error, error)

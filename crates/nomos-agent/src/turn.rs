@@ -11,6 +11,7 @@ use tokio::task::JoinHandle;
 use crate::agent::Agent;
 use crate::bus::LiveEvent;
 use crate::error::AgentError;
+use crate::exec::{CallToRecord, tool_call_record};
 use crate::history::{INTERRUPTED_RESULT, build_history};
 use crate::locks::SessionGuard;
 use crate::tools::{ArgsError, Call, ExtraToolKind, builtin_specs, parse_call};
@@ -275,29 +276,45 @@ impl Agent {
                     started,
                 )
                 .await;
-                match res {
-                    Ok(text) => {
-                        if let Some(used) = used {
-                            self.mutate(id, |session, now| session.handle_knowledge_use(now, used))
-                                .await?;
-                        }
-                        (ToolCallOutcome::Ok, text)
-                    }
+                let (outcome, text) = match res {
+                    Ok(text) => (ToolCallOutcome::Ok, text),
                     Err(text) => (ToolCallOutcome::Error, text),
-                }
+                };
+                // The accounting of WRITEBACK-1 and the call's record, in one commit.
+                return self
+                    .mutate(id, |session, now| {
+                        if outcome == ToolCallOutcome::Ok
+                            && let Some(used) = used
+                        {
+                            session.handle_knowledge_use(now, used);
+                        }
+                        session.record_tool_call(tool_call_record(
+                            id, call, started, now, outcome, &text,
+                        ));
+                    })
+                    .await;
             }
             Ok(Call::Run { host, command }) => {
-                self.handle_run(id, &call.id, host, command, report).await?
+                return self
+                    .handle_run(id, call, started, host, command, report)
+                    .await;
             }
             Ok(core_call) => match core_input(core_call) {
                 Some(input) => {
-                    let call_id = call.id.clone();
-                    let reply = self
+                    // The decision and the call's record, in one commit.
+                    return self
                         .mutate(id, |session, now| {
-                            session.handle_tool(now, &call_id, input.clone())
+                            let reply = session.handle_tool(now, &call.id, input.clone());
+                            session.record_tool_call(tool_call_record(
+                                id,
+                                call,
+                                started,
+                                now,
+                                reply.outcome,
+                                &reply.text,
+                            ));
                         })
-                        .await?;
-                    (reply.outcome, reply.text)
+                        .await;
                 }
                 None => (
                     ToolCallOutcome::Error,
@@ -313,19 +330,30 @@ impl Agent {
             .await
     }
 
+    /// `run`: the gate's decision commits with the call's record, or (when the command is
+    /// dispatched) with `running`, and the execution's task records the end and the call.
     async fn handle_run(
         &self,
         id: SessionId,
-        call_id: &str,
+        call: &ToolCall,
+        started: Timestamp,
         host: String,
         command: String,
         report: &mut TurnReport,
-    ) -> Result<(ToolCallOutcome, String), AgentError> {
+    ) -> Result<(), AgentError> {
         let hosts = self.inner.executor.hosts();
         if !hosts.iter().any(|h| h.slug == host) {
             let known: Vec<String> = hosts.into_iter().map(|h| h.slug).collect();
             let error = nomos_core::ports::exec::ExecError::UnknownHost { host, known };
-            return Ok((ToolCallOutcome::Error, error.to_string()));
+            return self
+                .record_result(
+                    id,
+                    call,
+                    started,
+                    ToolCallOutcome::Error,
+                    &error.to_string(),
+                )
+                .await;
         }
         // EXEC-7: the string classified is the string that runs.
         let classification = (self.inner.config.classifier)(&command);
@@ -336,25 +364,39 @@ impl Agent {
         };
         let reply = self
             .mutate(id, |session, now| {
-                let reply = session.handle_tool(now, call_id, input.clone());
-                if let Some(Action::Dispatch { execution_id }) = reply.action {
+                let reply = session.handle_tool(now, &call.id, input.clone());
+                match reply.action {
                     // Persist `running` before the command starts (EXEC-6).
-                    let _ = session.handle_execution_started(now, execution_id);
+                    Some(Action::Dispatch { execution_id }) => {
+                        let _ = session.handle_execution_started(now, execution_id);
+                    }
+                    _ => session.record_tool_call(tool_call_record(
+                        id,
+                        call,
+                        started,
+                        now,
+                        reply.outcome,
+                        &reply.text,
+                    )),
                 }
                 reply
             })
             .await?;
         match reply.action {
             Some(Action::Dispatch { execution_id }) => {
-                let (outcome, text) = self.dispatch(id, execution_id, host, command).await;
-                Ok((outcome, text))
+                let to_record = CallToRecord {
+                    call: call.clone(),
+                    started,
+                };
+                self.dispatch(id, execution_id, host, command, Some(to_record))
+                    .await;
             }
             Some(Action::AwaitApproval { approval_id, .. }) => {
                 report.approvals_requested.push(approval_id);
-                Ok((reply.outcome, reply.text))
             }
-            None => Ok((reply.outcome, reply.text)),
+            None => {}
         }
+        Ok(())
     }
 
     async fn handle_extra(
@@ -422,19 +464,10 @@ impl Agent {
         outcome: ToolCallOutcome,
         result: &str,
     ) -> Result<(), AgentError> {
-        let duration_ms = self.now().since(started).as_millis().max(0) as u64;
-        let record = ToolCallRecord {
-            session_id: id,
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: call.arguments.clone(),
-            result: result.to_owned(),
-            outcome,
-            started_at: started,
-            duration_ms,
-        };
-        self.mutate(id, |session, _| session.record_tool_call(record.clone()))
-            .await
+        self.mutate(id, |session, now| {
+            session.record_tool_call(tool_call_record(id, call, started, now, outcome, result))
+        })
+        .await
     }
 }
 
