@@ -12,6 +12,7 @@ use nomos_core::{SessionId, Timestamp};
 use uuid::Uuid;
 
 use crate::bus::{EventBus, LiveEvent};
+use crate::cache::SessionCache;
 use crate::clock::{Clock, SystemClock};
 use crate::config::AgentConfig;
 use crate::error::AgentError;
@@ -36,6 +37,7 @@ pub(crate) struct Inner {
     pub bus: EventBus,
     pub extra: ExtraTools,
     pub locks: SessionLocks,
+    pub cache: SessionCache,
 }
 
 /// Builds an [`Agent`] from its ports.
@@ -86,6 +88,7 @@ impl AgentBuilder {
                 bus: EventBus::with_capacity(self.bus_capacity),
                 extra: self.extra,
                 locks: SessionLocks::default(),
+                cache: SessionCache::default(),
             }),
         }
     }
@@ -179,22 +182,33 @@ impl Agent {
         id: SessionId,
         mut decide: impl FnMut(&mut Session, Timestamp) -> T,
     ) -> Result<(T, Vec<EventRecord>), AgentError> {
+        let cache = &self.inner.cache;
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let snapshot = self.session(id).await?;
-            let mut session = Session::from_snapshot(snapshot, self.inner.config.session);
+            let mut session = match cache.get(id) {
+                Some(session) => session,
+                None => Session::from_snapshot(self.session(id).await?, self.inner.config.session),
+            };
             let value = decide(&mut session, self.now());
             let commit = session.take_commit();
             if commit.is_empty() {
                 return Ok((value, Vec::new()));
             }
             match self.inner.store.commit(commit).await {
-                Ok(receipt) => return Ok((value, receipt.events)),
+                Ok(receipt) => {
+                    session.committed(receipt.version);
+                    cache.put(session);
+                    return Ok((value, receipt.events));
+                }
                 Err(StoreError::Conflict { .. }) if attempt <= CONFLICT_RETRIES => {
+                    cache.forget(id);
                     tracing::debug!(session = %id, attempt, "version conflict; deciding again");
                 }
-                Err(error) => return Err(error.into()),
+                Err(error) => {
+                    cache.forget(id);
+                    return Err(error.into());
+                }
             }
         }
     }

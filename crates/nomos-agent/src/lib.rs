@@ -18,6 +18,7 @@
 
 mod agent;
 pub mod bus;
+mod cache;
 pub mod clock;
 pub mod config;
 mod continuation;
