@@ -205,11 +205,12 @@ impl Session {
             _ => Some(self.record.clone()),
         };
         let steps = changed(base.map(|b| b.steps.as_slice()), &self.steps, |s| s.id);
+        let current_ids: std::collections::HashSet<_> = self.steps.iter().map(|s| s.id).collect();
         let removed_steps = base
             .map(|b| {
                 b.steps
                     .iter()
-                    .filter(|old| !self.steps.iter().any(|s| s.id == old.id))
+                    .filter(|old| !current_ids.contains(&old.id))
                     .map(|s| s.id)
                     .collect()
             })
@@ -278,17 +279,19 @@ impl Session {
     }
 }
 
-fn changed<T: Clone + PartialEq, K: PartialEq>(
+/// The rows of `current` that are new or differ from their row in `base` (by key).
+fn changed<T: Clone + PartialEq, K: Eq + std::hash::Hash>(
     base: Option<&[T]>,
     current: &[T],
     key: impl Fn(&T) -> K,
 ) -> Vec<T> {
+    let Some(base) = base else {
+        return current.to_vec();
+    };
+    let before: std::collections::HashMap<K, &T> = base.iter().map(|row| (key(row), row)).collect();
     current
         .iter()
-        .filter(|item| match base {
-            None => true,
-            Some(base) => !base.iter().any(|old| key(old) == key(item) && old == *item),
-        })
+        .filter(|row| before.get(&key(row)).is_none_or(|old| *old != *row))
         .cloned()
         .collect()
 }
