@@ -2,7 +2,7 @@
 
 use nomos_core::event::EventRecord;
 use nomos_core::ports::store::{
-    ExecutionFilter, GoalFilter, SessionFilter, SessionSnapshot, StoreError,
+    ExecutionFilter, GoalFilter, ListOrder, SessionFilter, SessionSnapshot, StoreError,
 };
 use nomos_core::record::{Approval, Execution, Message, SessionRecord, ToolCallRecord};
 use nomos_core::{ApprovalId, ExecutionId, SessionId};
@@ -16,6 +16,29 @@ use crate::open::PgStore;
 fn statuses(names: Vec<&'static str>) -> Option<Vec<&'static str>> {
     if names.is_empty() { None } else { Some(names) }
 }
+
+/// The execution list's filters; `$6, $7` is the `(created_at, id)` cursor.
+macro_rules! list_executions_sql {
+    ($order:literal) => {
+        concat!(
+            "SELECT * FROM executions
+             WHERE ($1::text[] IS NULL OR status = ANY($1))
+               AND ($2::uuid IS NULL OR session_id = $2)
+               AND ($3::timestamptz IS NULL OR started_at < $3)
+               AND ($4::timestamptz IS NULL OR created_at < $4)
+               AND ($6::timestamptz IS NULL OR (created_at, id) < ($6, $7::uuid))
+             ORDER BY ",
+            $order,
+            " LIMIT $5"
+        )
+    };
+}
+
+/// Executions oldest first.
+const LIST_EXECUTIONS_OLDEST_FIRST: &str = list_executions_sql!("created_at, id");
+
+/// Executions newest first.
+const LIST_EXECUTIONS_NEWEST_FIRST: &str = list_executions_sql!("created_at DESC, id DESC");
 
 impl PgStore {
     pub(crate) async fn read_session(
@@ -170,27 +193,26 @@ impl PgStore {
         &self,
         filter: &ExecutionFilter,
     ) -> Result<Vec<Execution>, StoreError> {
-        sqlx::query(
-            "SELECT * FROM executions
-             WHERE ($1::text[] IS NULL OR status = ANY($1))
-               AND ($2::uuid IS NULL OR session_id = $2)
-               AND ($3::timestamptz IS NULL OR started_at < $3)
-               AND ($4::timestamptz IS NULL OR created_at < $4)
-             ORDER BY created_at, id LIMIT $5",
-        )
-        .bind(statuses(
-            filter.statuses.iter().map(|s| s.as_str()).collect(),
-        ))
-        .bind(filter.session.map(|s| s.as_uuid()))
-        .bind(opt_dt(filter.started_before))
-        .bind(opt_dt(filter.created_before))
-        .bind(filter.limit.map(i64::from))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|e| db_error(e, "listing executions"))?
-        .iter()
-        .map(record::execution)
-        .collect()
+        let sql = match filter.order {
+            ListOrder::OldestFirst => LIST_EXECUTIONS_OLDEST_FIRST,
+            ListOrder::NewestFirst => LIST_EXECUTIONS_NEWEST_FIRST,
+        };
+        sqlx::query(sql)
+            .bind(statuses(
+                filter.statuses.iter().map(|s| s.as_str()).collect(),
+            ))
+            .bind(filter.session.map(|s| s.as_uuid()))
+            .bind(opt_dt(filter.started_before))
+            .bind(opt_dt(filter.created_before))
+            .bind(filter.limit.map(i64::from))
+            .bind(opt_dt(filter.before.map(|c| c.created_at)))
+            .bind(filter.before.map(|c| c.id.as_uuid()))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| db_error(e, "listing executions"))?
+            .iter()
+            .map(record::execution)
+            .collect()
     }
 
     pub(crate) async fn select_approval(

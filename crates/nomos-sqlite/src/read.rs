@@ -2,7 +2,7 @@
 
 use nomos_core::event::EventRecord;
 use nomos_core::ports::store::{
-    ExecutionFilter, GoalFilter, SessionFilter, SessionSnapshot, StoreError,
+    ExecutionFilter, GoalFilter, ListOrder, SessionFilter, SessionSnapshot, StoreError,
 };
 use nomos_core::record::{Approval, Execution, Message, SessionRecord, ToolCallRecord};
 use nomos_core::{ApprovalId, ExecutionId, SessionId};
@@ -24,6 +24,30 @@ fn statuses<T: serde::Serialize>(statuses: &[T]) -> Result<Option<String>, Store
     }
     to_json(&statuses, "status filter").map(Some)
 }
+
+/// The execution list's filters; `?6, ?7` is the `(created_at, id)` cursor. Ids are
+/// lowercase hyphenated UUIDs, whose text order is their byte order.
+macro_rules! list_executions_sql {
+    ($order:literal) => {
+        concat!(
+            "SELECT * FROM executions
+             WHERE (?1 IS NULL OR status IN (SELECT value FROM json_each(?1)))
+               AND (?2 IS NULL OR session_id = ?2)
+               AND (?3 IS NULL OR started_at < ?3)
+               AND (?4 IS NULL OR created_at < ?4)
+               AND (?6 IS NULL OR (created_at, id) < (?6, ?7))
+             ORDER BY ",
+            $order,
+            " LIMIT ?5"
+        )
+    };
+}
+
+/// Executions oldest first.
+const LIST_EXECUTIONS_OLDEST_FIRST: &str = list_executions_sql!("created_at, id");
+
+/// Executions newest first.
+const LIST_EXECUTIONS_NEWEST_FIRST: &str = list_executions_sql!("created_at DESC, id DESC");
 
 impl SqliteStore {
     pub(crate) async fn read_session(
@@ -174,25 +198,24 @@ impl SqliteStore {
         filter: &ExecutionFilter,
     ) -> Result<Vec<Execution>, StoreError> {
         let status_names: Vec<&str> = filter.statuses.iter().map(|s| s.as_str()).collect();
-        sqlx::query(
-            "SELECT * FROM executions
-             WHERE (?1 IS NULL OR status IN (SELECT value FROM json_each(?1)))
-               AND (?2 IS NULL OR session_id = ?2)
-               AND (?3 IS NULL OR started_at < ?3)
-               AND (?4 IS NULL OR created_at < ?4)
-             ORDER BY created_at, id LIMIT ?5",
-        )
-        .bind(statuses(&status_names)?)
-        .bind(filter.session.map(|s| s.to_string()))
-        .bind(ms(filter.started_before))
-        .bind(ms(filter.created_before))
-        .bind(limit(filter.limit))
-        .fetch_all(&self.read)
-        .await
-        .map_err(|e| db_error(e, "listing executions"))?
-        .iter()
-        .map(record::execution)
-        .collect()
+        let sql = match filter.order {
+            ListOrder::OldestFirst => LIST_EXECUTIONS_OLDEST_FIRST,
+            ListOrder::NewestFirst => LIST_EXECUTIONS_NEWEST_FIRST,
+        };
+        sqlx::query(sql)
+            .bind(statuses(&status_names)?)
+            .bind(filter.session.map(|s| s.to_string()))
+            .bind(ms(filter.started_before))
+            .bind(ms(filter.created_before))
+            .bind(limit(filter.limit))
+            .bind(ms(filter.before.map(|c| c.created_at)))
+            .bind(filter.before.map(|c| c.id.to_string()))
+            .fetch_all(&self.read)
+            .await
+            .map_err(|e| db_error(e, "listing executions"))?
+            .iter()
+            .map(record::execution)
+            .collect()
     }
 
     pub(crate) async fn select_approval(

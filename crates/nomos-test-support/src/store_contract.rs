@@ -17,12 +17,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod events;
+mod execution_pages;
 pub mod fixtures;
 mod knowledge;
 mod queries;
 mod sessions;
 
 pub use events::*;
+pub use execution_pages::*;
 pub use knowledge::*;
 pub use queries::*;
 pub use sessions::*;
@@ -60,6 +62,9 @@ macro_rules! store_contract_tests {
             sessions_are_listed_by_status_idle_time_and_goal,
             sessions_page_by_id,
             executions_are_listed_for_the_stale_execution_sweeps,
+            executions_are_listed_newest_first_with_ties_broken_by_id,
+            executions_page_newest_first_without_skips_or_repeats,
+            execution_filters_combine_with_order_and_cursor,
             pending_approvals_are_listed_by_request_time,
             entities_upsert_by_slug_and_list_by_kind,
             attribute_patches_merge_and_null_removes,
@@ -96,6 +101,9 @@ macro_rules! store_contract_tests {
             sessions_are_listed_by_status_idle_time_and_goal,
             sessions_page_by_id,
             executions_are_listed_for_the_stale_execution_sweeps,
+            executions_are_listed_newest_first_with_ties_broken_by_id,
+            executions_page_newest_first_without_skips_or_repeats,
+            execution_filters_combine_with_order_and_cursor,
             pending_approvals_are_listed_by_request_time,
             entities_upsert_by_slug_and_list_by_kind,
             attribute_patches_merge_and_null_removes,

@@ -104,7 +104,40 @@ pub struct SessionFilter {
     pub limit: Option<u32>,
 }
 
-/// Which executions to list, ordered by `created_at` then id.
+/// The order of a list keyed by `(created_at, id)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ListOrder {
+    /// Ascending `(created_at, id)`: oldest first.
+    #[default]
+    OldestFirst,
+    /// Descending `(created_at, id)`: newest first.
+    NewestFirst,
+}
+
+/// A position in the `(created_at, id)` order of executions: the last execution of a
+/// page, from which the next newest-first page continues.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExecutionCursor {
+    /// The execution's creation time.
+    pub created_at: Timestamp,
+    /// The execution's id: it orders executions created in the same millisecond.
+    pub id: ExecutionId,
+}
+
+impl ExecutionCursor {
+    /// The position of an execution.
+    pub fn of(execution: &Execution) -> Self {
+        Self {
+            created_at: execution.created_at,
+            id: execution.id,
+        }
+    }
+}
+
+/// Which executions to list, ordered by `created_at` then id, ascending or descending.
+///
+/// Keyset pagination newest first: list with `order: NewestFirst` and a `limit`, then
+/// pass the last execution of each page as `before` to read the next one.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct ExecutionFilter {
     /// Only these statuses (empty: all).
@@ -115,6 +148,13 @@ pub struct ExecutionFilter {
     pub started_before: Option<Timestamp>,
     /// Only those created strictly before this time (EXEC-3 start-up clean-up).
     pub created_before: Option<Timestamp>,
+    /// Only those strictly before this position in `(created_at, id)` order, whatever
+    /// the `order`: with `NewestFirst` it is the cursor of the next page; with
+    /// `OldestFirst` it bounds the list from above (the oldest ones before it).
+    pub before: Option<ExecutionCursor>,
+    /// Oldest first (the default) or newest first; `limit` keeps the first ones in
+    /// this order.
+    pub order: ListOrder,
     /// At most this many.
     pub limit: Option<u32>,
 }
