@@ -4,9 +4,8 @@ use axum::Extension;
 use axum::Router;
 use axum::extract::State;
 use axum::routing::{get, post};
-use nomos_core::ports::store::{ExecutionFilter, Store};
-use nomos_core::record::Execution;
-use nomos_core::{ApprovalId, ExecutionId, ExecutionStatus, SessionId, Span, Timestamp};
+use nomos_core::ports::store::{ExecutionCursor, ExecutionFilter, ListOrder, Store};
+use nomos_core::{ApprovalId, ExecutionId, ExecutionStatus, SessionId, Timestamp};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
@@ -59,21 +58,12 @@ pub const EXECUTIONS_DEFAULT_LIMIT: u32 = 100;
 /// The largest page `GET /api/executions` returns.
 pub const EXECUTIONS_MAX_LIMIT: u32 = 1000;
 
-/// Where a page of executions ends: before this request time, and for an execution id
-/// cursor, before that execution among those requested in the same millisecond.
+/// Where a page of executions ends: before an execution (its position in
+/// `(created_at, id)` order), or before a request time.
 #[derive(Clone, Copy, Debug)]
-struct Cursor {
-    created_at: Timestamp,
-    id: Option<ExecutionId>,
-}
-
-impl Cursor {
-    fn admits(&self, execution: &Execution) -> bool {
-        match self.id {
-            Some(id) => (execution.created_at, execution.id) < (self.created_at, id),
-            None => execution.created_at < self.created_at,
-        }
-    }
+enum Cursor {
+    Execution(ExecutionCursor),
+    Time(Timestamp),
 }
 
 /// Query of `GET /api/approvals`.
@@ -114,39 +104,26 @@ pub async fn executions(
         None => None,
         Some(text) => Some(cursor(store.as_ref(), text).await?),
     };
-    let order = query.order.unwrap_or_default();
-    // The store lists oldest first only. An ascending page without an id cursor is one
-    // bounded query; a newest-first page (or an id cursor) reads the matching rows up to
-    // the cursor and keeps the end of them.
-    let bounded = order == Order::Asc && cursor.is_none_or(|c| c.id.is_none());
     let filter = ExecutionFilter {
         statuses,
         session: query.session_id.map(SessionId),
-        created_before: cursor.map(|c| match c.id {
-            // Millisecond times: the cursor's own millisecond is sorted out by id below.
-            Some(_) => c.created_at + Span::from_millis(1),
-            None => c.created_at,
-        }),
-        limit: if bounded { Some(limit) } else { None },
+        created_before: match cursor {
+            Some(Cursor::Time(time)) => Some(time),
+            _ => None,
+        },
+        before: match cursor {
+            Some(Cursor::Execution(position)) => Some(position),
+            _ => None,
+        },
+        order: match query.order.unwrap_or_default() {
+            Order::Asc => ListOrder::OldestFirst,
+            Order::Desc => ListOrder::NewestFirst,
+        },
+        limit: Some(limit),
         ..ExecutionFilter::default()
     };
-    let mut executions = store.list_executions(&filter).await?;
-    if let Some(cursor) = cursor {
-        executions.retain(|execution| cursor.admits(execution));
-    }
-    let page: Vec<ExecutionDto> = match order {
-        Order::Asc => executions
-            .iter()
-            .take(limit as usize)
-            .map(ExecutionDto::from)
-            .collect(),
-        Order::Desc => executions
-            .iter()
-            .rev()
-            .take(limit as usize)
-            .map(ExecutionDto::from)
-            .collect(),
-    };
+    let executions = store.list_executions(&filter).await?;
+    let page: Vec<ExecutionDto> = executions.iter().map(ExecutionDto::from).collect();
     Ok(AppJson(page))
 }
 
@@ -157,16 +134,10 @@ async fn cursor(store: &dyn Store, text: &str) -> Result<Cursor, ApiError> {
                 "before: no execution has the id {id}"
             )));
         };
-        return Ok(Cursor {
-            created_at: execution.created_at,
-            id: Some(execution.id),
-        });
+        return Ok(Cursor::Execution(ExecutionCursor::of(&execution)));
     }
     match serde_json::from_value::<Timestamp>(serde_json::Value::String(text.to_owned())) {
-        Ok(created_at) => Ok(Cursor {
-            created_at,
-            id: None,
-        }),
+        Ok(created_at) => Ok(Cursor::Time(created_at)),
         Err(_) => Err(ApiError::BadQuery(format!(
             "before: expected an execution id or an RFC 3339 time such as \
              2026-11-30T09:00:00Z, got {text:?}"
