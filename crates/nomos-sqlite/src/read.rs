@@ -27,15 +27,20 @@ fn statuses<T: serde::Serialize>(statuses: &[T]) -> Result<Option<String>, Store
 
 /// The execution list's filters; `?6, ?7` is the `(created_at, id)` cursor. Ids are
 /// lowercase hyphenated UUIDs, whose text order is their byte order.
+///
+/// Without a cursor the bound is a no-op; with one it is a plain row-value comparison,
+/// so the `(created_at, id)` index seeks to the cursor instead of scanning up to it.
 macro_rules! list_executions_sql {
-    ($order:literal) => {
+    ($cursor:literal, $order:literal) => {
         concat!(
             "SELECT * FROM executions
              WHERE (?1 IS NULL OR status IN (SELECT value FROM json_each(?1)))
                AND (?2 IS NULL OR session_id = ?2)
                AND (?3 IS NULL OR started_at < ?3)
                AND (?4 IS NULL OR created_at < ?4)
-               AND (?6 IS NULL OR (created_at, id) < (?6, ?7))
+               AND ",
+            $cursor,
+            "
              ORDER BY ",
             $order,
             " LIMIT ?5"
@@ -44,10 +49,24 @@ macro_rules! list_executions_sql {
 }
 
 /// Executions oldest first.
-const LIST_EXECUTIONS_OLDEST_FIRST: &str = list_executions_sql!("created_at, id");
+const LIST_EXECUTIONS_OLDEST_FIRST: &str = list_executions_sql!(
+    "(?6 IS NULL OR (created_at, id) < (?6, ?7))",
+    "created_at, id"
+);
+
+/// Executions oldest first, before a cursor.
+const LIST_EXECUTIONS_OLDEST_FIRST_BEFORE: &str =
+    list_executions_sql!("(created_at, id) < (?6, ?7)", "created_at, id");
 
 /// Executions newest first.
-const LIST_EXECUTIONS_NEWEST_FIRST: &str = list_executions_sql!("created_at DESC, id DESC");
+const LIST_EXECUTIONS_NEWEST_FIRST: &str = list_executions_sql!(
+    "(?6 IS NULL OR (created_at, id) < (?6, ?7))",
+    "created_at DESC, id DESC"
+);
+
+/// Executions newest first, before a cursor: the next page.
+const LIST_EXECUTIONS_NEWEST_FIRST_BEFORE: &str =
+    list_executions_sql!("(created_at, id) < (?6, ?7)", "created_at DESC, id DESC");
 
 impl SqliteStore {
     pub(crate) async fn read_session(
@@ -198,9 +217,11 @@ impl SqliteStore {
         filter: &ExecutionFilter,
     ) -> Result<Vec<Execution>, StoreError> {
         let status_names: Vec<&str> = filter.statuses.iter().map(|s| s.as_str()).collect();
-        let sql = match filter.order {
-            ListOrder::OldestFirst => LIST_EXECUTIONS_OLDEST_FIRST,
-            ListOrder::NewestFirst => LIST_EXECUTIONS_NEWEST_FIRST,
+        let sql = match (filter.order, filter.before.is_some()) {
+            (ListOrder::OldestFirst, false) => LIST_EXECUTIONS_OLDEST_FIRST,
+            (ListOrder::OldestFirst, true) => LIST_EXECUTIONS_OLDEST_FIRST_BEFORE,
+            (ListOrder::NewestFirst, false) => LIST_EXECUTIONS_NEWEST_FIRST,
+            (ListOrder::NewestFirst, true) => LIST_EXECUTIONS_NEWEST_FIRST_BEFORE,
         };
         sqlx::query(sql)
             .bind(statuses(&status_names)?)
