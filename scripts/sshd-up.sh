@@ -23,6 +23,8 @@ nomos_sshd_up() {
     ssh-keygen -q -t ed25519 -N '' -C nomos-test-host -f "$dir/host_ed25519" || return 1
     ssh-keygen -q -t ed25519 -N '' -C nomos-test-client -f "$dir/client_ed25519" || return 1
     cp "$dir/client_ed25519.pub" "$dir/authorized_keys"
+    # A home of its own, so sessions do not run this machine's login files (~/.bashrc).
+    mkdir -p "$dir/home"
     cat >"$dir/sshd_config" <<CFG
 Port $port
 ListenAddress 127.0.0.1
@@ -37,6 +39,7 @@ UsePAM no
 StrictModes no
 LogLevel VERBOSE
 AcceptEnv LANG LC_*
+SetEnv HOME=$dir/home
 CFG
     mkdir -p /run/sshd && chmod 0755 /run/sshd
     "$sshd" -t -f "$dir/sshd_config" || { echo "sshd-up: config test failed" >&2; return 1; }

@@ -154,6 +154,11 @@ impl Sshd {
             &dir.join("client_ed25519.pub"),
             &dir.join("authorized_keys"),
         );
+        // Sessions get a home of their own, so the shell sshd starts does not run this
+        // machine's login files (`~/.bashrc`): they are not what the tests are about, and
+        // they can be slow or wait on locks a killed session left behind.
+        std::fs::create_dir_all(dir.join("home"))
+            .unwrap_or_else(|e| panic!("sshd: could not create the session home: {e}"));
         let config = format!(
             "Port {port}\n\
              ListenAddress {address}\n\
@@ -168,6 +173,7 @@ impl Sshd {
              StrictModes no\n\
              LogLevel VERBOSE\n\
              AcceptEnv LANG LC_*\n\
+             SetEnv HOME={dir}/home\n\
              {extra}\n",
             dir = dir.display()
         );
