@@ -241,32 +241,40 @@ async fn append_events(
         .collect())
 }
 
+/// The session columns in table order after `id`: `$2` to `$12` of both statements below.
+fn bind_session<'q>(query: PgQuery<'q>, s: &'q SessionRecord) -> Result<PgQuery<'q>, StoreError> {
+    let assent = s
+        .assent
+        .as_ref()
+        .map(|a| to_json(a, "assent window"))
+        .transpose()?;
+    Ok(query
+        .bind(s.id.as_uuid())
+        .bind(s.status.as_str())
+        .bind(&s.goal)
+        .bind(&s.summary)
+        .bind(s.board_outcome.map(|o| o.as_str()))
+        .bind(i64::from(s.plan_generation))
+        .bind(assent)
+        .bind(s.knowledge.as_str())
+        .bind(opt_dt(s.nudged_at))
+        .bind(from_u64(s.n_messages, "message count")?)
+        .bind(dt(s.created_at))
+        .bind(dt(s.last_activity_at)))
+}
+
+type PgQuery<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
+
 async fn insert_session(conn: &mut PgConnection, s: &SessionRecord) -> Result<(), StoreError> {
-    sqlx::query(
+    let query = sqlx::query(
         "INSERT INTO sessions (id, status, goal, summary, board_outcome, plan_generation, assent,
            knowledge, nudged_at, n_messages, created_at, last_activity_at, version)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 1)",
-    )
-    .bind(s.id.as_uuid())
-    .bind(s.status.as_str())
-    .bind(&s.goal)
-    .bind(&s.summary)
-    .bind(s.board_outcome.map(|o| o.as_str()))
-    .bind(i64::from(s.plan_generation))
-    .bind(
-        s.assent
-            .as_ref()
-            .map(|a| to_json(a, "assent window"))
-            .transpose()?,
-    )
-    .bind(s.knowledge.as_str())
-    .bind(opt_dt(s.nudged_at))
-    .bind(from_u64(s.n_messages, "message count")?)
-    .bind(dt(s.created_at))
-    .bind(dt(s.last_activity_at))
-    .execute(&mut *conn)
-    .await
-    .map_err(|e| db_error(e, &format!("session {}", s.id)))?;
+    );
+    bind_session(query, s)?
+        .execute(&mut *conn)
+        .await
+        .map_err(|e| db_error(e, &format!("session {}", s.id)))?;
     Ok(())
 }
 
@@ -283,33 +291,17 @@ async fn bump_version(
     let sid = session_id.as_uuid();
     let updated = match record {
         Some(s) => {
-            sqlx::query(
-                "UPDATE sessions SET status = $1, goal = $2, summary = $3, board_outcome = $4,
-               plan_generation = $5, assent = $6, knowledge = $7, nudged_at = $8,
-               n_messages = $9, created_at = $10, last_activity_at = $11, version = $12
-             WHERE id = $13 AND version = $14",
-            )
-            .bind(s.status.as_str())
-            .bind(&s.goal)
-            .bind(&s.summary)
-            .bind(s.board_outcome.map(|o| o.as_str()))
-            .bind(i64::from(s.plan_generation))
-            .bind(
-                s.assent
-                    .as_ref()
-                    .map(|a| to_json(a, "assent window"))
-                    .transpose()?,
-            )
-            .bind(s.knowledge.as_str())
-            .bind(opt_dt(s.nudged_at))
-            .bind(from_u64(s.n_messages, "message count")?)
-            .bind(dt(s.created_at))
-            .bind(dt(s.last_activity_at))
-            .bind(next)
-            .bind(sid)
-            .bind(expected)
-            .execute(&mut *conn)
-            .await
+            let query = sqlx::query(
+                "UPDATE sessions SET status = $2, goal = $3, summary = $4, board_outcome = $5,
+               plan_generation = $6, assent = $7, knowledge = $8, nudged_at = $9,
+               n_messages = $10, created_at = $11, last_activity_at = $12, version = $13
+             WHERE id = $1 AND version = $14",
+            );
+            bind_session(query, s)?
+                .bind(next)
+                .bind(expected)
+                .execute(&mut *conn)
+                .await
         }
         None => {
             sqlx::query("UPDATE sessions SET version = $1 WHERE id = $2 AND version = $3")
