@@ -49,50 +49,18 @@ async fn the_binary_starts_without_configuration_and_chats_with_the_demo_model()
         .unwrap();
     assert_eq!(unauthorized.status(), 401);
 
-    let info: Value = http
-        .get(format!("{base}/api/info"))
-        .bearer_auth(printed)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let info: Value = get_json(&http, format!("{base}/api/info"), printed).await;
     assert_eq!(info["demo"], true);
     assert!(info["notice"].as_str().unwrap().contains("Demo mode"));
 
-    let session: Value = http
-        .post(format!("{base}/api/sessions"))
-        .bearer_auth(printed)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = session["id"].as_str().unwrap();
-    let accepted = http
-        .post(format!("{base}/api/sessions/{id}/messages"))
-        .bearer_auth(printed)
-        .json(&json!({"text": "how is the host doing?"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(accepted.status(), 202);
+    let id = start_chat(&http, base, printed, "how is the host doing?").await;
+    let id = id.as_str();
 
     // The demo sets a goal, runs `uptime` and `df -h` on `local` and completes the task.
     let started = Instant::now();
     let mut status = String::new();
     while started.elapsed() < Duration::from_secs(30) {
-        let session: Value = http
-            .get(format!("{base}/api/sessions/{id}"))
-            .bearer_auth(printed)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let session: Value = get_json(&http, format!("{base}/api/sessions/{id}"), printed).await;
         status = session["status"].as_str().unwrap().to_owned();
         if status == "done" {
             break;
@@ -100,15 +68,12 @@ async fn the_binary_starts_without_configuration_and_chats_with_the_demo_model()
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(status, "done");
-    let transcript: Value = http
-        .get(format!("{base}/api/sessions/{id}/transcript"))
-        .bearer_auth(printed)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let transcript: Value = get_json(
+        &http,
+        format!("{base}/api/sessions/{id}/transcript"),
+        printed,
+    )
+    .await;
     let texts: Vec<&str> = transcript
         .as_array()
         .unwrap()
@@ -211,36 +176,13 @@ async fn a_model_script_answers_instead_of_the_demo() {
     assert_eq!(info["demo"], false);
     assert!(info["notice"].is_null(), "{info}");
 
-    let session: Value = http
-        .post(format!("{base}/api/sessions"))
-        .bearer_auth(token)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = session["id"].as_str().unwrap();
-    let accepted = http
-        .post(format!("{base}/api/sessions/{id}/messages"))
-        .bearer_auth(token)
-        .json(&json!({"text": "hello?"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(accepted.status(), 202);
+    let id = start_chat(&http, base, token, "hello?").await;
+    let id = id.as_str();
     let started = Instant::now();
     let mut texts = Vec::new();
     while started.elapsed() < Duration::from_secs(30) {
-        let transcript: Value = http
-            .get(format!("{base}/api/sessions/{id}/transcript"))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let transcript: Value =
+            get_json(&http, format!("{base}/api/sessions/{id}/transcript"), token).await;
         texts = transcript
             .as_array()
             .unwrap()
@@ -292,4 +234,40 @@ fn a_bad_model_script_stops_start_up_naming_the_file_and_the_reason() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("missing.yaml"), "{stderr}");
     assert!(stderr.contains("No such file"), "{stderr}");
+}
+
+/// GETs a JSON document with a bearer token.
+async fn get_json(http: &reqwest::Client, url: String, token: &str) -> Value {
+    http.get(url)
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+/// Creates a session, posts `text` to it (202: the turn runs in the background) and
+/// returns the session's id.
+async fn start_chat(http: &reqwest::Client, base: &str, token: &str, text: &str) -> String {
+    let session: Value = http
+        .post(format!("{base}/api/sessions"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = session["id"].as_str().unwrap().to_owned();
+    let accepted = http
+        .post(format!("{base}/api/sessions/{id}/messages"))
+        .bearer_auth(token)
+        .json(&json!({ "text": text }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(accepted.status(), 202);
+    id
 }
