@@ -19,8 +19,6 @@
 
 pub mod activity;
 pub mod assent;
-pub mod classification;
-pub mod classify;
 pub mod event;
 pub mod id;
 pub mod ports;
@@ -30,6 +28,11 @@ pub mod session;
 pub mod status;
 pub mod sweep;
 pub mod time;
+
+/// The command classifier (CLASSIFY), re-exported from `nomos-classify` so its paths
+/// stay `nomos_core::classify::...` and `nomos_core::classification::...`.
+pub use nomos_classify as classify;
+pub use nomos_classify::classification;
 
 pub use classification::Classification;
 pub use id::{ApprovalId, ExecutionId, MessageId, SessionId, StepId};

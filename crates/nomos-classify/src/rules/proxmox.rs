@@ -6,7 +6,7 @@
 use super::super::opts::{Opts, Spec};
 use super::super::walk::{Arg, Cx, Subject};
 use super::Verbs;
-use crate::status::CommandClass;
+use crate::class::CommandClass;
 
 const PCT: Verbs = Verbs {
     read_only: &[

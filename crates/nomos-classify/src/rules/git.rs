@@ -3,7 +3,7 @@
 
 use super::super::opts::{Opts, Spec};
 use super::super::walk::{Arg, Cx, Subject};
-use crate::status::CommandClass;
+use crate::class::CommandClass;
 
 const READERS: &[&str] = &[
     "status",

@@ -8,7 +8,7 @@
 use super::super::opts::{Opt, Opts, Spec};
 use super::super::walk::{Arg, Cx, Stdin};
 use super::paths;
-use crate::status::CommandClass;
+use crate::class::CommandClass;
 
 /// Handles SQL clients and tools; `false` for other programs.
 pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {

@@ -24,8 +24,8 @@ use serde::Deserialize;
 
 use super::rules::env::{INTERPRETERS, SHELLS, WRAPPERS};
 use super::walk::{Arg, Walker};
+use crate::class::CommandClass;
 use crate::classification::Classification;
-use crate::status::CommandClass;
 
 /// An operator policy: rules applied on top of the built-in classifier.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -5,10 +5,10 @@ use proptest::prelude::*;
 
 use super::corpus::parse_corpus;
 use super::{Policy, PolicyErrorKind, Script, classify};
-use crate::status::CommandClass::{self, ConfigMutation, Destructive, ReadOnly};
+use crate::class::CommandClass::{self, ConfigMutation, Destructive, ReadOnly};
 
-const CORPUS: &str = include_str!("../../../../fixtures/classify/corpus.tsv");
-const EXAMPLE_POLICY: &str = include_str!("../../../../fixtures/classify/policy.example.toml");
+const CORPUS: &str = include_str!("../../../fixtures/classify/corpus.tsv");
+const EXAMPLE_POLICY: &str = include_str!("../../../fixtures/classify/policy.example.toml");
 
 #[track_caller]
 fn check(command: &str, expected: CommandClass) {

@@ -1,7 +1,7 @@
 //! What a path names, for writes: a harmless sink, a block device, a system root, a file.
 
 use super::super::walk::Arg;
-use crate::status::CommandClass;
+use crate::class::CommandClass;
 
 /// The class of writing to `target` (a redirection, `tee`, `dd of=`, a copy destination).
 pub(crate) fn write_target(target: Arg<'_>) -> (CommandClass, &'static str) {

@@ -3,7 +3,7 @@
 
 use super::super::opts::{Opts, Spec};
 use super::super::walk::{Arg, Cx, Stdin, Subject};
-use crate::status::CommandClass;
+use crate::class::CommandClass;
 
 /// Shells whose scripts the classifier reads.
 pub(crate) const SHELLS: &[&str] = &[

@@ -4,7 +4,7 @@
 use super::super::opts::{Opt, Opts, Spec};
 use super::super::walk::{Arg, Cx, Subject};
 use super::paths;
-use crate::status::CommandClass;
+use crate::class::CommandClass;
 
 /// Handles network programs; `false` when `args[0]` is none of them.
 pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {

@@ -4,7 +4,7 @@
 use super::super::opts::{Opts, Spec};
 use super::super::walk::{Arg, Cx};
 use super::{Verbs, by_verb};
-use crate::status::CommandClass;
+use crate::class::CommandClass;
 
 const ZFS: Verbs = Verbs {
     read_only: &[

@@ -1,5 +1,9 @@
-//! The command classifier (CLASSIFY-1..5): reads a command as a shell would and says whether
+//! The command classifier (CLASSIFY-1..7): reads a command as a shell would and says whether
 //! it only reads, changes configuration or state, or destroys something, and why.
+//!
+//! This crate owns [`CommandClass`] and [`Classification`]; `nomos-core` re-exports it as
+//! `nomos_core::classify` (and `nomos_core::classification`), so the gate and every caller
+//! ask one owner. It is pure: no I/O, no clock, no randomness.
 //!
 //! # How it works
 //!
@@ -46,6 +50,8 @@
 //! nesting, and yields exactly the tree the classifier walks.
 
 pub mod ast;
+pub mod class;
+pub mod classification;
 pub mod corpus;
 mod opts;
 pub mod parser;
@@ -55,10 +61,10 @@ mod walk;
 mod word;
 
 pub use ast::Script;
+pub use class::{CommandClass, UnknownVariant};
+pub use classification::Classification;
 pub use parser::{ParseError, ParseErrorKind};
 pub use policy::{Policy, PolicyError, PolicyErrorKind, PolicyRule};
-
-use crate::classification::Classification;
 
 /// Classifies a command with the built-in rules only. Pure, total and deterministic.
 pub fn classify(command: &str) -> Classification {

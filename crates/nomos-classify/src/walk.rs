@@ -15,8 +15,8 @@ use super::ast::{
 use super::parser::ParseError;
 use super::policy::{Policy, PolicyMatch};
 use super::rules;
+use crate::class::CommandClass;
 use crate::classification::Classification;
-use crate::status::CommandClass;
 
 /// How deeply wrappers and re-read strings may nest before the walker gives up.
 const MAX_NESTING: usize = 24;

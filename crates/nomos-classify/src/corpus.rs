@@ -4,7 +4,7 @@
 //! `read_only`, `config_mutation` or `destructive`. A malformed line is an error that
 //! names its line number.
 
-use crate::status::CommandClass;
+use crate::class::CommandClass;
 
 /// One labelled command.
 #[derive(Clone, Debug, PartialEq, Eq)]

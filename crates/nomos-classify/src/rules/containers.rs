@@ -7,7 +7,7 @@
 use super::super::opts::{Opt, Opts, Spec};
 use super::super::walk::{Arg, Cx, Subject};
 use super::Verbs;
-use crate::status::CommandClass;
+use crate::class::CommandClass;
 
 const DOCKER: Verbs = Verbs {
     read_only: &[

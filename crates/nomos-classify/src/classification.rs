@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::status::CommandClass;
+use crate::class::CommandClass;
 
 /// A command's class and the reason for it (CLASSIFY-1).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -18,7 +18,7 @@ pub(crate) mod text;
 
 use super::opts::{Opts, Spec};
 use super::walk::{Arg, Cx, Subject};
-use crate::status::CommandClass;
+use crate::class::CommandClass;
 
 /// Programs that only read, whatever their arguments.
 const READERS: &[&str] = &[
