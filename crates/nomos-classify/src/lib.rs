@@ -27,10 +27,23 @@
 //! and the reason names its word and part: "`rm` in part 2 (`rm -rf /tmp/x`) deletes files".
 //! The classification only ever walks the tree; it never matches the raw string.
 //!
+//! Read-only is decided option by option (CLASSIFY-6): when a program's rule finds a command
+//! read-only, every option it is given must be on that program's allow-list in
+//! `rules/options.rs` (a reader without a list accepts none); any other option makes it
+//! `config_mutation` with a reason naming the option. Variables that change what runs
+//! (`PS4`, `PATH`, `LD_PRELOAD`, `GIT_*`, `PAGER`, ...) are `config_mutation` however they
+//! are set, and builtins that change the shell (`set -x`, `shopt -s`, `trap`, `alias`,
+//! `enable`, `eval`, `exec`, `builtin`) are never read-only (`rules/builtins.rs`).
+//!
 //! Deliberate choices:
 //! * A program that is not in the vocabulary is `config_mutation` with the reason
-//!   "unknown command `x`" (CLASSIFY-1). So is any path-qualified program, `/usr/bin/ls`
-//!   included: the classifier cannot know what a path points at.
+//!   "unknown command `x`" (CLASSIFY-1), and its [`Classification::knowledge`] is
+//!   [`Knowledge::Unknown`], so the gate asks for its own approval (GATE-5, CLASSIFY-7)
+//!   unless a policy rule with examples classifies it ([`Knowledge::Policy`]).
+//! * A program named by its path in `/bin`, `/sbin`, `/usr/bin`, `/usr/sbin`,
+//!   `/usr/local/bin` or `/usr/local/sbin` is classified as its basename and the reason
+//!   says so (CLASSIFY-7); any other path-qualified program (`./cat`, `/tmp/x/cat`,
+//!   `~/bin/ls`) is unknown: the classifier cannot know what such a path points at.
 //! * A redirection to a file is at least `config_mutation`; to a block device it is
 //!   `destructive`; `/dev/null`, the standard streams and fd duplication are harmless.
 //! * A reader whose flags matter (`find`, `sed`, `git`, ...) with an argument known only at
@@ -62,7 +75,7 @@ mod word;
 
 pub use ast::Script;
 pub use class::{CommandClass, UnknownVariant};
-pub use classification::Classification;
+pub use classification::{Classification, Knowledge};
 pub use parser::{ParseError, ParseErrorKind};
 pub use policy::{Policy, PolicyError, PolicyErrorKind, PolicyRule};
 

@@ -54,10 +54,20 @@ fn classify_1_path_qualified_reader_is_unknown() {
         "unknown command `./cat`",
     );
 }
-// rule: CLASSIFY-1
+// rule: CLASSIFY-7 (replaces CLASSIFY-1's "a path-qualified reader is unknown")
 #[test]
-fn classify_1_absolute_path_to_a_reader_is_unknown() {
-    check("/usr/bin/ls -la", ConfigMutation);
+fn classify_7_a_program_in_a_system_directory_is_its_basename() {
+    check_reason(
+        "/usr/bin/ls -la",
+        ReadOnly,
+        "`/usr/bin/ls` is read as `ls`, a program in a system directory",
+    );
+    check_reason("/usr/bin/rm -rf x", Destructive, "`rm`");
+    check_reason("/bin/rm -rf x", Destructive, "`/bin/rm` is read as `rm`");
+    for dir in ["/sbin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"] {
+        check(&format!("{dir}/reboot"), Destructive);
+        check(&format!("sudo {dir}/cat /etc/shadow"), ReadOnly);
+    }
 }
 // rule: CLASSIFY-1
 #[test]
@@ -1028,5 +1038,214 @@ proptest! {
         let bare = classify(command);
         let outer = classify(&wrapped);
         prop_assert!(outer.class >= bare.class, "`{}` is {} but `{}` is {} ({})", command, bare.class, wrapped, outer.class, outer.reason);
+    }
+}
+
+// rule: CLASSIFY-6
+#[test]
+fn classify_6_an_option_that_writes_or_runs_a_program_is_never_read_only() {
+    for (command, option) in [
+        ("rg --pre cat foo", "--pre"),
+        ("rg --pre=cat foo", "--pre=cat"),
+        ("rg -n --hostname-bin /tmp/x foo", "--hostname-bin"),
+        ("rg --search-zip foo", "--search-zip"),
+        ("base64 -o out.txt in", "-o"),
+        ("base64 -oout.txt in", "-oout.txt"),
+        ("sort --out=x in", "--out=x"),
+        ("less +!id x", "+!id"),
+        ("less -O log x", "-O"),
+        ("tree -o out /etc", "-o"),
+        ("cat --frobnicate x", "--frobnicate"),
+        ("grep --pre x y", "--pre"),
+        ("lastlog -C -u bob", "-C"),
+        ("ping -f host", "-f"),
+        ("file -C -m magic", "-C"),
+        ("find / -fls /tmp/x", "-fls"),
+        ("find / -newer x -frob", "-frob"),
+        ("git --exec-path=/tmp log", "--exec-path"),
+        ("git --frob log", "--frob"),
+        ("git diff --ext-diff", "--ext-diff"),
+        ("git grep -Ovim x", "-Ovim"),
+        ("git ls-remote --upload-pack=id origin", "--upload-pack=id"),
+        ("git log --output=/tmp/x", "--output"),
+        ("command -x ls", "-x"),
+    ] {
+        let got = classify(command);
+        assert_eq!(got.class, ConfigMutation, "`{command}`: {}", got.reason);
+        assert!(
+            got.reason.contains(option),
+            "`{command}`: reason `{}` does not name `{option}`",
+            got.reason
+        );
+    }
+}
+
+// rule: CLASSIFY-6
+#[test]
+fn classify_6_writing_forms_of_the_readers_are_not_read_only() {
+    for command in [
+        "sed -n 'w /tmp/f' x",
+        "sed -n 's/a/b/w /tmp/f' x",
+        "sed -n '1e id' x",
+        "sed 's/a/id/e' x",
+        "sed -n 'W /tmp/f' x",
+        "find . -fprint /tmp/x",
+        "find . -fprintf /tmp/x %p",
+        "sort -o out in",
+        "git -c core.pager=id log",
+        "git -ccore.pager=id log",
+        "git --config-env=core.pager=X log",
+        "tar -cf x.tar dir",
+        "tar -xf x.tar",
+        "tar -tf x.tar --to-command=id",
+        "curl -o x http://a",
+        "curl -ox http://a",
+        "curl -O http://a/x",
+        "curl -K cfg http://a",
+        "curl -d a=b http://a",
+        "date -s 10:00",
+        "date --set=10:00",
+        "date 010101012020",
+        "hostname newname",
+        "hostname -F /etc/x",
+        "ip link set eth0 up",
+        "uniq in out",
+        "xxd in out",
+        "dmesg -C",
+        "journalctl --rotate",
+    ] {
+        let got = classify(command);
+        assert!(got.class >= ConfigMutation, "`{command}`: {}", got.reason);
+    }
+    check("journalctl --vacuum-size=1G", Destructive);
+}
+
+// rule: CLASSIFY-6
+#[test]
+fn classify_6_every_getopt_form_of_an_allowed_option_stays_read_only() {
+    for command in [
+        "rg -n foo src",
+        "rg -i --glob '*.rs' -C 3 foo",
+        "rg --glob=*.rs -C3 foo",
+        "grep -rnE 'a|b' /etc",
+        "grep -A 2 -B2 --context=3 --max-count 5 x f",
+        "sort -u -k2,2 -t: x",
+        "sort -nrk 3 x",
+        "uniq -c",
+        "date +%s",
+        "date -u -d yesterday +%F",
+        "hostname -f",
+        "base64 -d x",
+        "base64 -w0 x",
+        "curl -sS -I https://a",
+        "git log --oneline -n 5",
+        "git --no-pager -C /srv/app log -1",
+        "tar -tvf x.tar",
+        "find /var -name '*.log' -mtime +7 -size +1M -print",
+        "find . -type f -newermt 2024-01-01 -printf '%p\\n'",
+        "ls -la /etc",
+        "ls --sort=size -lh",
+        "ps aux",
+        "ps -eo pid,comm --sort=-%mem",
+        "df -hT",
+        "du -sh --max-depth=1 /var",
+        "tail -n 100 -f /var/log/syslog",
+        "head -20 x",
+        "less +F /var/log/syslog",
+        "less -R x",
+        "sed -n '1,20p' x",
+        "sed -n -e '/x/p' x",
+        "set",
+        "export",
+        "export FOO=bar",
+        "declare -p",
+        "shopt",
+        "alias",
+        "trap -p",
+        "command -v ls",
+        "printf -v line '%s' x",
+        "read -r line",
+    ] {
+        check(command, ReadOnly);
+    }
+}
+
+// rule: CLASSIFY-6
+#[test]
+fn classify_6_a_variable_that_changes_what_runs_is_config_mutation_however_set() {
+    for (command, name) in [
+        ("export PS4='$(touch /tmp/x)'; set -x; true", "PS4"),
+        (
+            "export GIT_SSH_COMMAND='touch /tmp/x'; git ls-remote origin",
+            "GIT_SSH_COMMAND",
+        ),
+        ("declare -x PAGER=id; man ls", "PAGER"),
+        ("typeset PATH=/tmp; ls", "PATH"),
+        ("readonly IFS=x", "IFS"),
+        ("local LD_PRELOAD=/tmp/x.so", "LD_PRELOAD"),
+        ("export LD_LIBRARY_PATH=/tmp", "LD_LIBRARY_PATH"),
+        ("PS4='$(id)' bash -x -c true", "PS4"),
+        ("PROMPT_COMMAND=id true", "PROMPT_COMMAND"),
+        ("BASH_ENV=/tmp/x bash -c true", "BASH_ENV"),
+        ("ENV=/tmp/x sh -c true", "ENV"),
+        ("env GIT_PAGER=id git log", "GIT_PAGER"),
+        ("env GIT_EXTERNAL_DIFF=id git diff", "GIT_EXTERNAL_DIFF"),
+        ("export GIT_EDITOR=id", "GIT_EDITOR"),
+        ("export GIT_ASKPASS=/tmp/x", "GIT_ASKPASS"),
+        ("export GIT_CONFIG_GLOBAL=/tmp/x", "GIT_CONFIG_GLOBAL"),
+        ("export GIT_SSH=/tmp/x", "GIT_SSH"),
+        ("export EDITOR=id VISUAL=id", "EDITOR"),
+        ("export LESSOPEN='|id %s'; less x", "LESSOPEN"),
+        ("LESSOPEN='|id %s' less x", "LESSOPEN"),
+        ("MANPAGER=id man ls", "MANPAGER"),
+        ("SYSTEMD_PAGER=id systemctl status x", "SYSTEMD_PAGER"),
+        ("declare -g PATH+=:/tmp", "PATH"),
+        ("export -n FOO PATH=/tmp", "PATH"),
+        ("printf -v PATH %s /tmp", "PATH"),
+        ("read PATH", "PATH"),
+        ("read -a IFS", "IFS"),
+        ("unset PATH", "PATH"),
+    ] {
+        let got = classify(command);
+        assert_eq!(got.class, ConfigMutation, "`{command}`: {}", got.reason);
+        assert!(got.reason.contains(name), "`{command}`: {}", got.reason);
+    }
+}
+
+// rule: CLASSIFY-6
+#[test]
+fn classify_6_builtins_that_change_the_shell_are_never_read_only() {
+    for command in [
+        "set -x",
+        "set -o xtrace",
+        "set -e; ls",
+        "set -- a b",
+        "shopt -s extdebug",
+        "shopt -u expand_aliases",
+        "trap 'id' EXIT",
+        "trap - DEBUG; trap 'echo' DEBUG",
+        "alias ls='id'",
+        "enable -n echo",
+        "enable -f ./x.so x",
+        "source x",
+        ". x",
+        "eval true",
+        "eval ls",
+        "exec ls",
+        "exec 3>&1",
+        "builtin echo",
+        "hash -p /tmp/x ls",
+        "umask 000",
+        "ulimit -n 10",
+        "history -c",
+        "history -w /tmp/h",
+        "complete -C id ls",
+        "compgen -C id x",
+        "mapfile -C id -c 1 arr",
+        "unalias ls",
+        "declare -n ref=PATH",
+    ] {
+        let got = classify(command);
+        assert!(got.class >= ConfigMutation, "`{command}`: {}", got.reason);
     }
 }

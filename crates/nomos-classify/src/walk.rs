@@ -16,7 +16,7 @@ use super::parser::ParseError;
 use super::policy::{Policy, PolicyMatch};
 use super::rules;
 use crate::class::CommandClass;
-use crate::classification::Classification;
+use crate::classification::{Classification, Knowledge};
 
 /// How deeply wrappers and re-read strings may nest before the walker gives up.
 const MAX_NESTING: usize = 24;
@@ -130,6 +130,8 @@ pub(crate) struct Walker<'p> {
     reread_bytes: usize,
     list_depth: usize,
     policy_trace: Option<Vec<usize>>,
+    knowledge: Knowledge,
+    system_path: Option<(String, String)>,
 }
 
 impl<'p> Walker<'p> {
@@ -145,6 +147,8 @@ impl<'p> Walker<'p> {
             reread_bytes: 0,
             list_depth: 0,
             policy_trace: None,
+            knowledge: Knowledge::Rule,
+            system_path: None,
         }
     }
 
@@ -171,6 +175,20 @@ impl<'p> Walker<'p> {
     }
 
     fn finish(self) -> Classification {
+        let knowledge = self.knowledge;
+        let system_path = self.system_path.clone();
+        let mut found = self.verdict();
+        // CLASSIFY-7: a program from a system directory was read as its basename.
+        if let Some((path, name)) = system_path {
+            let _ = write!(
+                found.reason,
+                " (`{path}` is read as `{name}`, a program in a system directory)"
+            );
+        }
+        found.with_knowledge(knowledge)
+    }
+
+    fn verdict(self) -> Classification {
         let Some(winner) = self.worst else {
             return Classification::new(CommandClass::ReadOnly, "empty command runs nothing");
         };
@@ -583,11 +601,24 @@ impl<'i> Cx<'_, '_, '_, 'i> {
             return;
         }
         if program.text.contains('/') {
-            self.report(
-                CommandClass::ConfigMutation,
-                Subject::Unknown(program.text),
-                "(a path-qualified program is never trusted)",
-            );
+            // CLASSIFY-7: `/usr/bin/rm` is `rm`; any other path is a program nobody knows.
+            let Some(name) = rules::paths::system_program(program.text) else {
+                self.report(
+                    CommandClass::ConfigMutation,
+                    Subject::Unknown(program.text),
+                    "(a program named by a path outside the system directories is unknown)",
+                );
+                return;
+            };
+            if self.walker.system_path.is_none() {
+                self.walker.system_path = Some((program.text.to_owned(), name.to_owned()));
+            }
+            let mut named = args.to_vec();
+            named[0] = Arg {
+                text: name,
+                dynamic: false,
+            };
+            self.dispatch(&named);
             return;
         }
         if self.walker.defining.iter().any(|name| name == program.text) {
@@ -612,6 +643,16 @@ impl<'i> Cx<'_, '_, '_, 'i> {
             return;
         }
         rules::classify(self, args);
+        // CLASSIFY-6: a read-only verdict holds only when every option is known to read.
+        if self.own == Some(CommandClass::ReadOnly)
+            && let Some(found) = rules::options::vet(args, rules::is_reader(program.text))
+        {
+            self.report(
+                CommandClass::ConfigMutation,
+                Subject::Word(program.text),
+                &found.predicate(),
+            );
+        }
         if self.own == Some(CommandClass::ReadOnly)
             && !rules::ignores_dynamic_args(program.text)
             && let Some(arg) = args[1..].iter().find(|arg| arg.dynamic)
@@ -631,6 +672,15 @@ impl<'i> Cx<'_, '_, '_, 'i> {
     /// Records the rule's own finding (dropped when a policy rule overrides this command).
     pub(crate) fn report(&mut self, class: CommandClass, subject: Subject<'_>, predicate: &str) {
         self.own = Some(self.own.map_or(class, |own| own.max(class)));
+        if let Subject::Unknown(_) = subject {
+            // CLASSIFY-7: no rule knows this program; a policy rule with examples may.
+            let knowledge = if self.overridden {
+                Knowledge::Policy
+            } else {
+                Knowledge::Unknown
+            };
+            self.walker.knowledge = self.walker.knowledge.max(knowledge);
+        }
         if !self.overridden {
             self.walker.report(self.part, class, subject, predicate);
         }

@@ -1,7 +1,7 @@
 //! Wrappers that run another command (`sudo`, `env`, `timeout`, `xargs`, ...), shells that
 //! run a script (`bash -c`, `... | sh`, `ssh host CMD`, `eval`), and interpreters.
 
-use super::super::opts::{Opts, Spec};
+use super::super::opts::{Opt, Opts, Spec};
 use super::super::walk::{Arg, Cx, Stdin, Subject};
 use crate::class::CommandClass;
 
@@ -102,8 +102,42 @@ pub(crate) fn changes_program(name: &str) -> bool {
             | "RUBYOPT"
             | "SUDO_ASKPASS"
             | "SSH_ASKPASS"
+            | "SUDO_EDITOR"
+            | "SYSTEMD_EDITOR"
+            | "SYSTEMD_LESS"
+            | "FCEDIT"
+            | "PS0"
+            | "PS1"
+            | "PS2"
+            | "PS3"
+            | "BASH_XTRACEFD"
+            | "BASH_LOADABLES_PATH"
+            | "FPATH"
+            | "ZDOTDIR"
+            | "HOME"
+            | "XDG_CONFIG_HOME"
+            | "LESS"
+            | "LESSKEY"
+            | "LESSKEYIN"
+            | "LESSEDIT"
+            | "MANOPT"
+            | "BROWSER"
+            | "TAR_OPTIONS"
+            | "RIPGREP_CONFIG_PATH"
+            | "PSQLRC"
+            | "MYSQL_HOME"
+            | "CURL_HOME"
+            | "WGETRC"
+            | "SHELL"
+            | "TERMINFO"
+            | "INPUTRC"
+            | "DOCKER_CONFIG"
+            | "KUBECONFIG"
+            | "SSH_AUTH_SOCK"
     ) || name.starts_with("LD_")
         || name.starts_with("GIT_")
+        || name.starts_with("DYLD_")
+        || name.starts_with("BASH_FUNC_")
 }
 
 /// Handles the wrappers and shells; `false` when `args[0]` is none of them.
@@ -141,7 +175,13 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
                 inner(cx, args, at + 1, "prints the I/O priority");
             }
         }
-        "nohup" | "builtin" | "setsid" | "unbuffer" => {
+        "builtin" => {
+            // CLASSIFY-6: `builtin` bypasses functions; it is never read-only.
+            cx.mutation(program, "runs a builtin past any function of that name");
+            let (_, at) = Opts::leading(&args[1..], &Spec::FLAGS_ONLY);
+            inner(cx, args, at + 1, "runs nothing");
+        }
+        "nohup" | "setsid" | "unbuffer" => {
             let (_, at) = Opts::leading(&args[1..], &Spec::FLAGS_ONLY);
             inner(cx, args, at + 1, "runs nothing");
         }
@@ -151,10 +191,28 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
                 long_values: &[],
             };
             let (_, at) = Opts::leading(&args[1..], &spec);
+            // CLASSIFY-6: `exec` replaces the shell or rewires its descriptors for good.
+            let predicate = if args.len() > at + 1 {
+                "replaces the shell with the command"
+            } else {
+                "changes the shell's open files"
+            };
+            cx.mutation(program, predicate);
             inner(cx, args, at + 1, "only applies its redirections");
         }
         "command" => {
             let (opts, at) = Opts::leading(&args[1..], &Spec::FLAGS_ONLY);
+            let odd = opts.items.iter().find_map(|item| match item {
+                Opt::Short('v' | 'V' | 'p', _) => None,
+                Opt::Short(c, _) => Some(format!("-{c}")),
+                Opt::Long(name, _) => Some(format!("--{name}")),
+                Opt::Positional(_) => None,
+            });
+            if let Some(option) = odd {
+                let predicate =
+                    format!("has option `{option}`, which is not known to be read-only");
+                cx.mutation(program, &predicate);
+            }
             if opts.short('v') || opts.short('V') {
                 cx.read_only(program, "only looks a command up");
             } else {
@@ -242,6 +300,8 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
         "su" | "runuser" => su(cx, args),
         "ssh" => ssh(cx, args),
         "eval" => {
+            // CLASSIFY-6: `eval` is never read-only; what it runs is classified too.
+            cx.mutation(program, "runs its arguments as a script");
             let joined = join(&args[1..]);
             script_or_nothing(cx, program, &joined);
         }
@@ -255,21 +315,18 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
                 cx.read_only(program, "only lists aliases");
             }
             for value in definitions {
-                cx.read_only(program, "defines an alias");
+                cx.mutation(
+                    program,
+                    "defines an alias, which changes what a later word runs",
+                );
                 cx.script_without_input(value, program);
             }
-        }
-        "hash" if args[1..].iter().any(|arg| arg.text.starts_with("-p")) => {
-            cx.mutation(program, "points a command name at another program (-p)");
-        }
-        "enable" if args[1..].iter().any(|arg| arg.text.starts_with("-f")) => {
-            cx.mutation(program, "loads a builtin from a shared object (-f)");
         }
         "source" | "." => cx.mutation(program, "runs a script file the classifier cannot read"),
         "trap" => match args.get(1).map(|arg| arg.text) {
             None | Some("-l" | "-p" | "-" | "") => cx.read_only(program, "only lists traps"),
             Some(action) => {
-                cx.read_only(program, "sets a trap");
+                cx.mutation(program, "sets a trap, which runs code later");
                 cx.script_without_input(action, program);
             }
         },
@@ -556,6 +613,11 @@ fn ssh(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         cx.mutation(program, "controls a master connection");
         return;
     }
+    // CLASSIFY-6: options that run a local program, read a config that may, or write.
+    if let Some(option) = ssh_unsafe_option(&opts) {
+        let predicate = format!("has option `{option}`, which is not known to be read-only");
+        cx.mutation(program, &predicate);
+    }
     let Some(host) = args.get(at + 1) else {
         cx.read_only(program, "prints its usage");
         return;
@@ -590,6 +652,59 @@ fn ssh(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         }
         Stdin::File | Stdin::Empty => cx.mutation(program, "opens an interactive session"),
     }
+}
+
+/// `ssh -o` settings that only tune the connection (no `ProxyCommand`, `LocalCommand`,
+/// `KnownHostsCommand`, `Include`, `ControlMaster`, ...).
+const SSH_SAFE_SETTINGS: &[&str] = &[
+    "connecttimeout",
+    "batchmode",
+    "stricthostkeychecking",
+    "userknownhostsfile",
+    "loglevel",
+    "serveraliveinterval",
+    "serveralivecountmax",
+    "connectionattempts",
+    "port",
+    "user",
+    "identityfile",
+    "identitiesonly",
+    "passwordauthentication",
+    "pubkeyauthentication",
+    "preferredauthentications",
+    "hostkeyalgorithms",
+    "compression",
+    "addressfamily",
+    "requesttty",
+    "tcpkeepalive",
+    "checkhostip",
+    "hostname",
+    "numberofpasswordprompts",
+    "kbdinteractiveauthentication",
+    "gssapiauthentication",
+    "updatehostkeys",
+    "visualhostkey",
+];
+
+/// The first `ssh` option that is not known to leave the local side alone.
+fn ssh_unsafe_option(opts: &Opts<'_>) -> Option<String> {
+    opts.items.iter().find_map(|item| match item {
+        Opt::Short('o', value) => {
+            let value = value.unwrap_or_default();
+            let key = value
+                .split(['=', ' ', '\t'])
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            (!SSH_SAFE_SETTINGS.contains(&key.as_str())).then(|| format!("-o {value}"))
+        }
+        Opt::Short(c, _) if "EFMSwWLRDef".contains(*c) => Some(format!("-{c}")),
+        Opt::Short(c, _) if !"46AaCgKkNnqsTtVvXxYyBbcIiJlmpPQ".contains(*c) => {
+            Some(format!("-{c}"))
+        }
+        Opt::Long(name, _) => Some(format!("--{name}")),
+        _ => None,
+    })
 }
 
 /// `eval` and `watch`: the arguments joined by spaces are a script.

@@ -1,7 +1,7 @@
 //! `git`: inspection verbs read; `-c` and `--output` make a reader a mutation; forced
 //! pushes, hard resets, `clean -f` and discarded changes are destructive.
 
-use super::super::opts::{Opts, Spec};
+use super::super::opts::{Opt, Opts, Spec};
 use super::super::walk::{Arg, Cx, Subject};
 use crate::class::CommandClass;
 
@@ -77,6 +77,19 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
             "runs git programs from another directory",
         );
     }
+    // CLASSIFY-6: only these global options are known to leave git a reader.
+    if let Some(option) = global.items.iter().find_map(|item| match item {
+        Opt::Short('C' | 'c' | 'p' | 'P' | 'h' | 'v', _) => None,
+        Opt::Short(c, _) => Some(format!("-{c}")),
+        Opt::Long(name, _) if SAFE_GLOBAL.contains(name) => None,
+        Opt::Long(name, _) => Some(format!("--{name}")),
+        Opt::Positional(_) => None,
+    }) && !global.short('c')
+        && !global.long("config-env")
+    {
+        let predicate = format!("has option `{option}`, which is not known to be read-only");
+        cx.mutation("git", &predicate);
+    }
     let Some(verb) = args.get(at + 1).map(|arg| arg.text) else {
         cx.read_only("git", "prints its usage");
         return true;
@@ -100,9 +113,72 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
         },
     );
     let positional = opts.first_positional();
+    if READERS.contains(&verb)
+        && let Some(option) = runs_a_program(verb, rest)
+    {
+        let predicate = format!("has option `{option}`, which writes a file or runs a program");
+        cx.report(
+            CommandClass::ConfigMutation,
+            Subject::Command("git", verb),
+            &predicate,
+        );
+        return true;
+    }
     let (class, predicate) = classify_verb(verb, &opts, positional, rest);
     cx.report(class, Subject::Command("git", verb), predicate);
     true
+}
+
+/// Global options that neither run a program nor change configuration.
+const SAFE_GLOBAL: &[&str] = &[
+    "git-dir",
+    "work-tree",
+    "namespace",
+    "no-pager",
+    "paginate",
+    "bare",
+    "no-replace-objects",
+    "literal-pathspecs",
+    "glob-pathspecs",
+    "noglob-pathspecs",
+    "icase-pathspecs",
+    "no-optional-locks",
+    "no-advice",
+    "version",
+    "help",
+    "html-path",
+    "man-path",
+    "info-path",
+    "list-cmds",
+];
+
+/// Options of git's reading verbs that write a file or run another program: an output file,
+/// an external diff or text conversion, a pager for matches, a remote upload program.
+fn runs_a_program<'a>(verb: &str, rest: &[Arg<'a>]) -> Option<&'a str> {
+    const LONG: &[&str] = &[
+        "output",
+        "ext-diff",
+        "textconv",
+        "filters",
+        "open-files-in-pager",
+        "upload-pack",
+        "exec",
+        "receive-pack",
+        "output-directory",
+    ];
+    rest.iter()
+        .map(|arg| arg.text)
+        .take_while(|text| *text != "--")
+        .find(|text| {
+            let long = text
+                .strip_prefix("--")
+                .map(|long| long.split_once('=').map_or(long, |(name, _)| name));
+            long.is_some_and(|name| {
+                LONG.iter()
+                    .any(|bad| bad.starts_with(name) && name.len() >= 3)
+            }) || (verb == "grep" && text.starts_with("-O"))
+                || (verb == "ls-remote" && *text == "-u")
+        })
 }
 
 fn classify_verb(

@@ -3,11 +3,13 @@
 //! `classify` dispatches on the program name. A program that is not listed here is unknown
 //! and never read-only (CLASSIFY-1). Each module covers one family of programs.
 
+pub(crate) mod builtins;
 pub(crate) mod containers;
 pub(crate) mod env;
 pub(crate) mod files;
 pub(crate) mod git;
 pub(crate) mod net;
+pub(crate) mod options;
 pub(crate) mod packages;
 pub(crate) mod paths;
 pub(crate) mod proxmox;
@@ -202,21 +204,10 @@ const READERS: &[&str] = &[
     "duf",
     "btop",
     "glances",
-    "read",
-    "mapfile",
-    "readarray",
     "cd",
     "pushd",
     "popd",
     "dirs",
-    "export",
-    "local",
-    "declare",
-    "typeset",
-    "readonly",
-    "unset",
-    "set",
-    "shopt",
     "let",
     "shift",
     "exit",
@@ -224,23 +215,15 @@ const READERS: &[&str] = &[
     "break",
     "continue",
     "wait",
-    "hash",
-    "unalias",
     "jobs",
-    "umask",
-    "ulimit",
     "getopts",
     "help",
     "times",
-    "history",
     "logout",
     "disown",
     "fg",
     "bg",
     "caller",
-    "enable",
-    "compgen",
-    "complete",
 ];
 
 /// Readers whose verdict holds whatever their arguments expand to at run time.
@@ -345,6 +328,11 @@ fn writing_option<'a>(program: &str, args: &[Arg<'a>]) -> Option<&'a str> {
         .find(|text| options.iter().any(|option| text.starts_with(option)))
 }
 
+/// Whether `program` is one of the plain readers.
+pub(crate) fn is_reader(program: &str) -> bool {
+    READERS.contains(&program)
+}
+
 /// Whether `program`'s read-only verdict survives arguments that are only known at run time.
 pub(crate) fn ignores_dynamic_args(program: &str) -> bool {
     DYNAMIC_SAFE.contains(&program)
@@ -353,7 +341,8 @@ pub(crate) fn ignores_dynamic_args(program: &str) -> bool {
 /// Classifies one command (`args[0]` is the program, already known not to be a path).
 pub(crate) fn classify(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let program = args[0].text;
-    if env::run(cx, args)
+    if builtins::run(cx, args)
+        || env::run(cx, args)
         || files::run(cx, args)
         || text::run(cx, args)
         || system::run(cx, args)

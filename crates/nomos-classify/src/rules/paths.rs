@@ -84,3 +84,21 @@ pub(crate) fn is_system_root(path: &str) -> bool {
             | "/run"
     ) && path.starts_with('/')
 }
+
+/// The system directories whose programs are read as their basename (CLASSIFY-7).
+const SYSTEM_DIRS: &[&str] = &[
+    "/bin",
+    "/sbin",
+    "/usr/bin",
+    "/usr/sbin",
+    "/usr/local/bin",
+    "/usr/local/sbin",
+];
+
+/// The program a path names when it is a plain name in a system directory: `/usr/bin/rm`
+/// is `rm`; `/usr/bin/../../tmp/rm`, `/usr/bin//rm` and `./rm` are not.
+pub(crate) fn system_program(path: &str) -> Option<&str> {
+    let (dir, name) = path.rsplit_once('/')?;
+    let plain = !name.is_empty() && name != "." && name != "..";
+    (plain && SYSTEM_DIRS.contains(&dir)).then_some(name)
+}
