@@ -1249,3 +1249,61 @@ fn classify_6_builtins_that_change_the_shell_are_never_read_only() {
         assert!(got.class >= ConfigMutation, "`{command}`: {}", got.reason);
     }
 }
+
+// rule: CLASSIFY-7
+#[test]
+fn classify_7_the_classification_says_whether_anything_knew_the_program() {
+    use crate::Knowledge;
+    for (command, knowledge) in [
+        ("ls -la", Knowledge::Rule),
+        ("/usr/bin/ls -la", Knowledge::Rule),
+        ("/usr/local/sbin/reboot", Knowledge::Rule),
+        ("sudo systemctl restart nginx", Knowledge::Rule),
+        ("frobnicate --all", Knowledge::Unknown),
+        ("./cat /etc/passwd", Knowledge::Unknown),
+        ("/tmp/x/cat /etc/passwd", Knowledge::Unknown),
+        ("~/bin/ls", Knowledge::Unknown),
+        ("/usr/bin/../../tmp/cat x", Knowledge::Unknown),
+        ("$CMD x", Knowledge::Unknown),
+        ("ls; sudo ./install.sh", Knowledge::Unknown),
+        ("bash -c 'frobnicate'", Knowledge::Unknown),
+    ] {
+        let got = classify(command);
+        assert_eq!(got.knowledge, knowledge, "`{command}`: {}", got.reason);
+        if knowledge == Knowledge::Unknown {
+            assert_ne!(got.class, ReadOnly, "`{command}`: {}", got.reason);
+            assert!(got.program_unknown());
+        }
+    }
+}
+
+// rule: CLASSIFY-7
+#[test]
+fn classify_7_a_policy_rule_with_examples_knows_an_unknown_program_and_a_floor_does_not() {
+    use crate::Knowledge;
+    let known = Policy::parse(
+        "[[rule]]\nprefix = [\"frobnicate\"]\nclass = \"read_only\"\nreason = \"ours\"\n\
+         match = [\"frobnicate --list\"]\n",
+        "p.toml",
+    )
+    .unwrap();
+    let got = known.classify("frobnicate --list");
+    assert_eq!(
+        (got.class, got.knowledge),
+        (ReadOnly, Knowledge::Policy),
+        "{}",
+        got.reason
+    );
+    let floor = Policy::parse(
+        "[[rule]]\nprefix = [\"frobnicate\"]\nclass = \"destructive\"\nreason = \"no\"\n",
+        "p.toml",
+    )
+    .unwrap();
+    let got = floor.classify("frobnicate --list");
+    assert_eq!(
+        (got.class, got.knowledge),
+        (Destructive, Knowledge::Unknown),
+        "{}",
+        got.reason
+    );
+}
