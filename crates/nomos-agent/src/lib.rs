@@ -33,7 +33,7 @@ mod turn;
 pub use agent::{Agent, AgentBuilder};
 pub use bus::{EventBus, LiveEvent};
 pub use clock::{Clock, ManualClock, SystemClock, TokioClock};
-pub use config::{AgentConfig, Classifier, DEFAULT_SYSTEM_PROMPT};
+pub use config::{AgentConfig, ApprovalPolicy, Classifier, DEFAULT_SYSTEM_PROMPT, NO_OPERATOR};
 pub use continuation::DecisionReport;
 pub use error::AgentError;
 pub use history::INTERRUPTED_RESULT;

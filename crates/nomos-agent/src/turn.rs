@@ -4,12 +4,13 @@
 use nomos_core::event::TurnCause;
 use nomos_core::ports::chat::{ChatDelta, ChatRequest, ChatResponse, ModelError, ToolCall, Usage};
 use nomos_core::record::{ToolCallOutcome, ToolCallRecord, ToolCallRequest};
-use nomos_core::session::{Action, ToolInput};
-use nomos_core::{ApprovalId, SessionId, Timestamp};
+use nomos_core::session::{Action, ToolInput, ToolReply};
+use nomos_core::{ApprovalId, Decision, SessionId, Timestamp};
 use tokio::task::JoinHandle;
 
 use crate::agent::Agent;
 use crate::bus::LiveEvent;
+use crate::config::{ApprovalPolicy, NO_OPERATOR};
 use crate::error::AgentError;
 use crate::exec::{CallToRecord, tool_call_record};
 use crate::history::{INTERRUPTED_RESULT, build_history};
@@ -27,7 +28,8 @@ pub struct TurnReport {
     pub final_text: Option<String>,
     /// The real cause when the turn failed (TURN-2).
     pub error: Option<String>,
-    /// Approvals requested during the turn.
+    /// Approvals requested during the turn and waiting for a decision (requests that
+    /// [`ApprovalPolicy::RefuseWithoutOperator`] denied at once are not listed).
     pub approvals_requested: Vec<ApprovalId>,
     /// Tokens (and cost) the turn spent.
     pub usage: Usage,
@@ -362,13 +364,41 @@ impl Agent {
             command: command.clone(),
             classification,
         };
+        let policy = self.inner.config.approvals;
         let reply = self
             .mutate(id, |session, now| {
-                let reply = session.handle_tool(now, &call.id, input.clone());
+                let mut reply = session.handle_tool(now, &call.id, input.clone());
                 match reply.action {
                     // Persist `running` before the command starts (EXEC-6).
                     Some(Action::Dispatch { execution_id }) => {
                         let _ = session.handle_execution_started(now, execution_id);
+                    }
+                    // Nobody will answer: deny in the commit that persists the request.
+                    Some(Action::AwaitApproval { approval_id, .. })
+                        if policy == ApprovalPolicy::RefuseWithoutOperator =>
+                    {
+                        let text = match session.handle_decision(
+                            now,
+                            approval_id,
+                            Decision::Deny,
+                            Some(NO_OPERATOR),
+                        ) {
+                            Ok(_) => no_operator_result(approval_id),
+                            Err(refused) => refused.to_string(),
+                        };
+                        reply = ToolReply {
+                            outcome: ToolCallOutcome::Refused,
+                            text,
+                            action: None,
+                        };
+                        session.record_tool_call(tool_call_record(
+                            id,
+                            call,
+                            started,
+                            now,
+                            reply.outcome,
+                            &reply.text,
+                        ));
                     }
                     _ => session.record_tool_call(tool_call_record(
                         id,
@@ -495,6 +525,13 @@ fn finish_reason_text(reason: &nomos_core::ports::chat::FinishReason) -> String 
         FinishReason::ContentFilter => "content_filter".to_owned(),
         FinishReason::Other(other) => other.clone(),
     }
+}
+
+/// The `run` result when [`ApprovalPolicy::RefuseWithoutOperator`] denied the request.
+fn no_operator_result(approval_id: ApprovalId) -> String {
+    format!(
+        "Refused: this command needs the operator's approval, and nobody can approve it here (approval {approval_id} was denied by policy: no operator). It did not run. Do not call run for it again; report what it would change and finish with what you could do read-only."
+    )
 }
 
 fn step_limit_result(limit: u32) -> String {
