@@ -16,6 +16,8 @@
 //! Every change to a session goes through one path: load the aggregate, let the core
 //! decide, commit rows and events atomically with a version check, publish the events.
 
+#![deny(missing_docs)]
+
 mod agent;
 pub mod bus;
 mod cache;

@@ -60,6 +60,44 @@ pub(crate) enum TurnFailure {
 impl Agent {
     /// Sends an operator message and runs the turn it starts, to its end. TURN-8: refused
     /// with [`AgentError::TurnInProgress`] while another turn of the session runs.
+    ///
+    /// The message is persisted before the model is asked; every tool call the model makes
+    /// goes through the core's gate; the turn ends with exactly one `turn.done` (TURN-1).
+    /// Model and executor failures do not fail the call: they end the turn with the real
+    /// cause in [`TurnReport::error`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use nomos_agent::Agent;
+    /// use nomos_core::record::ToolCallOutcome;
+    /// use nomos_llm::ScriptedModel;
+    /// use nomos_sqlite::SqliteStore;
+    /// use nomos_ssh::LocalExecutor;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let model = ScriptedModel::from_yaml_str(
+    ///     r#"
+    /// - tool_calls:
+    ///     - {name: run, arguments: {host: local, command: "systemctl restart nginx"}}
+    /// - text: "I will propose a plan first."
+    /// "#,
+    /// )?;
+    /// let store = Arc::new(SqliteStore::in_memory().await?);
+    /// let agent = Agent::builder(store, Arc::new(LocalExecutor::new()), Arc::new(model)).build();
+    /// let session = agent.create_session().await?;
+    ///
+    /// let turn = agent.send_message(session, "restart nginx").await?;
+    /// assert_eq!(turn.error, None);
+    /// assert_eq!(turn.final_text.as_deref(), Some("I will propose a plan first."));
+    /// // GATE-2: the restart was refused with a directive result, and nothing ran.
+    /// let calls = agent.store().tool_calls(session).await?;
+    /// assert_eq!(calls[0].outcome, ToolCallOutcome::Refused);
+    /// assert!(agent.session(session).await?.executions.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn send_message(&self, id: SessionId, text: &str) -> Result<TurnReport, AgentError> {
         let guard = self.begin_message(id, text).await?;
         Ok(self.drive_turn(id, guard, TurnCause::Operator).await)
