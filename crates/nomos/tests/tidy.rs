@@ -79,3 +79,57 @@ fn the_readme_embedding_snippet_is_the_crate_doctest() {
         "README.md's Embedding snippet must be crates/nomos/README.md's (the doctest) verbatim"
     );
 }
+
+/// Every package that may be published says what it is, where it lives and how to find it.
+#[test]
+fn every_publishable_crate_has_complete_package_metadata() {
+    let root = crate_dir().join("../..");
+    let mut manifests = Vec::new();
+    for dir in ["crates", "bins"] {
+        let entries = std::fs::read_dir(root.join(dir)).unwrap_or_else(|e| panic!("{e}"));
+        for entry in entries {
+            let manifest = entry
+                .unwrap_or_else(|e| panic!("{e}"))
+                .path()
+                .join("Cargo.toml");
+            if manifest.is_file() {
+                manifests.push(manifest);
+            }
+        }
+    }
+    assert!(manifests.len() >= 10, "found only {manifests:?}");
+    let keys = [
+        "description",
+        "license",
+        "repository",
+        "readme",
+        "keywords",
+        "categories",
+    ];
+    let incomplete: Vec<String> = manifests
+        .iter()
+        .filter_map(|manifest| {
+            let text = read(manifest);
+            let package = text.split("\n[").next().unwrap_or_default().to_owned();
+            if package.contains("publish = false") {
+                return None;
+            }
+            let missing: Vec<&str> = keys
+                .iter()
+                .copied()
+                .filter(|key| {
+                    !package.contains(&format!("\n{key} = "))
+                        && !package.contains(&format!("\n{key}.workspace = true"))
+                })
+                .collect();
+            if missing.is_empty() {
+                return None;
+            }
+            Some(format!("{}: {}", manifest.display(), missing.join(", ")))
+        })
+        .collect();
+    assert!(
+        incomplete.is_empty(),
+        "package metadata missing: {incomplete:#?}"
+    );
+}
