@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one test command: installs what is missing, starts a throwaway PostgreSQL and a
-# loopback sshd, then checks formatting, lints, the core's dependency tree, the tests
-# and the evals. Everything it starts is stopped on exit.
+# loopback sshd, then checks formatting, lints, the core's dependency tree, the docs, the
+# tests, doctests and examples, and the evals. Everything it starts is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/nomos-target}"
@@ -43,8 +43,21 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "nomos-core stays pure"
 bash scripts/check-core-deps.sh
 
+step "cargo doc (warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+
 step "cargo test"
 cargo test --workspace --all-targets --locked
+
+step "doctests"
+cargo test --workspace --doc --locked
+
+step "nomos examples (each runs to its end by itself)"
+for example in crates/nomos/examples/*.rs; do
+  name=$(basename "$example" .rs)
+  echo "-- $name"
+  cargo run -q --locked -p nomos --example "$name"
+done
 
 step "classifier corpus"
 cargo run -q --locked -p nomos-eval -- classify --corpus fixtures/classify/corpus.tsv

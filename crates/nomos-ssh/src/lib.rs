@@ -11,6 +11,8 @@
 //! `/bin/sh -c STRING`, the SSH one as an `exec` request that the server hands to
 //! the user's login shell as `$SHELL -c STRING`.
 
+#![deny(missing_docs)]
+
 pub mod capture;
 pub mod error;
 pub mod fleet;
