@@ -72,6 +72,8 @@ async fn main() -> anyhow::Result<()> {
     println!("POST /ops/api/sessions  -> {anonymous} without a token");
     println!("POST /ops/api/sessions  -> {created_status} with a token: session {id}");
 
+    // Close the client's idle connections, then stop the server; it drains and returns.
+    drop(client);
     let _ = stop.send(true);
     server.await.context("the server task")??;
 
