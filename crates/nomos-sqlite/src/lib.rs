@@ -18,4 +18,4 @@ mod open;
 mod read;
 mod store;
 
-pub use open::SqliteStore;
+pub use open::{DATABASE_FILE, SqliteStore};

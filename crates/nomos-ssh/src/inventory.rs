@@ -855,6 +855,32 @@ jump = "host:hubris"
     }
 
     #[test]
+    fn the_example_inventory_parses_and_shows_every_field() {
+        let text = include_str!("../../../fixtures/inventory.example.toml");
+        let inventory = Inventory::parse(text, "inventory.example.toml").unwrap();
+        assert_eq!(inventory.slugs(), ["local", "host:bastion", "vm:db"]);
+        let fields = [
+            "user",
+            "port",
+            "key_file",
+            "passphrase_file",
+            "passphrase_env",
+            "slug",
+            "name",
+            "tags",
+            "address",
+            "jump",
+        ];
+        for field in fields {
+            let shown = text.lines().any(|line| {
+                line.trim_start_matches(['#', ' '])
+                    .starts_with(&format!("{field} ="))
+            });
+            assert!(shown, "the example does not show `{field}`");
+        }
+    }
+
+    #[test]
     fn missing_file_error_names_the_path() {
         let error = Inventory::load(Path::new("/nonexistent/fleet.toml")).unwrap_err();
         assert!(
