@@ -253,16 +253,18 @@ fn hosts_check_unlocks_a_key_with_the_passphrase_from_the_named_variable() {
 }
 
 #[test]
-fn the_first_start_makes_a_private_data_directory_database_and_token() {
+fn the_first_start_makes_a_private_data_directory_database_and_token_and_logs_without_colour() {
     use std::io::{BufRead, BufReader};
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
+    let log = std::fs::File::create(dir.path().join("server.log")).unwrap();
     let mut child = server(
         dir.path(),
         &["--listen", "127.0.0.1:0", "--data-dir", "data"],
     )
+    .env("RUST_LOG", "info")
     .stdout(std::process::Stdio::piped())
-    .stderr(std::process::Stdio::null())
+    .stderr(log)
     .spawn()
     .unwrap();
     let mut line = String::new();
@@ -281,4 +283,8 @@ fn the_first_start_makes_a_private_data_directory_database_and_token() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(modes, [0o700, 0o600, 0o600]);
+    // The log is a file, not a terminal: no colour codes in it.
+    let text = std::fs::read_to_string(dir.path().join("server.log")).unwrap();
+    assert!(text.contains("serving"), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text:?}");
 }
