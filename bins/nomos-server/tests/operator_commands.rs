@@ -288,3 +288,48 @@ fn the_first_start_makes_a_private_data_directory_database_and_token_and_logs_wi
     assert!(text.contains("serving"), "{text}");
     assert!(!text.contains('\u{1b}'), "{text:?}");
 }
+
+#[test]
+fn trust_new_reaches_a_host_behind_a_jump_host_once_the_jump_host_is_trusted() {
+    let edge = Sshd::start();
+    let inner = Sshd::start();
+    let public = std::fs::read_to_string(edge.client_key_path.with_extension("pub")).unwrap();
+    let authorized = std::fs::read_to_string(inner.authorized_keys_path()).unwrap();
+    std::fs::write(inner.authorized_keys_path(), authorized + &public).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let known_hosts = dir.path().join("known_hosts");
+    let inventory = format!(
+        "[defaults]\nuser = \"root\"\nkey_file = {:?}\n\
+         [[host]]\nslug = \"host:edge\"\naddress = \"127.0.0.1\"\nport = {}\n\
+         [[host]]\nslug = \"vm:inner\"\naddress = \"127.0.0.1\"\nport = {}\njump = \"host:edge\"\n",
+        edge.client_key_path.display().to_string(),
+        edge.port,
+        inner.port
+    );
+    config_with(dir.path(), &inventory, &known_hosts, "");
+
+    let output = run(dir.path(), &["hosts", "check", "--trust-new"]);
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(0), "{text}{}", stderr(&output));
+    let edge_recorded = text
+        .find(&format!(
+            "recorded host key {} of host:edge",
+            edge.host_key_fingerprint()
+        ))
+        .unwrap();
+    let inner_recorded = text
+        .find(&format!(
+            "recorded host key {} of vm:inner",
+            inner.host_key_fingerprint()
+        ))
+        .unwrap();
+    assert!(edge_recorded < inner_recorded, "{text}");
+    assert!(text.contains(" via host:edge; auth key "), "{text}");
+    assert!(text.ends_with("all hosts reachable\n"), "{text}");
+    let recorded = std::fs::read_to_string(&known_hosts).unwrap();
+    assert_eq!(
+        recorded.lines().filter(|l| !l.is_empty()).count(),
+        2,
+        "{recorded}"
+    );
+}
