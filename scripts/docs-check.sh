@@ -13,7 +13,9 @@
 # reported as not run, loudly. Blocks of a phase run in README order, each in
 # `bash -euo pipefail` with a 60 s bound, in a fresh directory (the data directory is
 # ./data), with nomos-server and nomos-backfill on PATH and NOMOS_URL set to the server's
-# loopback address. A failing block fails the check with its README line.
+# loopback address. A failing block fails the check with its README line. Before the
+# blocks run, a session is created through the API; after an offline phase the restarted
+# server must still have it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -113,19 +115,32 @@ run_phase() {
   done
 }
 
-# check_ready: the restarted server answers /readyz.
+# seed_session DIR: creates a session through the API, so a restore can be seen to keep it.
+seed_session() {
+  local token
+  token=$(cat "$1/data/operator-token")
+  seeded=$(curl -fsS -X POST -H "Authorization: Bearer $token" "$NOMOS_URL/api/sessions" \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+}
+
+# check_ready DIR: the restarted server answers /readyz and still has the seeded session.
 check_ready() {
+  local token
+  token=$(cat "$1/data/operator-token")
   curl -fsS "$NOMOS_URL/readyz" >/dev/null || { echo "docs-check: not ready after restart" >&2; exit 1; }
-  echo "-- restarted server is ready"
+  curl -fsS -o /dev/null -H "Authorization: Bearer $token" "$NOMOS_URL/api/sessions/$seeded" \
+    || { echo "docs-check: session $seeded is gone after the restore" >&2; exit 1; }
+  echo "-- restarted server is ready and has session $seeded"
 }
 
 mkdir -p "$work/sqlite"
 start_server "$work/sqlite"
+seed_session "$work/sqlite"
 run_phase runnable "$work/sqlite"
 stop_server
 run_phase runnable-offline "$work/sqlite"
 start_server "$work/sqlite"
-check_ready
+check_ready "$work/sqlite"
 stop_server
 
 if ls "$work"/blocks/*.runnable-postgres*.sh >/dev/null 2>&1; then
@@ -137,11 +152,12 @@ if ls "$work"/blocks/*.runnable-postgres*.sh >/dev/null 2>&1; then
     export NOMOS_DATABASE_URL="${pg_url%/*}/$pg_db"
     mkdir -p "$work/postgres"
     start_server "$work/postgres"
+    seed_session "$work/postgres"
     run_phase runnable-postgres "$work/postgres"
     stop_server
     run_phase runnable-postgres-offline "$work/postgres"
     start_server "$work/postgres"
-    check_ready
+    check_ready "$work/postgres"
     stop_server
     unset NOMOS_DATABASE_URL
   fi
