@@ -450,6 +450,7 @@ impl Agent {
                 reply
             })
             .await?;
+        crate::exec::log_gate_decision(id, &host, &input, &reply);
         match reply.action {
             Some(Action::Dispatch { execution_id }) => {
                 let to_record = CallToRecord {

@@ -20,4 +20,4 @@ mod open;
 mod read;
 mod store;
 
-pub use open::SqliteStore;
+pub use open::{DATABASE_FILE, SqliteStore};

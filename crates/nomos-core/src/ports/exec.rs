@@ -67,7 +67,10 @@ pub enum ExecError {
         actual: String,
     },
     /// The host's key is not known and trust-on-first-use is off.
-    #[error("host key of {host} is not known ({fingerprint}); add it to known_hosts")]
+    #[error(
+        "host key of {host} is not known ({fingerprint}); if that fingerprint is the host's, \
+         record it with `nomos-server hosts check --trust-new`"
+    )]
     UnknownHostKey {
         /// Host slug.
         host: String,
