@@ -180,6 +180,8 @@ const NEGATIONS: &[&str] = &[
     "never",
     "nevermind",
     "nvm",
+    "na",
+    "w8",
     "negative",
     "nix",
     "veto",
@@ -225,8 +227,8 @@ const CONTRACTION_STEMS: &[&str] = &[
 
 /// Words that negate with any ending (`stopped`, `waiting`, `holdup`, `cancelled`).
 const NEGATION_STEMS: &[&str] = &[
-    "stop", "wait", "hold", "halt", "paus", "cancel", "abort", "reject", "declin", "refus",
-    "postpon", "defer", "delay",
+    "stop", "wait", "await", "hold", "halt", "paus", "cancel", "abort", "reject", "declin",
+    "refus", "postpon", "defer", "delay",
 ];
 
 /// Words that put the plan off.
@@ -253,6 +255,13 @@ const DEFERRALS: &[&str] = &[
     "yet",
     "tonight",
     "tonite",
+    "2nite",
+    "2night",
+    "2moro",
+    "2morrow",
+    "2mrw",
+    "b4",
+    "whn",
     "tomorrow",
     "tmrw",
     "tmr",
@@ -300,7 +309,7 @@ const DEFERRAL_PHRASES: &[(&str, &str)] = &[("let", "me"), ("give", "me"), ("gim
 /// Question words that make a message a question wherever they stand.
 const QUESTION_WORDS: &[&str] = &[
     "what", "whats", "wat", "wut", "why", "whys", "how", "hows", "which", "where", "wheres", "who",
-    "whos", "whom", "whose", "wdym",
+    "whos", "whom", "whose", "wdym", "wym", "wdyt",
 ];
 
 /// Auxiliaries that ask when they lead a clause (`can you...`, `should we...`).
@@ -391,6 +400,9 @@ const CONDITIONS: &[&str] = &[
     "alternatively",
     "depends",
     "depending",
+    "condition",
+    "conditional",
+    "exclude",
 ];
 
 /// Two-word conditions.
@@ -459,7 +471,9 @@ const DOUBT_PHRASES: &[(&str, &str)] = &[
 
 /// Emoji that say no, and emoji that doubt.
 const NEGATING_EMOJI: &[char] = &['👎', '🛑', '✋', '⛔', '❌', '🚫', '✖'];
-const DOUBTING_EMOJI: &[char] = &['🤔', '🙄', '😒', '😏', '😬', '🤨', '😕', '😟', '😐'];
+const DOUBTING_EMOJI: &[char] = &[
+    '🤔', '🙄', '😒', '😏', '😬', '🤨', '😕', '😟', '😐', '😂', '🤣', '🙃', '😅',
+];
 const QUESTION_MARKS: &[char] = &['?', '？', '¿', '❓', '❔'];
 
 /// Words that open a clause without changing what follows (`ok so`, `yes please`).
@@ -564,6 +578,23 @@ const GO_NOUN_CONTEXT: &[&str] = &[
 
 /// Words after `go` that keep it an approval (`go now`, `go then`).
 const GO_APPROVING_FOLLOWERS: &[&str] = &["now", "then", "please", "pls", "plz", "go", "team"];
+
+/// What `continue` may be followed by when it means keeping on with something else.
+const ACTIVITY_NOUNS: &[&str] = &[
+    "investigation",
+    "analysis",
+    "research",
+    "diagnosis",
+    "observation",
+    "monitor",
+    "watch",
+];
+
+/// Verbs that report someone else's words (`the reviewer said lgtm`).
+const REPORTING_VERBS: &[&str] = &[
+    "said", "says", "wrote", "writes", "replied", "replies", "answered", "answers", "printed",
+    "prints", "returned", "returns", "shows", "showed", "reported", "reports",
+];
 
 /// Words before `do it` that make the operator its subject (`i'll do it`).
 const DO_IT_OTHER_SUBJECTS: &[&str] = &["i", "ill", "id", "im", "will", "me", "myself"];
@@ -720,7 +751,9 @@ impl Message {
     }
 
     fn is_doubtful(&self) -> bool {
-        if self.has_doubting_emoji {
+        // A message that trails off (`sure...`) hesitates.
+        let trailing = self.trailing.trim_end();
+        if self.has_doubting_emoji || trailing.ends_with("...") || trailing.ends_with('…') {
             return true;
         }
         self.words.iter().enumerate().any(|(idx, word)| {
@@ -752,7 +785,7 @@ impl Message {
         let word = &self.words[idx];
         let next = self.next(idx);
         let phrase = match next {
-            Some(next) if word.folded == "go" && next.folded == "ahead" => Some("go ahead"),
+            Some(next) if word.folded == "go" && is_ahead(&next.folded) => Some("go ahead"),
             Some(next) if word.folded == "do" && next.folded == "it" => Some("do it"),
             _ => None,
         };
@@ -760,7 +793,7 @@ impl Message {
             Some(canonical) => canonical,
             None => return Sense::Neutral,
         };
-        if self.is_pasted(idx) {
+        if self.is_pasted(idx) || self.is_reported(idx) {
             return Sense::Other;
         }
         let prev = self.prev(idx).map(|prev| prev.folded.as_str());
@@ -774,6 +807,10 @@ impl Message {
                 {
                     return Sense::Other;
                 }
+                // `ok 1 - parses the plan`: a test report.
+                if next.is_some_and(|next| next.folded.chars().all(|c| c.is_ascii_digit())) {
+                    return Sense::Other;
+                }
                 if let Some(next) = self.words.get(idx + 1)
                     && in_list(OK_ACKNOWLEDGMENTS, &next.folded)
                     && !ends_sentence(&next.before)
@@ -782,11 +819,12 @@ impl Message {
                 }
                 self.approves_in_position(idx, OK_LEAD_INS, canonical)
             }
-            "continue" => match next {
-                Some(next) if next.folded == "to" => Sense::Other,
-                Some(next) if next.folded.len() > 4 && next.folded.ends_with("ing") => Sense::Other,
-                _ => self.approves_in_position(idx, VERB_LEAD_INS, canonical),
-            },
+            "continue" => {
+                if next.is_some_and(|next| next.folded == "to") || self.continues_an_activity(idx) {
+                    return Sense::Other;
+                }
+                self.approves_in_position(idx, VERB_LEAD_INS, canonical)
+            }
             "sure" => self.approves_in_position(idx, &[], canonical),
             "y" => {
                 let alone =
@@ -802,6 +840,38 @@ impl Message {
                 Sense::Neutral
             }
             _ => Sense::Approves(canonical),
+        }
+    }
+
+    /// `continue monitoring`, `continue with checking`, `continue the investigation`: keep
+    /// doing something, not carry out the plan.
+    fn continues_an_activity(&self, idx: usize) -> bool {
+        let mut object_idx = idx + 1;
+        while let Some(word) = self.next(object_idx - 1) {
+            if !in_list(&["with", "on", "the", "your", "my", "our"], &word.folded) {
+                break;
+            }
+            object_idx += 1;
+        }
+        match self.next(object_idx - 1) {
+            Some(object) => {
+                (object.folded.len() > 4 && object.folded.ends_with("ing"))
+                    || in_list(ACTIVITY_NOUNS, &object.folded)
+            }
+            None => false,
+        }
+    }
+
+    /// `he said ok`, `the reviewer wrote "lgtm"`: someone else's words, reported.
+    fn is_reported(&self, idx: usize) -> bool {
+        match idx
+            .checked_sub(1)
+            .and_then(|prev_idx| self.words.get(prev_idx))
+        {
+            Some(prev) => {
+                in_list(REPORTING_VERBS, &prev.folded) && !ends_sentence(&self.words[idx].before)
+            }
+            None => false,
         }
     }
 
@@ -1063,6 +1133,11 @@ fn misspells(folded: &str, list: &[&str]) -> bool {
 
 /// Real words one edit from a negation (`should` from `shouldn`), which are not its misspelling.
 const NOT_MISSPELLINGS: &[&str] = &["should", "would", "could", "cancer"];
+
+/// `ahead` as typed after `go`: `ahead`, `ahed`, `aheda`, `aheaad`.
+fn is_ahead(folded: &str) -> bool {
+    folded == "ahead" || is_transposition(folded, "ahead") || edit_distance(folded, "ahead") <= 1
+}
 
 /// `a` is `b` with two adjacent letters swapped.
 fn is_transposition(a: &str, b: &str) -> bool {
