@@ -383,12 +383,23 @@ fn table_messages_are_unique() {
 }
 
 #[test]
-fn edit_distance_counts_transpositions_as_one() {
-    assert_eq!(edit_distance("contiune", "continue"), 1);
-    assert_eq!(edit_distance("approve", "approved"), 1);
-    assert_eq!(edit_distance("abc", "abc"), 0);
-    assert_eq!(edit_distance("", "abc"), 3);
-    assert_eq!(edit_distance("going", "go"), 3);
+fn one_edit_is_a_change_an_insertion_a_deletion_or_a_swap() {
+    let check = |a: &str, b: &str| {
+        let a: Vec<char> = a.chars().collect();
+        let b: Vec<char> = b.chars().collect();
+        within_one_edit(&a, &b)
+    };
+    assert!(check("contiune", "continue"));
+    assert!(check("approve", "approved"));
+    assert!(check("approved", "approve"));
+    assert!(check("aproved", "approved"));
+    assert!(check("tomorow", "tomorrow"));
+    assert!(check("abc", "abc"));
+    assert!(check("cancel", "cancal"));
+    assert!(!check("", "abc"));
+    assert!(!check("going", "go"));
+    assert!(!check("cancel", "cnacle"));
+    assert!(!check("abcd", "badc"));
 }
 
 // --- Properties. The generators are a small grammar written from GATE-4's lists. ---
