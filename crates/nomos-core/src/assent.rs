@@ -356,7 +356,6 @@ const INFORMATION_REQUESTS: &[&str] = &[
     "reconsider",
     "rethink",
     "talk",
-    "understand",
     "confused",
     "unclear",
 ];
@@ -366,6 +365,7 @@ const INFORMATION_PHRASES: &[(&str, &str)] = &[
     ("tell", "me"),
     ("show", "me"),
     ("walk", "me"),
+    ("help", "me"),
     ("show", "us"),
     ("tell", "us"),
 ];
@@ -697,7 +697,7 @@ impl Message {
             {
                 return Some(format!("{}{}t", word.raw, next.before));
             }
-            if is_negation(word) || is_deferral(word) {
+            if is_negation(word) || (is_deferral(word) && !self.is_time_not_deferral(idx)) {
                 return Some(word.raw.clone());
             }
             if let Some(next) = self.next(idx)
@@ -707,6 +707,23 @@ impl Message {
             }
         }
         self.negating_emoji.map(String::from)
+    }
+
+    /// A time word that does not put the plan off: a greeting (`good morning`) or a length
+    /// (`5 minutes of downtime`).
+    fn is_time_not_deferral(&self, idx: usize) -> bool {
+        let word = &self.words[idx];
+        let greeting = in_list(&["morning", "afternoon", "evening", "night"], &word.folded)
+            && self
+                .prev(idx)
+                .is_some_and(|prev| folds_to("good", &prev.folded));
+        let length = in_list(
+            &[
+                "minute", "minutes", "min", "mins", "hour", "hours", "sec", "secs",
+            ],
+            &word.folded,
+        ) && self.next(idx).is_some_and(|next| next.folded == "of");
+        greeting || length
     }
 
     fn is_question(&self) -> bool {

@@ -114,6 +114,9 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("yes, nonstop", A("yes")),
     ("upgrade to 1.2. go", A("go")),
     ("run the read-only checks, then proceed", A("proceed")),
+    ("I understand the risk, proceed", A("proceed")),
+    ("5 minutes of downtime is fine, go ahead", A("go ahead")),
+    ("good morning! approved", A("approved")),
     // Common misspellings count.
     ("procceed", A("proceed")),
     ("proced", A("proceed")),
@@ -230,6 +233,7 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("explain step 2 please, then ok", Q),
     ("tell me more about step 3", Q),
     ("show me the diff", Q),
+    ("help me understand step 2", Q),
     ("go ahead with v1.2?", Q),
     ("wdym by step 2", Q),
     ("could you approve it yourself", Q),
