@@ -74,7 +74,6 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("👍 yes!!!", A("yes")),
     ("ok 🚀", A("ok")),
     ("Approved 👍", A("approved")),
-    ("...proceed...", A("proceed")),
     ("\"approved\"", A("approved")),
     // Surrounding words are allowed.
     ("yes, go ahead with the rest", A("yes")),
@@ -115,6 +114,9 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("yes, nonstop", A("yes")),
     ("upgrade to 1.2. go", A("go")),
     ("run the read-only checks, then proceed", A("proceed")),
+    ("I understand the risk, proceed", A("proceed")),
+    ("5 minutes of downtime is fine, go ahead", A("go ahead")),
+    ("good morning! approved", A("approved")),
     // Common misspellings count.
     ("procceed", A("proceed")),
     ("proced", A("proceed")),
@@ -131,6 +133,11 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("okkk", A("ok")),
     ("okk", A("ok")),
     ("lgmt", A("lgtm")),
+    ("go ahed", A("go ahead")),
+    ("porceed", A("proceed")),
+    ("approoved", A("approved")),
+    ("contniue", A("continue")),
+    ("okayy", A("okay")),
     // Negations, in any spelling or punctuation.
     ("no", N("no")),
     ("No.", N("no")),
@@ -197,6 +204,11 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("lemme look", N("lemme")),
     ("give me a sec", N("give me")),
     ("go ahead l8r", N("l8r")),
+    ("2moro", N("2moro")),
+    ("b4 that, check the disk", N("b4")),
+    ("w8", N("w8")),
+    ("awaiting your signal, ok", N("awaiting")),
+    ("na", N("na")),
     // Questions.
     ("ok so what does step 2 do", Q),
     ("yes?", Q),
@@ -221,9 +233,11 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("explain step 2 please, then ok", Q),
     ("tell me more about step 3", Q),
     ("show me the diff", Q),
+    ("help me understand step 2", Q),
     ("go ahead with v1.2?", Q),
     ("wdym by step 2", Q),
     ("could you approve it yourself", Q),
+    ("ok, wdyt", Q),
     // Conditions and changes.
     ("yes if the backup passed", C),
     ("ok but only step 1", C),
@@ -236,6 +250,7 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("yes, make sure nginx stays up", C),
     ("do it, provided the disk has room", C),
     ("sure, though I'd rather do step 2 by hand", C),
+    ("yes, on the condition that nginx stays up", C),
     ("ok, thanks", A("ok")),
     // Hedges and sarcasm.
     ("maybe", D),
@@ -253,6 +268,10 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("idk, ok", D),
     ("probably fine, go", D),
     ("good luck with that", D),
+    ("sure...", D),
+    ("yeah, ok…", D),
+    ("...proceed...", D),
+    ("go ahead 😂", D),
     // Approval words in another sense.
     ("go over the plan with me", O),
     ("go back to step 1", O),
@@ -283,6 +302,11 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("Do you want to continue? [Y/n]", N("n")),
     ("confirm: yes/all", O),
     ("ok: 3 checks passed", O),
+    ("ok 1 - parses the plan", O),
+    ("the reviewer said lgtm", O),
+    ("curl returned OK", O),
+    ("continue with monitoring", O),
+    ("continue the investigation", O),
     ("OK (3 tests)", O),
     ("test parse_plan ... ok", O),
     ("the check printed:\nOK", O),
@@ -363,12 +387,23 @@ fn table_messages_are_unique() {
 }
 
 #[test]
-fn edit_distance_counts_transpositions_as_one() {
-    assert_eq!(edit_distance("contiune", "continue"), 1);
-    assert_eq!(edit_distance("approve", "approved"), 1);
-    assert_eq!(edit_distance("abc", "abc"), 0);
-    assert_eq!(edit_distance("", "abc"), 3);
-    assert_eq!(edit_distance("going", "go"), 3);
+fn one_edit_is_a_change_an_insertion_a_deletion_or_a_swap() {
+    let check = |a: &str, b: &str| {
+        let a: Vec<char> = a.chars().collect();
+        let b: Vec<char> = b.chars().collect();
+        within_one_edit(&a, &b)
+    };
+    assert!(check("contiune", "continue"));
+    assert!(check("approve", "approved"));
+    assert!(check("approved", "approve"));
+    assert!(check("aproved", "approved"));
+    assert!(check("tomorow", "tomorrow"));
+    assert!(check("abc", "abc"));
+    assert!(check("cancel", "cancal"));
+    assert!(!check("", "abc"));
+    assert!(!check("going", "go"));
+    assert!(!check("cancel", "cnacle"));
+    assert!(!check("abcd", "badc"));
 }
 
 // --- Properties. The generators are a small grammar written from GATE-4's lists. ---
