@@ -682,7 +682,6 @@ const SSH_SAFE_SETTINGS: &[&str] = &[
     "numberofpasswordprompts",
     "kbdinteractiveauthentication",
     "gssapiauthentication",
-    "updatehostkeys",
     "visualhostkey",
 ];
 

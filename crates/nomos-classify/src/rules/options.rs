@@ -1300,7 +1300,7 @@ const SAFE: &[Safe] = &[
         // `top -w` is only width in procps; the configuration file `W` write is interactive.
         program: "top",
         flags: "bcHiSsV1",
-        values: "dnpuUoOEeFwY",
+        values: "dnpuUoOEeFY",
         long_flags: &[],
         long_values: &[],
         inert: true,
@@ -1497,9 +1497,11 @@ const SAFE: &[Safe] = &[
     Safe {
         // `-o`/`-O`/`-J`, `-D`, `-c`, `-K`, `-T`, `-d`/`-F`/`-X`, `--trace*`, `--libcurl`,
         // `--stderr`, `--etag-save`, `--hsts`, `--alt-svc` write, send or run; absent.
+        // `-o` is here because the curl rule has already decided it: only `-o /dev/null`
+        // and `-o -` leave curl a reader.
         program: "curl",
         flags: "sSfLIikvq46gGlnNRZ",
-        values: "HAemrxUuwyYzCE",
+        values: "HAemrxUuwyYzCEo",
         long_flags: &[
             "silent",
             "show-error",
@@ -1540,6 +1542,7 @@ const SAFE: &[Safe] = &[
             "list-only",
         ],
         long_values: &[
+            "output",
             "header",
             "user-agent",
             "referer",
@@ -1627,7 +1630,6 @@ const SAFE: &[Safe] = &[
             "wait",
             "max-redirect",
             "bind-address",
-            "method",
         ],
         inert: false,
     },
@@ -1938,7 +1940,7 @@ const SAFE: &[Safe] = &[
     },
     Safe {
         program: "dpkg",
-        flags: "lLsSpW",
+        flags: "lLsSp",
         values: "",
         long_flags: &[
             "list",
@@ -1955,9 +1957,8 @@ const SAFE: &[Safe] = &[
             "audit",
             "yet-to-unpack",
             "verify",
-            "show",
         ],
-        long_values: &["showformat", "admindir"],
+        long_values: &[],
         inert: false,
     },
     Safe {
@@ -2174,7 +2175,6 @@ const SAFE: &[Safe] = &[
             "help",
             "version",
             "json",
-            "phy-statistics",
         ],
         long_values: &[],
         inert: false,
@@ -2285,25 +2285,28 @@ const SAFE: &[Safe] = &[
             "ignore-case",
             "unique",
             "zero-terminated",
+            "group",
             "help",
             "version",
         ],
-        long_values: &["skip-fields", "skip-chars", "check-chars", "group"],
+        long_values: &["skip-fields", "skip-chars", "check-chars"],
         inert: false,
     },
     Safe {
         program: "date",
         flags: "Ru",
         values: "dfrI",
-        long_flags: &["rfc-email", "utc", "universal", "debug", "help", "version"],
-        long_values: &[
-            "date",
-            "file",
-            "reference",
+        long_flags: &[
+            "rfc-email",
+            "utc",
+            "universal",
+            "debug",
             "iso-8601",
-            "rfc-3339",
             "resolution",
+            "help",
+            "version",
         ],
+        long_values: &["date", "file", "reference", "rfc-3339"],
         inert: false,
     },
     Safe {
@@ -2700,6 +2703,43 @@ mod tests {
                 reason.contains(&format!("`{option}`")),
                 "{words:?}: {reason}"
             );
+        }
+    }
+
+    const CORPUS: &str = include_str!("../../../../fixtures/classify/corpus.tsv");
+
+    // rule: CLASSIFY-6
+    #[test]
+    fn every_allow_listed_option_has_a_case_in_the_corpus() {
+        let commands: Vec<&str> = CORPUS
+            .lines()
+            .filter(|line| !line.starts_with('#'))
+            .filter_map(|line| line.split_once('\t'))
+            .map(|(_, command)| command)
+            .collect();
+        for safe in SAFE {
+            let own: Vec<&str> = commands
+                .iter()
+                .copied()
+                .filter(|command| command.split_whitespace().any(|word| word == safe.program))
+                .collect();
+            for c in safe.flags.chars().chain(safe.values.chars()) {
+                let found = own.iter().any(|command| {
+                    command.split_whitespace().any(|word| {
+                        word.starts_with('-') && !word.starts_with("--") && word.contains(c)
+                    })
+                });
+                assert!(found, "no corpus case for `{} -{c}`", safe.program);
+            }
+            for name in safe.long_flags.iter().chain(safe.long_values) {
+                let option = format!("--{name}");
+                let found = own.iter().any(|command| {
+                    command
+                        .split_whitespace()
+                        .any(|word| word.split('=').next() == Some(option.as_str()))
+                });
+                assert!(found, "no corpus case for `{} {option}`", safe.program);
+            }
         }
     }
 
