@@ -90,8 +90,6 @@ const OPERANDS_ONLY: &[&str] = &[
     "pveversion",
     "apropos",
     "whatis",
-    "tldr",
-    "info",
     "runlevel",
     "sync",
     "getfacl",
@@ -335,7 +333,7 @@ const SAFE: &[Safe] = &[
         // ripgrep: `--pre`, `--hostname-bin` and `--search-zip` run other programs; they are
         // deliberately absent.
         program: "rg",
-        flags: "aBcCFHhiIlLnNoOpPqrsSuUvVwxz0123456789",
+        flags: "aBcCFHhiIlLnNoOpPqrsSuUvVwx0123456789",
         values: "ABCefgmMtTjEd",
         long_flags: &[
             "count",
@@ -819,7 +817,7 @@ const SAFE: &[Safe] = &[
         // `less`: `-o`/`-O`/`--log-file` write, `+!cmd` and LESSOPEN run programs; absent.
         program: "less",
         flags: "aAcCeEfFgGiIJKLmMnNqQrRsSuUVwWX~",
-        values: "bhjkpPtTxyz#",
+        values: "bhjpPtTxyz#",
         long_flags: &[
             "search-skip-screen",
             "clear-screen",
@@ -1315,7 +1313,7 @@ const SAFE: &[Safe] = &[
     },
     Safe {
         program: "tree",
-        flags: "adlfxLRPIJCnNqpsughDFvtrcUSi",
+        flags: "adlfxLPIJCnNqpsughDFvtrcUSi",
         values: "LPIH",
         long_flags: &[
             "noreport",
@@ -1687,7 +1685,6 @@ const SAFE: &[Safe] = &[
             "machine",
             "cursor",
             "after-cursor",
-            "cursor-file",
             "field",
             "namespace",
             "boot",
@@ -1798,7 +1795,6 @@ const SAFE: &[Safe] = &[
             "type",
             "index",
             "name",
-            "config",
             "tlscacert",
             "tlscert",
             "tlskey",
@@ -1872,7 +1868,6 @@ const SAFE: &[Safe] = &[
             "output",
             "context",
             "cluster",
-            "kubeconfig",
             "container",
             "tail",
             "since",
@@ -1894,7 +1889,7 @@ const SAFE: &[Safe] = &[
     Safe {
         program: "apt",
         flags: "aq",
-        values: "o",
+        values: "",
         long_flags: &[
             "installed",
             "upgradable",
@@ -1913,7 +1908,7 @@ const SAFE: &[Safe] = &[
     Safe {
         program: "apt-cache",
         flags: "aqfgin",
-        values: "cps",
+        values: "ps",
         long_flags: &[
             "names-only",
             "full",
@@ -1972,7 +1967,7 @@ const SAFE: &[Safe] = &[
     Safe {
         program: "zpool",
         flags: "vxHpPLgTiyl",
-        values: "ocT",
+        values: "oT",
         long_flags: &["json"],
         long_values: &[],
         inert: false,
@@ -2206,6 +2201,192 @@ const SAFE: &[Safe] = &[
         inert: true,
     },
     Safe {
+        program: "expand",
+        flags: "i0123456789",
+        values: "t",
+        long_flags: &["initial", "help", "version"],
+        long_values: &["tabs"],
+        inert: true,
+    },
+    Safe {
+        program: "unexpand",
+        flags: "a",
+        values: "t",
+        long_flags: &["all", "first-only", "help", "version"],
+        long_values: &["tabs"],
+        inert: true,
+    },
+    Safe {
+        program: "fmt",
+        flags: "cstu0123456789",
+        values: "pgw",
+        long_flags: &[
+            "crown-margin",
+            "split-only",
+            "tagged-paragraph",
+            "uniform-spacing",
+            "help",
+            "version",
+        ],
+        long_values: &["prefix", "goal", "width"],
+        inert: true,
+    },
+    Safe {
+        // `--dump-bin` and `--from-dump` write or read raw tables; absent.
+        program: "dmidecode",
+        flags: "qu",
+        values: "dst",
+        long_flags: &["quiet", "dump", "no-sysfs", "oem-string", "help", "version"],
+        long_values: &["dev-mem", "string", "type", "handle"],
+        inert: false,
+    },
+    Safe {
+        program: "mpstat",
+        flags: "uTI",
+        values: "AIPNo",
+        long_flags: &["dec"],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        program: "pidstat",
+        flags: "dhHIlRrstuvwU",
+        values: "CGpeT",
+        long_flags: &["human", "dec"],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        // `sar -o FILE` writes; absent.
+        program: "sar",
+        flags: "AbBdFHhpqrRSuvWwyt",
+        values: "fIimnPes",
+        long_flags: &["human", "dec", "help"],
+        long_values: &[],
+        inert: false,
+    },
+    Safe {
+        program: "lvs",
+        flags: "aov",
+        values: "OS",
+        long_flags: &[
+            "all",
+            "noheadings",
+            "nosuffix",
+            "units",
+            "readonly",
+            "segments",
+            "help",
+            "version",
+            "reportformat",
+        ],
+        long_values: &[
+            "options",
+            "sort",
+            "select",
+            "separator",
+            "units",
+            "reportformat",
+        ],
+        inert: true,
+    },
+    Safe {
+        program: "vgs",
+        flags: "aov",
+        values: "OS",
+        long_flags: &[
+            "all",
+            "noheadings",
+            "nosuffix",
+            "readonly",
+            "help",
+            "version",
+        ],
+        long_values: &[
+            "options",
+            "sort",
+            "select",
+            "separator",
+            "units",
+            "reportformat",
+        ],
+        inert: true,
+    },
+    Safe {
+        program: "pvs",
+        flags: "aov",
+        values: "OS",
+        long_flags: &[
+            "all",
+            "noheadings",
+            "nosuffix",
+            "readonly",
+            "segments",
+            "help",
+            "version",
+        ],
+        long_values: &[
+            "options",
+            "sort",
+            "select",
+            "separator",
+            "units",
+            "reportformat",
+        ],
+        inert: true,
+    },
+    Safe {
+        program: "lsattr",
+        flags: "RVadlpv",
+        values: "",
+        long_flags: &[],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        program: "whois",
+        flags: "HlLmMrRxBGaIK",
+        values: "hpigtTsvqV",
+        long_flags: &["verbose", "help", "version", "no-recursion"],
+        long_values: &["host", "port"],
+        inert: true,
+    },
+    Safe {
+        program: "lsns",
+        flags: "JlnurtW",
+        values: "opT",
+        long_flags: &[
+            "json",
+            "list",
+            "noheadings",
+            "notruncate",
+            "raw",
+            "tree",
+            "nowrap",
+            "help",
+            "version",
+        ],
+        long_values: &["output", "task", "type"],
+        inert: true,
+    },
+    Safe {
+        program: "lslocks",
+        flags: "Jinru",
+        values: "op",
+        long_flags: &[
+            "json",
+            "noinaccessible",
+            "noheadings",
+            "raw",
+            "notruncate",
+            "bytes",
+            "help",
+            "version",
+        ],
+        long_values: &["output", "pid"],
+        inert: true,
+    },
+    Safe {
         program: "lsmod",
         flags: "",
         values: "",
@@ -2431,8 +2612,15 @@ pub(crate) fn vet<'a>(args: &[Arg<'a>], is_reader: bool) -> Option<Unsafe<'a>> {
                 None => (long, false),
             };
             if safe.long_values.contains(&name) {
+                let value = match long.split_once('=') {
+                    Some((_, value)) => Some(value),
+                    None => args.get(idx).map(|arg| arg.text),
+                };
                 if !attached {
                     idx += 1;
+                }
+                if value.is_some_and(|value| value_is_unsafe(program, name, value)) {
+                    return Some(Unsafe::Option(text));
                 }
             } else if !safe.long_flags.contains(&name) {
                 return Some(Unsafe::Option(text));
@@ -2464,8 +2652,17 @@ pub(crate) fn vet<'a>(args: &[Arg<'a>], is_reader: bool) -> Option<Unsafe<'a>> {
         }
         for (at, c) in bundle.char_indices() {
             if safe.values.contains(c) {
-                if at + c.len_utf8() == bundle.len() {
+                let rest = &bundle[at + c.len_utf8()..];
+                let value = if rest.is_empty() {
                     idx += 1;
+                    args.get(idx - 1).map(|arg| arg.text)
+                } else {
+                    Some(rest)
+                };
+                let mut short = [0; 4];
+                let name = c.encode_utf8(&mut short);
+                if value.is_some_and(|value| value_is_unsafe(program, name, value)) {
+                    return Some(Unsafe::Option(text));
                 }
                 break;
             }
@@ -2637,6 +2834,18 @@ fn vet_ip<'a>(args: &[Arg<'a>]) -> Option<Unsafe<'a>> {
         }
     }
     None
+}
+
+/// Values that turn an otherwise reading option into a writer or a program runner: curl's
+/// `--write-out '%output{FILE}'` writes a file, and tar's `-f HOST:FILE` runs a remote shell.
+fn value_is_unsafe(program: &str, option: &str, value: &str) -> bool {
+    match (program, option) {
+        ("curl", "w" | "write-out") => value.contains("%output{"),
+        ("tar", "f" | "file") => value
+            .split_once(':')
+            .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/')),
+        _ => false,
+    }
 }
 
 /// Whether a run-time argument could begin with `-` once expanded.
