@@ -1274,6 +1274,14 @@ fn classify_6_a_variable_that_changes_what_runs_is_config_mutation_however_set()
         ("read PATH", "PATH"),
         ("read -a IFS", "IFS"),
         ("unset PATH", "PATH"),
+        ("getopts ab PATH", "PATH"),
+        ("let IFS=1", "IFS"),
+        ("export BASH_FUNC_ls%%='() { id; }'", "BASH_FUNC_ls"),
+        (
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=id git log",
+            "GIT_CONFIG",
+        ),
+        ("HOME=/tmp/evil git log", "HOME"),
     ] {
         let got = classify(command);
         assert_eq!(got.class, ConfigMutation, "`{command}`: {}", got.reason);
