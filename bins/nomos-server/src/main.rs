@@ -1,5 +1,7 @@
 //! `nomos-server`: reads the configuration, builds the runtime, reconciles what a previous
 //! run left behind, starts the workers and serves the HTTP API until SIGINT or SIGTERM.
+//! `nomos-server mcp` serves one MCP session on stdin/stdout instead (MCP-1), over the same
+//! data directory and store, logging to stderr only.
 
 mod config;
 mod runtime;
@@ -10,7 +12,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use tokio::sync::watch;
 
 use crate::config::{Config, LogFormat, RawConfig};
@@ -37,6 +39,18 @@ struct Args {
     /// Serve without authentication (only on a loopback address).
     #[arg(long)]
     no_auth: bool,
+    /// What to run (default: the HTTP server).
+    #[command(subcommand)]
+    command: Option<Mode>,
+}
+
+/// What the process serves.
+#[derive(Debug, Subcommand)]
+enum Mode {
+    /// Serve Nomos's tools to one MCP client on stdin/stdout (for clients that spawn a
+    /// process). Uses the same data directory and store as the server, which keeps running
+    /// the sweeps and where the operator decides approvals.
+    Mcp,
 }
 
 fn main() -> ExitCode {
@@ -56,7 +70,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(serve(config)) {
+    let run = match args.command {
+        None => runtime.block_on(serve(config)),
+        Some(Mode::Mcp) => runtime.block_on(serve_mcp(config)),
+    };
+    match run {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!("{error:#}");
@@ -151,6 +169,17 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     }
     background.shutdown().await;
     Ok(())
+}
+
+/// One MCP session on stdio. No start-up reconcile and no sweeps: the server process that
+/// shares the store runs those, and a reconcile here would fail its running commands.
+async fn serve_mcp(config: Config) -> anyhow::Result<()> {
+    let (agent, _metrics, _demo) = runtime::build_agent(&config).await?;
+    let base_url = format!("http://{}", config.listen);
+    tracing::info!(data_dir = %config.data_dir.display(), "serving MCP on stdio");
+    nomos_mcp::serve_stdio(agent, Some(base_url))
+        .await
+        .context("serving MCP on stdio")
 }
 
 async fn shutdown_signal() {

@@ -36,6 +36,19 @@ pub struct Runtime {
 
 /// Builds everything; any failure stops start-up with what failed.
 pub async fn build(config: &Config) -> anyhow::Result<Runtime> {
+    let (agent, metrics, demo) = build_agent(config).await?;
+    let (auth, new_token) = auth(config)?;
+    Ok(Runtime {
+        agent,
+        metrics,
+        demo,
+        auth,
+        new_token,
+    })
+}
+
+/// The agent alone (for `nomos-server mcp`): store, model, executor, policy; no auth.
+pub async fn build_agent(config: &Config) -> anyhow::Result<(Agent, Arc<Metrics>, bool)> {
     std::fs::create_dir_all(&config.data_dir)
         .with_context(|| format!("creating the data directory {}", config.data_dir.display()))?;
     let store = open_store(config).await?;
@@ -54,14 +67,7 @@ pub async fn build(config: &Config) -> anyhow::Result<Runtime> {
     let agent = Agent::builder(store, executor, model)
         .config(agent_config)
         .build();
-    let (auth, new_token) = auth(config)?;
-    Ok(Runtime {
-        agent,
-        metrics,
-        demo,
-        auth,
-        new_token,
-    })
+    Ok((agent, metrics, demo))
 }
 
 async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
