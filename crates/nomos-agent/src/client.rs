@@ -5,11 +5,12 @@
 use nomos_core::ports::chat::ToolCall;
 use nomos_core::record::ToolCallOutcome;
 use nomos_core::session::Session;
-use nomos_core::{ApprovalId, SessionId};
+use nomos_core::{ApprovalId, SessionId, Timestamp};
 use uuid::Uuid;
 
 use crate::agent::Agent;
 use crate::error::AgentError;
+use crate::exec::tool_call_record;
 use crate::tools::{Call, ExtraToolKind, parse_call};
 
 /// What the caller of a tool may do: the role of whoever stands behind the call.
@@ -34,7 +35,8 @@ pub struct CallReply {
 }
 
 impl CallReply {
-    pub(crate) fn new(outcome: ToolCallOutcome, text: String) -> CallReply {
+    /// A reply without an approval.
+    pub fn new(outcome: ToolCallOutcome, text: String) -> CallReply {
         CallReply {
             outcome,
             text,
@@ -72,10 +74,47 @@ impl Agent {
         name: &str,
         arguments: &str,
     ) -> Result<CallReply, AgentError> {
+        let _guard = self.inner.locks.lock(id).await;
+        let call = self.mark_client_call(id, name, arguments).await?;
+        self.handle_call(id, access, &call).await
+    }
+
+    /// MCP-2: records a call the client's transport answered itself (waiting for a
+    /// decision), started at `started`, so the session view shows every call it made.
+    pub async fn record_client_call(
+        &self,
+        id: SessionId,
+        name: &str,
+        arguments: &str,
+        started: Timestamp,
+        reply: &CallReply,
+    ) -> Result<(), AgentError> {
+        let _guard = self.inner.locks.lock(id).await;
+        let call = self.mark_client_call(id, name, arguments).await?;
+        self.mutate(id, |session, now| {
+            session.record_tool_call(tool_call_record(
+                id,
+                &call,
+                started,
+                now,
+                reply.outcome,
+                &reply.text,
+            ))
+        })
+        .await
+    }
+
+    /// The call as the transcript keeps it: an assistant message marked with the client's
+    /// name, carrying the call (MCP-2).
+    async fn mark_client_call(
+        &self,
+        id: SessionId,
+        name: &str,
+        arguments: &str,
+    ) -> Result<ToolCall, AgentError> {
         let Some(client) = self.session(id).await?.record.client else {
             return Err(AgentError::NotAClientSession(id));
         };
-        let _guard = self.inner.locks.lock(id).await;
         let call = ToolCall {
             id: format!("mcp-{}", Uuid::new_v4()),
             name: name.to_owned(),
@@ -91,7 +130,7 @@ impl Agent {
             session.append_assistant_message(now, &marker, vec![request.clone()])
         })
         .await?;
-        self.handle_call(id, access, &call).await
+        Ok(call)
     }
 
     /// Whether a caller with `access` may make this call; the refusal text when not.

@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
-use nomos_agent::{Access, Agent, AgentError};
+use nomos_agent::{Access, Agent, AgentError, CallReply};
 use nomos_core::SessionId;
 use nomos_core::record::ToolCallOutcome;
 use rmcp::model::{
@@ -110,6 +110,19 @@ fn client_name(info: &Implementation) -> String {
     }
 }
 
+/// The text blocks of a result, joined.
+fn result_text(result: &CallToolResult) -> String {
+    let texts: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    texts.join("\n")
+}
+
 fn internal(error: AgentError) -> ErrorData {
     tracing::error!(%error, "an MCP call failed in the runtime");
     ErrorData::internal_error(error.to_string(), None)
@@ -174,14 +187,24 @@ impl ServerHandler for NomosMcp {
         let name = request.name.as_ref();
         let arguments = serde_json::Value::Object(request.arguments.clone().unwrap_or_default());
         if name == WAIT_FOR_APPROVAL {
-            let args = match WaitArgs::parse(&arguments) {
-                Ok(args) => args,
-                Err(message) => {
-                    return Ok(CallToolResult::error(vec![ContentBlock::text(message)]).into());
+            let started = self.agent.now();
+            let result = match WaitArgs::parse(&arguments) {
+                Ok(args) => {
+                    let web = self.web_base(&context);
+                    wait_for_approval(&self.agent, session, args, web.as_deref(), &context.ct)
+                        .await
+                        .map_err(internal)?
                 }
+                Err(message) => CallToolResult::error(vec![ContentBlock::text(message)]),
             };
-            let web = self.web_base(&context);
-            let result = wait_for_approval(&self.agent, session, args, web.as_deref(), &context.ct)
+            // MCP-2: the wait is recorded like every other call of the client.
+            let outcome = match result.is_error {
+                Some(true) => ToolCallOutcome::Error,
+                _ => ToolCallOutcome::Ok,
+            };
+            let reply = CallReply::new(outcome, result_text(&result));
+            self.agent
+                .record_client_call(session, name, &arguments.to_string(), started, &reply)
                 .await
                 .map_err(internal)?;
             return Ok(result.into());

@@ -162,6 +162,10 @@ async fn mcp_1_a_client_runs_through_the_gates_and_waits_for_the_operators_appro
             .iter()
             .all(|m| m["tool_calls"].as_array().unwrap().len() == 1)
     );
+    let calls = nomos.agent.store().tool_calls(id).await.unwrap();
+    let waits: Vec<_> = calls.iter().filter(|c| c.name == "wait_for_approval").collect();
+    assert_eq!(waits.len(), 1, "{calls:?}");
+    assert!(waits[0].result.starts_with("Approved by alice"), "{}", waits[0].result);
     let executions = nomos.get(&format!("/api/sessions/{id}/executions")).await;
     let executions = executions.as_array().unwrap();
     assert_eq!(executions.len(), 2, "{executions:?}");
