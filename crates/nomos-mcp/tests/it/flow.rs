@@ -163,9 +163,16 @@ async fn mcp_1_a_client_runs_through_the_gates_and_waits_for_the_operators_appro
             .all(|m| m["tool_calls"].as_array().unwrap().len() == 1)
     );
     let calls = nomos.agent.store().tool_calls(id).await.unwrap();
-    let waits: Vec<_> = calls.iter().filter(|c| c.name == "wait_for_approval").collect();
+    let waits: Vec<_> = calls
+        .iter()
+        .filter(|c| c.name == "wait_for_approval")
+        .collect();
     assert_eq!(waits.len(), 1, "{calls:?}");
-    assert!(waits[0].result.starts_with("Approved by alice"), "{}", waits[0].result);
+    assert!(
+        waits[0].result.starts_with("Approved by alice"),
+        "{}",
+        waits[0].result
+    );
     let executions = nomos.get(&format!("/api/sessions/{id}/executions")).await;
     let executions = executions.as_array().unwrap();
     assert_eq!(executions.len(), 2, "{executions:?}");
@@ -226,4 +233,68 @@ async fn read(client: &crate::Client, uri: &str) -> serde_json::Value {
         }
         other => panic!("expected text, got {other:?}"),
     }
+}
+
+/// A client that counts the progress notifications it hears.
+struct Counting {
+    info: rmcp::model::ClientConfig,
+    seen: std::sync::Arc<std::sync::atomic::AtomicU32>,
+}
+
+impl rmcp::ClientHandler for Counting {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        self.info.clone()
+    }
+
+    async fn on_progress(
+        &self,
+        _params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+// rule: MCP-1
+#[tokio::test]
+async fn mcp_1_a_long_command_reports_progress_while_it_runs() {
+    use rmcp::ServiceExt;
+    use rmcp::model::{ClientRequest, Request, ServerResult};
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let nomos = nomos().await;
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let handler = Counting {
+        info: rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::default(),
+            rmcp::model::Implementation::new("patient", "1"),
+        ),
+        seen: seen.clone(),
+    };
+    let config = StreamableHttpClientTransportConfig::with_uri(nomos.url("/mcp"))
+        .auth_header(OPERATOR.to_owned());
+    let client = handler
+        .serve(StreamableHttpClientTransport::from_config(config))
+        .await
+        .unwrap();
+    let arguments = json!({ "host": "local", "command": "sleep 6; echo slept" });
+    let params = rmcp::model::CallToolRequestParams::new("run")
+        .with_arguments(arguments.as_object().unwrap().clone());
+    let handle = client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(Request::new(params)),
+            rmcp::service::PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    let response = handle.await_response().await.unwrap();
+    let ServerResult::CallToolResult(result) = response else {
+        panic!("expected a tool result, got {response:?}");
+    };
+    assert!(text(&result).contains("slept"), "{}", text(&result));
+    assert!(
+        seen.load(std::sync::atomic::Ordering::SeqCst) >= 1,
+        "no progress was reported"
+    );
 }
