@@ -148,7 +148,12 @@ impl Agent {
         report: &mut TurnReport,
     ) -> Result<(), TurnFailure> {
         // MCP-1: an outside client drives this session; Nomos's model never speaks in it.
-        if self.session(id).await?.record.client.is_some() {
+        // The client is set at creation and never changes, so a cached aggregate knows it.
+        let client_driven = match self.inner.cache.get(id) {
+            Some(session) => session.record().client.is_some(),
+            None => self.session(id).await?.record.client.is_some(),
+        };
+        if client_driven {
             return Ok(());
         }
         let step_limit = self.inner.config.step_limit;
