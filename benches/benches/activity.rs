@@ -49,6 +49,7 @@ fn facts(n_events: usize) -> Facts {
             assent: None,
             knowledge: KnowledgeLoop::Discovered,
             nudged_at: None,
+            client: None,
             n_messages: 0,
             created_at: base,
             last_activity_at: at(n_events),

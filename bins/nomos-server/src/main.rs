@@ -2,6 +2,8 @@
 //! run left behind, starts the workers and serves the HTTP API until SIGINT or SIGTERM.
 //! `check-config` validates the configuration without starting; `hosts check` connects to
 //! each inventory host.
+//! `nomos-server mcp` serves one MCP session on stdin/stdout instead (MCP-1), over the same
+//! data directory and store, logging to stderr only.
 
 mod check;
 mod config;
@@ -57,6 +59,10 @@ enum Command {
     /// Validate the configuration, inventory, policy and model settings without
     /// starting; exit 0 when all are valid, 2 naming what is wrong and where.
     CheckConfig,
+    /// Serve Nomos's tools to one MCP client on stdin/stdout (for clients that spawn a
+    /// process). Uses the same data directory and store as the server, which keeps running
+    /// the sweeps and where the operator decides approvals.
+    Mcp,
     /// The inventory's hosts.
     Hosts {
         #[command(subcommand)]
@@ -106,7 +112,11 @@ fn main() -> ExitCode {
         };
         return runtime.block_on(hosts::check(&config, trust));
     }
-    match runtime.block_on(serve(config)) {
+    let run = match args.command {
+        Some(Command::Mcp) => runtime.block_on(serve_mcp(config)),
+        _ => runtime.block_on(serve(config)),
+    };
+    match run {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!("{error:#}");
@@ -207,6 +217,17 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     }
     background.shutdown().await;
     Ok(())
+}
+
+/// One MCP session on stdio. No start-up reconcile and no sweeps: the server process that
+/// shares the store runs those, and a reconcile here would fail its running commands.
+async fn serve_mcp(config: Config) -> anyhow::Result<()> {
+    let (agent, _metrics, _demo) = runtime::build_agent(&config).await?;
+    let base_url = format!("http://{}", config.listen);
+    tracing::info!(data_dir = %config.data_dir.display(), "serving MCP on stdio");
+    nomos_mcp::serve_stdio(agent, Some(base_url))
+        .await
+        .context("serving MCP on stdio")
 }
 
 async fn shutdown_signal() {

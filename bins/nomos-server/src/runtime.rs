@@ -37,6 +37,19 @@ pub struct Runtime {
 
 /// Builds everything; any failure stops start-up with what failed.
 pub async fn build(config: &Config) -> anyhow::Result<Runtime> {
+    let (agent, metrics, demo) = build_agent(config).await?;
+    let (auth, new_token) = auth(config)?;
+    Ok(Runtime {
+        agent,
+        metrics,
+        demo,
+        auth,
+        new_token,
+    })
+}
+
+/// The agent alone (for `nomos-server mcp`): store, model, executor, policy; no auth.
+pub async fn build_agent(config: &Config) -> anyhow::Result<(Agent, Arc<Metrics>, bool)> {
     create_data_dir(&config.data_dir)?;
     let store = open_store(config).await?;
     let metrics = Arc::new(Metrics::default());
@@ -50,14 +63,7 @@ pub async fn build(config: &Config) -> anyhow::Result<Runtime> {
     let agent = Agent::builder(store, executor, model)
         .config(agent_config)
         .build();
-    let (auth, new_token) = auth(config)?;
-    Ok(Runtime {
-        agent,
-        metrics,
-        demo,
-        auth,
-        new_token,
-    })
+    Ok((agent, metrics, demo))
 }
 
 /// Creates the data directory private to the user (0700); an existing one keeps its mode.

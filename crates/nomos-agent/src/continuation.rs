@@ -77,6 +77,9 @@ impl Agent {
         let id = approval.session_id;
         // Decisions wait for a running turn of the session to end, then act alone.
         let guard = self.inner.locks.lock(id).await;
+        // Decided on what the store holds: another process sharing the store (an MCP
+        // client's `nomos-server mcp`) may have requested the approval.
+        self.inner.cache.forget(id);
         let action = self
             .mutate(id, |session, now| {
                 let action = session.handle_decision(now, approval_id, decision, decided_by)?;

@@ -33,6 +33,9 @@ pub enum AgentError {
     /// RESUME-3: every attempt to resume got no usable reply; the last error.
     #[error("the session could not be resumed: {0}")]
     ResumeFailed(String),
+    /// MCP-1: tools are called from outside only in a session an outside client drives.
+    #[error("session {0} is not driven by an outside client; its tools are the model's")]
+    NotAClientSession(SessionId),
     /// The runtime is shutting down.
     #[error("the runtime is shutting down")]
     ShuttingDown,

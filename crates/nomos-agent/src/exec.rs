@@ -189,6 +189,11 @@ pub(crate) fn log_gate_decision(id: SessionId, host: &str, input: &ToolInput, re
     );
 }
 
+/// The result text of a completed command, as a `run` call reports it (EXEC-5).
+pub fn output_text(output: &ExecOutput) -> String {
+    result_text(&Ok(output.clone()))
+}
+
 /// The tool result for a finished command: exit status, duration, output, and what the
 /// caps cut (EXEC-5).
 pub(crate) fn result_text(

@@ -9,6 +9,8 @@
 //!   [`Agent::resume`] resumes it with escalating notes (RESUME-1..3).
 //! * [`Agent::reconcile_startup`], [`Agent::sweep_once`] and [`Agent::start_workers`] keep
 //!   sessions and executions from getting stuck (EXEC-3, EXEC-6, SWEEP-1..3).
+//! * [`Agent::create_client_session`] and [`Agent::call_tool`] let an outside client (an
+//!   MCP client) drive a session through the same gates (MCP-1, MCP-2).
 //! * [`EventBus`] fans committed events and streamed text out to subscribers.
 //! * [`tools`] holds the tool contracts the model reads and the knowledge tools; embedders
 //!   add their own with [`AgentBuilder::extra_tool`].
@@ -21,6 +23,7 @@
 mod agent;
 pub mod bus;
 mod cache;
+mod client;
 pub mod clock;
 pub mod config;
 mod continuation;
@@ -34,10 +37,12 @@ mod turn;
 
 pub use agent::{Agent, AgentBuilder};
 pub use bus::{EventBus, LiveEvent};
+pub use client::{Access, CallReply};
 pub use clock::{Clock, ManualClock, SystemClock, TokioClock};
 pub use config::{AgentConfig, ApprovalPolicy, Classifier, DEFAULT_SYSTEM_PROMPT, NO_OPERATOR};
 pub use continuation::DecisionReport;
 pub use error::AgentError;
+pub use exec::output_text;
 pub use history::INTERRUPTED_RESULT;
 pub use sweeper::{SweepReport, Workers};
 pub use turn::TurnReport;

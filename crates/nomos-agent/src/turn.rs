@@ -11,6 +11,7 @@ use tokio::task::JoinHandle;
 use crate::agent::Agent;
 use crate::bus::LiveEvent;
 use crate::config::{ApprovalPolicy, NO_OPERATOR};
+use crate::client::{Access, CallReply};
 use crate::error::AgentError;
 use crate::exec::{CallToRecord, tool_call_record};
 use crate::history::{INTERRUPTED_RESULT, build_history};
@@ -186,6 +187,15 @@ impl Agent {
         id: SessionId,
         report: &mut TurnReport,
     ) -> Result<(), TurnFailure> {
+        // MCP-1: an outside client drives this session; Nomos's model never speaks in it.
+        // The client is set at creation and never changes, so a cached aggregate knows it.
+        let client_driven = match self.inner.cache.get(id) {
+            Some(session) => session.record().client.is_some(),
+            None => self.session(id).await?.record.client.is_some(),
+        };
+        if client_driven {
+            return Ok(());
+        }
         let step_limit = self.inner.config.step_limit;
         loop {
             let request = self.prepare_request(id).await?;
@@ -226,7 +236,8 @@ impl Agent {
                     return Ok(());
                 }
                 report.n_tool_calls += 1;
-                self.handle_call(id, call, report).await?;
+                let reply = self.handle_call(id, Access::Operate, call).await?;
+                report.approvals_requested.extend(reply.approval_id);
             }
         }
     }
@@ -299,13 +310,20 @@ impl Agent {
     }
 
     /// Decides and runs one tool call, and persists it with its result (TURN-4, TURN-5).
-    async fn handle_call(
+    /// The one path of every tool call, the model's in a turn and an outside client's
+    /// ([`Agent::call_tool`]).
+    pub(crate) async fn handle_call(
         &self,
         id: SessionId,
+        access: Access,
         call: &ToolCall,
-        report: &mut TurnReport,
-    ) -> Result<(), AgentError> {
+    ) -> Result<CallReply, AgentError> {
         let started = self.now();
+        if let Some(refusal) = self.access_refusal(access, call) {
+            return self
+                .record_result(id, call, started, ToolCallOutcome::Refused, &refusal)
+                .await;
+        }
         let (outcome, result) = match parse_call(&call.name, &call.arguments) {
             Ok(Call::Knowledge(knowledge)) => {
                 let used = knowledge.knowledge_use();
@@ -332,12 +350,11 @@ impl Agent {
                             id, call, started, now, outcome, &text,
                         ));
                     })
-                    .await;
+                    .await
+                    .map(|()| CallReply::new(outcome, text));
             }
             Ok(Call::Run { host, command }) => {
-                return self
-                    .handle_run(id, call, started, host, command, report)
-                    .await;
+                return self.handle_run(id, call, started, host, command).await;
             }
             Ok(core_call) => match core_input(core_call) {
                 Some(input) => {
@@ -353,6 +370,7 @@ impl Agent {
                                 reply.outcome,
                                 &reply.text,
                             ));
+                            CallReply::new(reply.outcome, reply.text)
                         })
                         .await;
                 }
@@ -379,8 +397,7 @@ impl Agent {
         started: Timestamp,
         host: String,
         command: String,
-        report: &mut TurnReport,
-    ) -> Result<(), AgentError> {
+    ) -> Result<CallReply, AgentError> {
         let hosts = self.inner.executor.hosts();
         if !hosts.iter().any(|h| h.slug == host) {
             let known: Vec<String> = hosts.into_iter().map(|h| h.slug).collect();
@@ -457,15 +474,17 @@ impl Agent {
                     call: call.clone(),
                     started,
                 };
-                self.dispatch(id, execution_id, host, command, Some(to_record))
+                let (outcome, text) = self
+                    .dispatch(id, execution_id, host, command, Some(to_record))
                     .await;
+                Ok(CallReply::new(outcome, text))
             }
-            Some(Action::AwaitApproval { approval_id, .. }) => {
-                report.approvals_requested.push(approval_id);
-            }
-            None => {}
+            Some(Action::AwaitApproval { approval_id, .. }) => Ok(CallReply {
+                approval_id: Some(approval_id),
+                ..CallReply::new(reply.outcome, reply.text)
+            }),
+            None => Ok(CallReply::new(reply.outcome, reply.text)),
         }
-        Ok(())
     }
 
     async fn handle_extra(
@@ -532,11 +551,12 @@ impl Agent {
         started: Timestamp,
         outcome: ToolCallOutcome,
         result: &str,
-    ) -> Result<(), AgentError> {
+    ) -> Result<CallReply, AgentError> {
         self.mutate(id, |session, now| {
             session.record_tool_call(tool_call_record(id, call, started, now, outcome, result))
         })
-        .await
+        .await?;
+        Ok(CallReply::new(outcome, result.to_owned()))
     }
 }
 

@@ -77,6 +77,10 @@ pub struct SessionRecord {
     pub knowledge: KnowledgeLoop,
     /// When the idle sweep nudged this session (SWEEP-1), if it did since the last activity.
     pub nudged_at: Option<Timestamp>,
+    /// MCP-2: the outside client that drives this session in place of Nomos's model (an
+    /// MCP client's `name version`), if any. Set at creation and never changed.
+    #[serde(default)]
+    pub client: Option<String>,
     /// How many messages the session holds (used to derive message ids).
     pub n_messages: u64,
     /// Creation time.

@@ -227,7 +227,8 @@ async fn await_turn(
     Ok(())
 }
 
-fn pick_approval(snapshot: &SessionSnapshot, pick: &Pick) -> Option<nomos_core::ApprovalId> {
+/// The approval a decision step names: the latest pending one, or the n-th requested.
+pub fn pick_approval(snapshot: &SessionSnapshot, pick: &Pick) -> Option<nomos_core::ApprovalId> {
     match pick {
         Pick::Named(PickName::Latest) => snapshot
             .approvals

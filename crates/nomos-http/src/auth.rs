@@ -198,7 +198,7 @@ pub async fn require_auth(
     Ok(next.run(request).await)
 }
 
-fn bearer(request: &Request) -> Option<String> {
+pub(crate) fn bearer(request: &Request) -> Option<String> {
     if let Some(value) = request.headers().get(header::AUTHORIZATION) {
         let value = value.to_str().ok()?;
         let (scheme, token) = value.split_once(' ')?;

@@ -44,6 +44,9 @@ pub struct SessionDto {
     pub assent_generation: Option<u32>,
     /// When the assent window closes.
     pub assent_expires_at: Option<String>,
+    /// MCP-2: the MCP client (`name version`) that drives this session and makes its tool
+    /// calls; absent when Nomos's model drives it.
+    pub client: Option<String>,
     /// Creation time.
     pub created_at: String,
     /// Last activity.
@@ -61,6 +64,7 @@ impl From<&SessionRecord> for SessionDto {
             plan_generation: record.plan_generation,
             assent_generation: record.assent.map(|a| a.generation),
             assent_expires_at: record.assent.map(|a| time(a.expires_at)),
+            client: record.client.clone(),
             created_at: time(record.created_at),
             last_activity_at: time(record.last_activity_at),
         }

@@ -7,6 +7,7 @@
 //!   [`events`]; the wire types in [`dto`]; every failure is an [`ApiError`].
 //! * [`auth`] and [`oidc`] authenticate bearer tokens; [`metrics`] keeps the Prometheus
 //!   counters; [`static_ui`] serves the embedded web UI.
+//! * [`mcp`] mounts the MCP server of `nomos-mcp` at `/mcp` (MCP-1).
 //! * [`openapi::document`] is the OpenAPI description, generated from the handlers.
 //!
 //! Public without a token: `/healthz`, `/readyz`, `/api/info` (what the login page needs,
@@ -20,6 +21,7 @@ pub mod auth;
 pub mod dto;
 pub mod error;
 pub mod events;
+pub mod mcp;
 pub mod metrics;
 pub mod oidc;
 pub mod openapi;
@@ -71,11 +73,13 @@ pub fn app(state: AppState) -> Router {
         .route_layer(auth.clone());
     // Event streams live as long as the client wants: no timeout.
     let streams = events::router().route_layer(auth);
+    let mcp = mcp::router(&state);
     let request_id = HeaderName::from_static(REQUEST_ID);
     Router::new()
         .merge(api::system::public_router())
         .merge(timed)
         .merge(streams)
+        .merge(mcp)
         .fallback(static_ui::serve)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(state)

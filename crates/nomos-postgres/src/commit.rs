@@ -268,10 +268,12 @@ type PgQuery<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArgu
 async fn insert_session(conn: &mut PgConnection, s: &SessionRecord) -> Result<(), StoreError> {
     let query = sqlx::query(
         "INSERT INTO sessions (id, status, goal, summary, board_outcome, plan_generation, assent,
-           knowledge, nudged_at, n_messages, created_at, last_activity_at, version)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 1)",
+           knowledge, nudged_at, n_messages, created_at, last_activity_at, version, client)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 1, $13)",
     );
+    // The client is set at creation only, so the update below never binds it.
     bind_session(query, s)?
+        .bind(&s.client)
         .execute(&mut *conn)
         .await
         .map_err(|e| db_error(e, &format!("session {}", s.id)))?;

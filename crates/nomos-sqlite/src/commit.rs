@@ -153,8 +153,8 @@ async fn apply(conn: &mut SqliteConnection, commit: Commit) -> Result<CommitRece
 async fn insert_session(conn: &mut SqliteConnection, s: &SessionRecord) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO sessions (id, status, goal, summary, board_outcome, plan_generation, assent,
-           knowledge, nudged_at, n_messages, created_at, last_activity_at, version)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 1)",
+           knowledge, nudged_at, n_messages, created_at, last_activity_at, version, client)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 1, ?13)",
     )
     .bind(s.id.to_string())
     .bind(s.status.as_str())
@@ -173,6 +173,7 @@ async fn insert_session(conn: &mut SqliteConnection, s: &SessionRecord) -> Resul
     .bind(from_u64(s.n_messages, "message count")?)
     .bind(s.created_at.as_millis())
     .bind(s.last_activity_at.as_millis())
+    .bind(&s.client)
     .execute(&mut *conn)
     .await
     .map_err(|e| db_error(e, &format!("session {}", s.id)))?;

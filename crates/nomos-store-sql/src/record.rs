@@ -22,6 +22,7 @@ pub fn session<B, R: RecordRow<B>>(row: &R) -> Result<SessionRecord, StoreError>
         assent: row.opt_json("assent")?,
         knowledge: row.parsed("knowledge", KnowledgeLoop::parse)?,
         nudged_at: row.opt_timestamp("nudged_at")?,
+        client: row.opt_text("client")?,
         n_messages: row.u64("n_messages")?,
         created_at: row.timestamp("created_at")?,
         last_activity_at: row.timestamp("last_activity_at")?,

@@ -119,6 +119,16 @@ pub enum KnowledgeCall {
 }
 
 impl KnowledgeCall {
+    /// Whether the call writes the knowledge graph or the knowledge base.
+    pub fn changes_records(&self) -> bool {
+        matches!(
+            self,
+            KnowledgeCall::Upsert { .. }
+                | KnowledgeCall::UpdateAttributes { .. }
+                | KnowledgeCall::CreateRelationship { .. }
+        )
+    }
+
     /// WRITEBACK-1: whether this is a discovery or a write-back tool (or neither).
     pub fn knowledge_use(&self) -> Option<nomos_core::session::KnowledgeUse> {
         use nomos_core::session::KnowledgeUse;

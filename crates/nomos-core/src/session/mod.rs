@@ -140,6 +140,7 @@ impl Session {
             assent: None,
             knowledge: KnowledgeLoop::Untouched,
             nudged_at: None,
+            client: None,
             n_messages: 0,
             created_at: now,
             last_activity_at: now,
@@ -157,6 +158,19 @@ impl Session {
             events: Vec::new(),
         };
         session.emit(now, DomainEvent::SessionCreated);
+        session
+    }
+
+    /// MCP-1: a new session driven by an outside client (an MCP client's `name version`)
+    /// instead of Nomos's model; the same rules govern it.
+    pub fn create_for_client(
+        id: SessionId,
+        now: Timestamp,
+        config: SessionConfig,
+        client: &str,
+    ) -> Session {
+        let mut session = Session::create(id, now, config);
+        session.record.client = Some(client.to_owned());
         session
     }
 

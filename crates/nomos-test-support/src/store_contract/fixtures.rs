@@ -40,6 +40,7 @@ pub fn session(id: SessionId, status: SessionStatus) -> SessionRecord {
         assent: None,
         knowledge: KnowledgeLoop::Untouched,
         nudged_at: None,
+        client: None,
         n_messages: 0,
         created_at: at(0),
         last_activity_at: at(0),

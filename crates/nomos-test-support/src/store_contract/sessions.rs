@@ -32,6 +32,8 @@ pub async fn commit_then_load_round_trips(store: &dyn Store) {
     });
     record.knowledge = KnowledgeLoop::Discovered;
     record.nudged_at = Some(at(999));
+    // MCP-2: the client that drives the session is kept.
+    record.client = Some("claude-code 2.1.0".into());
     record.n_messages = 3;
     record.last_activity_at = at(1001);
     let mut first = step(id, 1, 1, StepStatus::Done);
