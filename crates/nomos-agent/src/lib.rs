@@ -26,6 +26,7 @@ mod error;
 mod exec;
 mod history;
 mod locks;
+mod request;
 mod sweeper;
 pub mod tools;
 mod turn;
