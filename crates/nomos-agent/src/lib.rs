@@ -17,6 +17,7 @@
 //! decide, commit rows and events atomically with a version check, publish the events.
 
 mod agent;
+mod budget;
 pub mod bus;
 mod cache;
 pub mod clock;

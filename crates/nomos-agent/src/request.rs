@@ -4,9 +4,11 @@
 
 use nomos_core::SessionId;
 use nomos_core::ports::chat::{ChatRequest, ChatResponse, make_call_ids_unique};
+use nomos_core::ports::store::SessionSnapshot;
 use nomos_core::record::{ToolCallOutcome, ToolCallRecord};
 
 use crate::agent::Agent;
+use crate::budget::{self, Budget, Context};
 use crate::error::AgentError;
 use crate::history::{INTERRUPTED_RESULT, build_history};
 use crate::tools::builtin_specs;
@@ -16,14 +18,26 @@ use crate::turn::TurnFailure;
 pub(crate) struct Prepared {
     pub request: ChatRequest,
     pub used_call_ids: Vec<String>,
+    pub context: Context,
 }
 
 impl Agent {
     /// Prepares the request, asks the model, and returns its reply with ids the session has
     /// not used (TURN-10), so the history sends back exactly the ids the store holds.
     pub(crate) async fn next_reply(&self, id: SessionId) -> Result<ChatResponse, TurnFailure> {
-        let prepared = self.prepare_request(id).await?;
-        let mut response = self.ask_model(id, &prepared.request).await?;
+        let mut prepared = self.prepare_request(id).await?;
+        let mut response = match self.ask_model(id, &prepared.request).await {
+            Ok(response) => response,
+            // TURN-9: the model says the request is too big; compact once, harder, and ask
+            // again. If that fails too, its error is the turn's cause (TURN-2).
+            Err(err) if err.is_context_exceeded() => {
+                let target = self.budget().target_tokens() / 2;
+                let fit = budget::fit(&mut prepared.request, target, &prepared.context);
+                tracing::warn!(session = %id, error = %err, ?fit, "the model's context was exceeded; compacted and asking again");
+                self.ask_model(id, &prepared.request).await?
+            }
+            Err(err) => return Err(err.into()),
+        };
         let n_replaced = make_call_ids_unique(
             prepared.used_call_ids.iter().map(String::as_str),
             &mut response.tool_calls,
@@ -32,6 +46,13 @@ impl Agent {
             tracing::debug!(session = %id, n_replaced, "replaced missing or repeated tool-call ids");
         }
         Ok(response)
+    }
+
+    fn budget(&self) -> Budget {
+        Budget {
+            context_tokens: self.inner.config.context_tokens,
+            model_output_bytes: self.inner.config.model_output_bytes,
+        }
     }
 
     /// Builds the request, closing dangling calls first (TURN-7).
@@ -66,12 +87,44 @@ impl Agent {
         used_call_ids.extend(calls.iter().map(|c| c.call_id.clone()));
         let mut tools = builtin_specs();
         tools.extend(self.inner.extra.specs());
+        let context = match store.load_session(id).await? {
+            Some(snapshot) => budget_context(&snapshot),
+            None => Context::default(),
+        };
+        let mut request = ChatRequest {
+            messages: history.messages,
+            tools,
+        };
+        let budget = self.budget();
+        budget::model_view(&mut request, &budget, &context);
+        let fit = budget::fit(&mut request, budget.target_tokens(), &context);
+        if fit.tokens_after < fit.tokens_before {
+            tracing::info!(session = %id, ?fit, "fitted the request to the model's context");
+        }
         Ok(Prepared {
-            request: ChatRequest {
-                messages: history.messages,
-                tools,
-            },
+            request,
             used_call_ids,
+            context,
         })
+    }
+}
+
+/// The executions behind `run` calls and the current plan, from the session's rows.
+fn budget_context(snapshot: &SessionSnapshot) -> Context {
+    let executions = snapshot
+        .executions
+        .iter()
+        .filter_map(|e| e.tool_call_id.clone().map(|call| (call, e.id)))
+        .collect();
+    let generation = snapshot.steps.iter().map(|s| s.generation).max();
+    let plan: Vec<String> = snapshot
+        .steps
+        .iter()
+        .filter(|s| Some(s.generation) == generation)
+        .map(|s| format!("{}. {} [{}]", s.seq, s.title, s.status))
+        .collect();
+    Context {
+        executions,
+        plan: (!plan.is_empty()).then(|| plan.join("\n")),
     }
 }

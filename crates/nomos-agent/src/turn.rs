@@ -259,6 +259,14 @@ impl Agent {
                     })
                     .await;
             }
+            Ok(Call::ExecutionOutput {
+                execution_id,
+                offset,
+                limit,
+            }) => {
+                self.execution_output(id, &execution_id, offset, limit)
+                    .await?
+            }
             Ok(Call::Run { host, command }) => {
                 return self
                     .handle_run(id, call, started, host, command, report)
@@ -446,7 +454,7 @@ fn core_input(call: Call) -> Option<ToolInput> {
         }
         Call::CompleteTask { outcome, summary } => ToolInput::CompleteTask { outcome, summary },
         Call::AskOperator { question } => ToolInput::AskOperator { question },
-        Call::Run { .. } | Call::Knowledge(_) => return None,
+        Call::Run { .. } | Call::Knowledge(_) | Call::ExecutionOutput { .. } => return None,
     };
     Some(input)
 }

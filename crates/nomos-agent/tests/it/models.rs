@@ -265,3 +265,130 @@ async fn any_model_adapter_that_repeats_an_id_is_corrected_by_the_runtime() {
     assert_ne!(calls[1].call_id, "same");
     assert!(calls[1].result.contains("two"), "{}", calls[1].result);
 }
+
+/// A model that runs a long command, then reads back a slice the cut named, then answers.
+struct ReadsWhatWasCut {
+    next: AtomicUsize,
+}
+
+fn whole_call(name: &str, arguments: Value) -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_json(json!({
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant",
+            "tool_calls": [{"id": "", "type": "function",
+                "function": {"name": name, "arguments": arguments.to_string()}}]}}]
+    }))
+}
+
+fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
+    let from = text
+        .find(start)
+        .unwrap_or_else(|| panic!("no {start:?} in {text}"))
+        + start.len();
+    let to = text[from..].find(end).unwrap() + from;
+    &text[from..to]
+}
+
+impl Respond for ReadsWhatWasCut {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap();
+        let last = body["messages"].as_array().unwrap().last().unwrap()["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        match self.next.fetch_add(1, Ordering::SeqCst) {
+            0 => whole_call("run", json!({"host": "local", "command": "seq 1 10000"})),
+            1 => {
+                let execution_id = between(&last, "execution_id: \"", "\"");
+                let offset: usize = between(&last, "offset: ", ",").parse().unwrap();
+                whole_call(
+                    "get_execution_output",
+                    json!({"execution_id": execution_id, "offset": offset, "limit": 2000}),
+                )
+            }
+            _ => text_reply("Read it all."),
+        }
+    }
+}
+
+// rule: TURN-9
+#[tokio::test]
+async fn the_model_reads_a_cut_result_while_the_store_keeps_it_whole() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ReadsWhatWasCut {
+            next: AtomicUsize::new(0),
+        })
+        .mount(&server)
+        .await;
+    let mut e = endpoint(Vec::new(), |_| {}).await;
+    e.agent = agent_for(&server, e.store.clone());
+    e.server = server;
+    let id = e.agent.create_session().await.unwrap();
+    let report = e.agent.send_message(id, "count to 10000").await.unwrap();
+    assert_eq!(report.error, None);
+
+    let calls = e.store.tool_calls(id).await.unwrap();
+    assert!(calls[0].result.contains("\n5000\n"));
+    assert!(
+        calls[0].result.len() > 48_000,
+        "the store keeps the whole output"
+    );
+    let bodies = e.bodies().await;
+    let shown = bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(shown.len() < 8 * 1024 + 400, "{}", shown.len());
+    assert!(shown.contains("bytes cut here"), "{shown}");
+    assert!(shown.ends_with("9999\n10000\n"), "the tail is kept");
+    let read = bodies[2]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(read.starts_with("[bytes 4096..6096 of"), "{read}");
+    let expected = &calls[0].result[4096..6096];
+    assert!(read.ends_with(expected), "{read}");
+}
+
+fn agent_for(server: &MockServer, store: Arc<SqliteStore>) -> Agent {
+    let config = OpenAiConfig::builder(format!("{}/v1", server.uri()), "llama3.1")
+        .transport(Transport::Buffered)
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let model = Arc::new(OpenAiModel::new(config).unwrap());
+    Agent::builder(store, Arc::new(LocalExecutor::new()), model)
+        .clock(Arc::new(ManualClock::starting_at(Timestamp::from_millis(
+            START,
+        ))))
+        .build()
+}
+
+fn context_exceeded() -> ResponseTemplate {
+    ResponseTemplate::new(400).set_body_json(json!({"error": {
+        "message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9100 tokens.",
+        "type": "invalid_request_error", "code": "context_length_exceeded"}}))
+}
+
+// rule: TURN-9, TURN-2
+#[tokio::test]
+async fn a_context_overflow_is_compacted_and_asked_once_more() {
+    let e = endpoint(vec![context_exceeded(), text_reply("Fits now.")], |_| {}).await;
+    let id = e.agent.create_session().await.unwrap();
+    let report = e.agent.send_message(id, "hello").await.unwrap();
+    assert_eq!(report.error, None);
+    assert_eq!(report.final_text.as_deref(), Some("Fits now."));
+    assert_eq!(e.bodies().await.len(), 2);
+}
+
+// rule: TURN-9, TURN-2
+#[tokio::test]
+async fn a_second_overflow_ends_the_turn_with_the_providers_words() {
+    let e = endpoint(vec![context_exceeded()], |_| {}).await;
+    let id = e.agent.create_session().await.unwrap();
+    let report = e.agent.send_message(id, "hello").await.unwrap();
+    let error = report.error.unwrap();
+    assert!(error.contains("HTTP 400"), "{error}");
+    assert!(error.contains("maximum context length is 8192"), "{error}");
+    assert_eq!(e.bodies().await.len(), 2, "one compaction, one retry");
+}

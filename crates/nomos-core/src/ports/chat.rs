@@ -214,6 +214,33 @@ impl ModelError {
     }
 }
 
+impl ModelError {
+    /// TURN-9: the provider refused the request as larger than the model's context (OpenAI,
+    /// vLLM and OpenRouter say "maximum context length", llama.cpp's server "exceeds the
+    /// available context size", others "prompt is too long" or "too many tokens").
+    pub fn is_context_exceeded(&self) -> bool {
+        let ModelError::Status { status, message } = self else {
+            return false;
+        };
+        if !matches!(status, 400 | 413 | 422) {
+            return false;
+        }
+        let message = message.to_lowercase();
+        [
+            "context length",
+            "context_length",
+            "context size",
+            "context window",
+            "prompt is too long",
+            "too many tokens",
+            "reduce the length",
+            "exceeds the available context",
+        ]
+        .iter()
+        .any(|needle| message.contains(needle))
+    }
+}
+
 /// A chat model: OpenAI-compatible HTTP, a scripted stub, a replay of recordings.
 #[async_trait]
 pub trait ChatModel: Send + Sync {
@@ -279,6 +306,38 @@ mod tests {
         make_call_ids_unique(used.iter().copied(), &mut calls);
         let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, expected);
+    }
+
+    // rule: TURN-9
+    #[test]
+    fn context_overflow_errors_of_the_usual_servers_are_recognised() {
+        let status = |status: u16, message: &str| ModelError::Status {
+            status,
+            message: message.to_owned(),
+        };
+        let overflows = [
+            status(
+                400,
+                "This model's maximum context length is 128000 tokens. However, your messages resulted in 210000 tokens.",
+            ),
+            status(
+                400,
+                "the request exceeds the available context size, try increasing it",
+            ),
+            status(400, "prompt is too long: 215000 tokens > 200000 maximum"),
+            status(413, "Request too large: too many tokens"),
+        ];
+        for err in &overflows {
+            assert!(err.is_context_exceeded(), "{err}");
+        }
+        let others = [
+            status(400, "invalid tool schema"),
+            status(500, "maximum context length exceeded"),
+            ModelError::Length,
+        ];
+        for err in &others {
+            assert!(!err.is_context_exceeded(), "{err}");
+        }
     }
 
     // rule: TURN-10
