@@ -25,6 +25,10 @@ pub struct Case {
     /// Free tags, for filtering (`--tag`).
     #[serde(default)]
     pub tags: Vec<String>,
+    /// EVAL-4: whether the case scripts model behaviour (`stub`, the default: it runs only
+    /// with the stub) or asserts outcomes any competent model must reach (`any`).
+    #[serde(default)]
+    pub model: CaseModel,
     /// What the world holds before the conversation.
     #[serde(default)]
     pub world: World,
@@ -36,6 +40,17 @@ pub struct Case {
     /// Time limit for the case, in seconds (default 30).
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+}
+
+/// Which models a case is meant for (EVAL-4).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseModel {
+    /// Scripted behaviour: only the stub plays it.
+    #[default]
+    Stub,
+    /// Outcomes only: any model runs it (the stub too, with the case's script).
+    Any,
 }
 
 /// The fixture world: hosts, knowledge and canned command outputs.
@@ -338,10 +353,48 @@ pub struct Expect {
     /// How many turns failed (`turn.done` with an error).
     #[serde(default)]
     pub turn_errors: Option<Count>,
+    /// How many turns are known to stay open at the end (`turn.started` without `turn.done`);
+    /// default 0. The TURN-1 check allows exactly this many.
+    #[serde(default)]
+    pub turns_left_open: Option<u32>,
     /// How many operator steps were refused (a late decision, a message during a turn).
     /// Without it, any refused step fails the case.
     #[serde(default)]
     pub refused_steps: Option<Count>,
+}
+
+impl Expect {
+    /// EVAL-5: every tool name and event kind an assertion names exists, so that no
+    /// assertion holds because it asked about nothing.
+    pub fn check_names(&self) -> Result<(), String> {
+        let tools: Vec<String> = nomos_agent::tools::builtin_specs()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        let named = self
+            .tool_calls
+            .keys()
+            .map(|t| ("tool_calls", t))
+            .chain(self.arguments.iter().map(|a| ("arguments", &a.tool)))
+            .chain(self.refused.iter().map(|r| ("refused", &r.tool)));
+        for (key, tool) in named {
+            if !tools.contains(tool) {
+                return Err(format!(
+                    "{key}: unknown tool `{tool}`; the tools are {}",
+                    tools.join(", ")
+                ));
+            }
+        }
+        for kind in &self.events_in_order {
+            if !nomos_core::event::DomainEvent::KINDS.contains(&kind.as_str()) {
+                return Err(format!(
+                    "events_in_order: unknown event kind `{kind}`; the kinds are {}",
+                    nomos_core::event::DomainEvent::KINDS.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A call of `tool` whose arguments contain `contains`.
@@ -464,6 +517,7 @@ impl Manifest {
                     .map_err(|e| fail(format!("step {} model reply {}: {e}", idx + 1, n + 1)))?;
                 }
             }
+            case.expect.check_names().map_err(fail)?;
             let counts = case
                 .expect
                 .tool_calls
@@ -546,6 +600,53 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("finished"), "{err}");
+    }
+
+    // rule: EVAL-5
+    #[test]
+    fn unknown_tool_names_and_event_kinds_in_assertions_are_manifest_errors() {
+        let check = |expect: &str| {
+            Manifest::parse(
+                &format!("cases:\n  - name: a\n    steps: [{{say: hi}}]\n    expect: {expect}\n"),
+                "m",
+            )
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+        };
+        let err = check("{tool_calls: {runn: 0}}").unwrap_err();
+        assert!(err.contains("tool_calls: unknown tool `runn`"), "{err}");
+        let err = check("{refused: [{tool: propose_plans}]}").unwrap_err();
+        assert!(
+            err.contains("refused: unknown tool `propose_plans`"),
+            "{err}"
+        );
+        let err = check("{arguments: [{tool: rum, contains: x}]}").unwrap_err();
+        assert!(err.contains("arguments: unknown tool `rum`"), "{err}");
+        let err = check("{events_in_order: [turn.start]}").unwrap_err();
+        assert!(err.contains("unknown event kind `turn.start`"), "{err}");
+        let err = check("{executions: [{status: finished, count: 1}]}").unwrap_err();
+        assert!(err.contains("finished"), "{err}");
+        check("{tool_calls: {run: 0, get_execution_output: 0}, events_in_order: [turn.done]}")
+            .unwrap();
+    }
+
+    // rule: EVAL-4
+    #[test]
+    fn a_case_is_for_the_stub_unless_it_says_any() {
+        let manifest = Manifest::parse(
+            "cases:\n  - name: a\n    steps: [{say: hi}]\n  - name: b\n    model: any\n    steps: [{say: hi}]\n",
+            "m",
+        )
+        .unwrap();
+        assert_eq!(manifest.cases[0].model, CaseModel::Stub);
+        assert_eq!(manifest.cases[1].model, CaseModel::Any);
+        let err = Manifest::parse(
+            "cases:\n  - name: a\n    model: gpt\n    steps: [{say: hi}]\n",
+            "m",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("gpt"), "{err}");
     }
 
     #[test]

@@ -29,12 +29,12 @@ pub const CASE_START_MILLIS: i64 = 1_800_000_000_000;
 pub enum ModelChoice {
     /// The scripted replies of each case (deterministic, free).
     Stub,
-    /// A real OpenAI-compatible endpoint from `NOMOS_LLM_*`.
-    OpenAi,
+    /// A real OpenAI-compatible endpoint (from `NOMOS_LLM_*` on the command line).
+    OpenAi(OpenAiConfig),
     /// Recordings in a directory.
     Replay(PathBuf),
     /// A real endpoint, recording every exchange into a directory.
-    Record(PathBuf),
+    Record(OpenAiConfig, PathBuf),
 }
 
 /// What a case left behind, for the assertions.
@@ -191,22 +191,21 @@ fn build_model(case: &Case, choice: &ModelChoice) -> Result<BuiltModel, String> 
             );
             Ok((script.clone(), Some(script)))
         }
-        ModelChoice::OpenAi => Ok((Arc::new(openai()?), None)),
+        ModelChoice::OpenAi(config) => Ok((Arc::new(openai(config)?), None)),
         ModelChoice::Replay(dir) => Ok((
             Arc::new(ReplayModel::open(dir).map_err(|e| e.to_string())?),
             None,
         )),
-        ModelChoice::Record(dir) => {
-            let model = RecordingModel::new(openai()?, dir, CiEnvironment::from_env())
+        ModelChoice::Record(config, dir) => {
+            let model = RecordingModel::new(openai(config)?, dir, CiEnvironment::from_env())
                 .map_err(|e| e.to_string())?;
             Ok((Arc::new(model), None))
         }
     }
 }
 
-fn openai() -> Result<OpenAiModel, String> {
-    let config = OpenAiConfig::from_env().map_err(|e| e.to_string())?;
-    OpenAiModel::new(config).map_err(|e| e.to_string())
+fn openai(config: &OpenAiConfig) -> Result<OpenAiModel, String> {
+    OpenAiModel::new(config.clone()).map_err(|e| e.to_string())
 }
 
 /// Waits for a turn, unless it hangs on a command that never returns (then it is left
