@@ -6,8 +6,11 @@
 #   scripts/seed-bugs.sh            # every patch
 #   scripts/seed-bugs.sh NAME...    # only these
 #
-# CARGO_TARGET_DIR is honoured (the scratch copy's crates build beside the usual ones).
+# The scratch copy builds in a target directory of its own (SEED_BUGS_TARGET_DIR, default
+# /tmp/nomos-seed-bugs-target): sharing the tree's own would let the two `nomos-eval` binaries
+# overwrite each other.
 set -euo pipefail
+export CARGO_TARGET_DIR=${SEED_BUGS_TARGET_DIR:-/tmp/nomos-seed-bugs-target}
 root=$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)
 scratch=$(mktemp -d /tmp/nomos-seed-bugs.XXXXXX)
 trap 'rm -rf "$scratch"' EXIT

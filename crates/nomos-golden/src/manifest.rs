@@ -180,6 +180,10 @@ pub struct Step {
     /// Advance virtual time by this many minutes, running a sweep every 5 minutes.
     #[serde(default)]
     pub wait_minutes: Option<i64>,
+    /// Advance virtual time by this many minutes with no sweep in between (what a decision
+    /// meets when no sweep ran since its approval expired).
+    #[serde(default)]
+    pub advance_minutes: Option<i64>,
     /// The operator's client disconnected and reconnected: resume (RESUME-1).
     #[serde(default)]
     pub reconnect: Option<bool>,
@@ -218,8 +222,10 @@ pub enum Action {
     Decide(Pick, nomos_core::Decision),
     /// Expire pending approvals.
     ExpireApprovals,
-    /// Advance time.
+    /// Advance time, sweeping.
     Wait(i64),
+    /// Advance time, not sweeping.
+    Advance(i64),
     /// Resume after a reconnect.
     Reconnect,
     /// Restart the runtime.
@@ -248,6 +254,12 @@ impl Step {
             }
             actions.push(Action::Wait(minutes));
         }
+        if let Some(minutes) = self.advance_minutes {
+            if minutes <= 0 {
+                return Err(format!("advance_minutes must be positive, got {minutes}"));
+            }
+            actions.push(Action::Advance(minutes));
+        }
         if self.reconnect == Some(true) {
             actions.push(Action::Reconnect);
         }
@@ -256,7 +268,7 @@ impl Step {
         }
         match actions.len() {
             1 => Ok(actions.remove(0)),
-            0 => Err("a step needs one action: say, approve, deny, expire_approvals, wait_minutes, reconnect or restart".to_owned()),
+            0 => Err("a step needs one action: say, approve, deny, expire_approvals, wait_minutes, advance_minutes, reconnect or restart".to_owned()),
             n => Err(format!("a step takes one action, this one has {n}")),
         }
     }

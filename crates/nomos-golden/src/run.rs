@@ -127,6 +127,7 @@ pub async fn run_case(case: &Case, choice: &ModelChoice) -> Result<Observed, Str
                     agent.sweep_once().await.map_err(|e| e.to_string())?;
                 }
             }
+            Action::Advance(minutes) => clock.advance(Span::from_mins(minutes)),
             Action::Reconnect => match agent.resume(id, ResumeKind::Reconnect).await {
                 Ok(report) => turns.push(report),
                 Err(e) => step_errors.push(format!("step {n}: resume refused: {e}")),
