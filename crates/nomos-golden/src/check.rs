@@ -167,6 +167,44 @@ pub fn check(expect: &Expect, observed: &Observed) -> Vec<String> {
             fail(format!("executions (class {class}, status {status}): {e}"));
         }
     }
+    for want in &expect.activity {
+        let n = observed
+            .activity
+            .iter()
+            .filter(|e| {
+                want.kind.is_none_or(|k| e.kind == k) && want.state.is_none_or(|s| e.state == s)
+            })
+            .count() as u32;
+        if let Err(e) = want.count.check(n) {
+            fail(format!(
+                "activity (kind {:?}, state {:?}): {e}",
+                want.kind, want.state
+            ));
+        }
+    }
+    // ACTIVITY-2 in every case: each entry carries a persisted time, never the time the log
+    // was derived (a day after the case ended).
+    if let Some(late) = observed.activity.iter().find(|e| e.at > observed.ended_at) {
+        fail(format!(
+            "ACTIVITY-2: entry `{}` has time {}, after the case ended at {}",
+            late.key, late.at, observed.ended_at
+        ));
+    }
+    // ACTIVITY-3 in every case: nothing is running in the log of a terminal session.
+    if observed.snapshot.record.status.is_terminal()
+        && let Some(open) = observed.activity.iter().find(|e| {
+            matches!(
+                e.state,
+                nomos_core::activity::EntryState::Running
+                    | nomos_core::activity::EntryState::Stalled
+            )
+        })
+    {
+        fail(format!(
+            "ACTIVITY-3: entry `{}` is {:?} in a {} session",
+            open.key, open.state, observed.snapshot.record.status
+        ));
+    }
     if let Some(count) = &expect.approvals_requested {
         let n = observed.snapshot.approvals.len() as u32;
         if let Err(e) = count.check(n) {

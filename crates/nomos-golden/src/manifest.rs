@@ -365,6 +365,9 @@ pub struct Expect {
     /// How many turns failed (`turn.done` with an error).
     #[serde(default)]
     pub turn_errors: Option<Count>,
+    /// Entries of the derived activity log by kind and state.
+    #[serde(default)]
+    pub activity: Vec<ActivityExpect>,
     /// How many turns are known to stay open at the end (`turn.started` without `turn.done`);
     /// default 0. The TURN-1 check allows exactly this many.
     #[serde(default)]
@@ -452,6 +455,20 @@ pub struct PlanExpect {
     /// How many steps of older generations are `replaced`.
     #[serde(default)]
     pub replaced: Option<Count>,
+}
+
+/// Activity entries of a kind (and state).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActivityExpect {
+    /// Kind.
+    #[serde(default)]
+    pub kind: Option<nomos_core::activity::ActivityKind>,
+    /// State.
+    #[serde(default)]
+    pub state: Option<nomos_core::activity::EntryState>,
+    /// How many.
+    pub count: Count,
 }
 
 /// Executions of a class (and status).
@@ -542,6 +559,7 @@ impl Manifest {
                 )
                 .chain(case.expect.refused.iter().filter_map(|r| r.count.as_ref()))
                 .chain(case.expect.executions.iter().map(|e| &e.count))
+                .chain(case.expect.activity.iter().map(|a| &a.count))
                 .chain(case.expect.approvals_requested.iter())
                 .chain(case.expect.turn_errors.iter())
                 .chain(case.expect.refused_steps.iter());

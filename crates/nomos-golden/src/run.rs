@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use nomos_agent::{Agent, AgentConfig, ManualClock, TurnReport};
+use nomos_agent::{Agent, AgentConfig, Clock, ManualClock, TurnReport};
+use nomos_core::activity::{ActivityEntry, ActivityFacts, derive_activity};
 use nomos_core::event::EventRecord;
 use nomos_core::ports::chat::{ChatModel, Usage};
 use nomos_core::ports::store::{SessionSnapshot, Store};
@@ -56,6 +57,11 @@ pub struct Observed {
     pub script_remaining: Option<usize>,
     /// Tokens and cost.
     pub usage: Usage,
+    /// The activity log, derived a day after the case ended (so a time taken from "now"
+    /// shows).
+    pub activity: Vec<ActivityEntry>,
+    /// The case's virtual time at its end.
+    pub ended_at: Timestamp,
 }
 
 /// Runs a case to its end (or its first infrastructure error).
@@ -158,6 +164,18 @@ pub async fn run_case(case: &Case, choice: &ModelChoice) -> Result<Observed, Str
     for turn in &turns {
         usage.add(&turn.usage);
     }
+    let ended_at = clock.now();
+    let activity = derive_activity(
+        &ActivityFacts {
+            session: &snapshot.record,
+            events: &events,
+            steps: &snapshot.steps,
+            executions: &snapshot.executions,
+            approvals: &snapshot.approvals,
+            tool_calls: &calls,
+        },
+        ended_at + Span::from_mins(24 * 60),
+    );
     Ok(Observed {
         snapshot,
         events,
@@ -167,6 +185,8 @@ pub async fn run_case(case: &Case, choice: &ModelChoice) -> Result<Observed, Str
         step_errors,
         script_remaining: script.map(|s| s.remaining()),
         usage,
+        activity,
+        ended_at,
     })
 }
 
