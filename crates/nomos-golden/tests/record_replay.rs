@@ -34,8 +34,8 @@ fn script_of(case: &Case) -> ScriptedModel {
     ScriptedModel::from_yaml_value(yaml_serde::Value::Sequence(replies)).unwrap()
 }
 
-/// An OpenAI-compatible endpoint that plays a case's script; a conversation that starts
-/// again (system prompt and one operator message) starts the script again.
+/// An OpenAI-compatible endpoint that plays a case's script; once the script is played out,
+/// a conversation that starts again (system prompt and one operator message) starts it again.
 struct ScriptedEndpoint {
     case: Case,
     script: Mutex<ScriptedModel>,
@@ -46,7 +46,7 @@ impl Respond for ScriptedEndpoint {
         let body: Value = serde_json::from_slice(&request.body).unwrap();
         let request = port_request(&body);
         let mut script = self.script.lock().unwrap();
-        if request.messages.len() == 2 {
+        if request.messages.len() == 2 && script.remaining() == 0 {
             *script = script_of(&self.case);
         }
         let answer = futures::executor::block_on(script.complete(&request, &|_| {}));
