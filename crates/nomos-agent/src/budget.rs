@@ -55,6 +55,9 @@ pub(crate) struct Context {
     pub executions: HashMap<String, ExecutionId>,
     /// The current plan, one line per step, when there is one.
     pub plan: Option<String>,
+    /// Each tool result as the model may read it whole (ANSI stripped), by call id: every
+    /// cut is made from it, so a note's offsets are offsets into the execution's output.
+    pub originals: HashMap<String, String>,
 }
 
 /// What fitting did, for logs and measurements.
@@ -178,13 +181,16 @@ pub(crate) fn head_and_tail(
     ))
 }
 
-/// The model's view of every tool result: ANSI stripped, cut to `model_output_bytes`.
-pub(crate) fn model_view(request: &mut ChatRequest, budget: &Budget, context: &Context) {
+/// The model's view of every tool result: ANSI stripped, cut to `model_output_bytes`. The
+/// stripped results are kept in `context` for later cuts.
+pub(crate) fn model_view(request: &mut ChatRequest, budget: &Budget, context: &mut Context) {
     for message in &mut request.messages {
         if let ChatMessage::Tool { call_id, content } = message {
             let clean = strip_ansi(content);
             let execution = context.executions.get(call_id.as_str()).copied();
-            *content = head_and_tail(&clean, budget.model_output_bytes, execution).unwrap_or(clean);
+            *content = head_and_tail(&clean, budget.model_output_bytes, execution)
+                .unwrap_or(clean.clone());
+            context.originals.insert(call_id.clone(), clean);
         }
     }
 }
@@ -210,7 +216,13 @@ pub(crate) fn fit(request: &mut ChatRequest, target: usize, context: &Context) -
         for idx in unit.clone() {
             if let ChatMessage::Tool { call_id, content } = &mut request.messages[idx] {
                 let execution = context.executions.get(call_id.as_str()).copied();
-                if let Some(cut) = head_and_tail(content, OLDER_RESULT_BYTES, execution) {
+                let original = context.originals.get(call_id.as_str()).unwrap_or(content);
+                if original.len() > OLDER_RESULT_BYTES && content.len() <= OLDER_RESULT_BYTES + 300
+                {
+                    // Already cut this short.
+                    continue;
+                }
+                if let Some(cut) = head_and_tail(original, OLDER_RESULT_BYTES, execution) {
                     *content = cut;
                     fit.n_results_cut += 1;
                     if estimate_tokens(request) <= target {

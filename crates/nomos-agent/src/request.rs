@@ -87,7 +87,7 @@ impl Agent {
         used_call_ids.extend(calls.iter().map(|c| c.call_id.clone()));
         let mut tools = builtin_specs();
         tools.extend(self.inner.extra.specs());
-        let context = match store.load_session(id).await? {
+        let mut context = match store.load_session(id).await? {
             Some(snapshot) => budget_context(&snapshot),
             None => Context::default(),
         };
@@ -96,7 +96,7 @@ impl Agent {
             tools,
         };
         let budget = self.budget();
-        budget::model_view(&mut request, &budget, &context);
+        budget::model_view(&mut request, &budget, &mut context);
         let fit = budget::fit(&mut request, budget.target_tokens(), &context);
         if fit.tokens_after < fit.tokens_before {
             tracing::info!(session = %id, ?fit, "fitted the request to the model's context");
@@ -126,5 +126,6 @@ fn budget_context(snapshot: &SessionSnapshot) -> Context {
     Context {
         executions,
         plan: (!plan.is_empty()).then(|| plan.join("\n")),
+        originals: Default::default(),
     }
 }

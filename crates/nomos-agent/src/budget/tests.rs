@@ -156,7 +156,7 @@ fn the_token_estimate_errs_high_against_real_tokenisers_on_the_fixtures() {
 // rule: TURN-9
 #[test]
 fn the_fleet_audit_fits_the_context_with_every_call_and_the_last_exchange_whole() {
-    let (raw, context) = fleet_audit();
+    let (raw, mut context) = fleet_audit();
     assert_eq!(n_calls(&raw), 41);
     let budget = Budget {
         context_tokens: 128_000,
@@ -165,7 +165,7 @@ fn the_fleet_audit_fits_the_context_with_every_call_and_the_last_exchange_whole(
     let before = estimate_tokens(&raw);
     assert!(before > budget.context_tokens, "{before}");
     let mut request = raw.clone();
-    model_view(&mut request, &budget, &context);
+    model_view(&mut request, &budget, &mut context);
     let fit = fit(&mut request, budget.target_tokens(), &context);
     assert!(fit.tokens_after <= budget.target_tokens(), "{fit:?}");
     // The numbers README.md quotes (`cargo test -p nomos-agent --lib fleet_audit -- --nocapture`).
@@ -201,6 +201,41 @@ fn the_fleet_audit_fits_the_context_with_every_call_and_the_last_exchange_whole(
         "{cut}"
     );
     assert!(cut.contains("bytes cut here"), "{cut}");
+    // The note's offsets point into the whole (stripped) output.
+    let whole = strip_ansi(tool_results(&raw)[1].1);
+    let head = between(cut, "offset: ", ",").parse::<usize>().unwrap();
+    assert!(
+        cut.starts_with(&whole[..head]),
+        "the head is the output's first bytes"
+    );
+}
+
+fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
+    let from = text.find(start).unwrap() + start.len();
+    let to = text[from..].find(end).unwrap() + from;
+    &text[from..to]
+}
+
+// rule: TURN-9
+#[test]
+fn an_older_result_is_cut_from_the_whole_output_not_from_an_earlier_cut() {
+    let (raw, mut context) = fleet_audit();
+    let budget = Budget {
+        context_tokens: 16_000,
+        model_output_bytes: 8 * 1024,
+    };
+    let mut request = raw.clone();
+    model_view(&mut request, &budget, &mut context);
+    fit(&mut request, budget.target_tokens(), &context);
+    let notes: Vec<&str> = tool_results(&request)
+        .into_iter()
+        .map(|(_, text)| text)
+        .filter(|text| text.contains("bytes cut here"))
+        .collect();
+    assert!(!notes.is_empty());
+    for note in notes {
+        assert_eq!(note.matches("bytes cut here").count(), 1, "{note}");
+    }
 }
 
 // rule: TURN-9
@@ -213,7 +248,7 @@ fn a_small_context_summarises_the_oldest_exchanges_and_keeps_the_plan() {
         model_output_bytes: 8 * 1024,
     };
     let mut request = raw.clone();
-    model_view(&mut request, &budget, &context);
+    model_view(&mut request, &budget, &mut context);
     let fit = fit(&mut request, budget.target_tokens(), &context);
     eprintln!("fleet audit in a 16k context: {fit:?}");
     assert!(fit.n_messages_summarised > 0, "{fit:?}");

@@ -10,7 +10,7 @@ use crate::exec::result_text;
 
 impl Agent {
     /// Bytes `offset..offset + limit` of the execution's result text (the text its tool result
-    /// had before any cut), with where the slice sits in the whole.
+    /// had before any cut, ANSI escapes stripped), with where the slice sits in the whole.
     pub(crate) async fn execution_output(
         &self,
         id: SessionId,
@@ -37,6 +37,8 @@ impl Agent {
             (None, Some(error)) => format!("no output: {error}"),
             (None, None) => format!("no output yet (the execution is {})", execution.status),
         };
+        // Offsets count in the text the model reads: ANSI escapes stripped (see budget.rs).
+        let text = crate::budget::strip_ansi(&text);
         // A slice never larger than what one tool result may show, note included.
         let most = self
             .inner
