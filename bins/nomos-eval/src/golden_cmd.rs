@@ -9,7 +9,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use nomos_golden::manifest::Manifest;
 use nomos_golden::run::ModelChoice;
-use nomos_golden::{RunOptions, run_manifest};
+use nomos_golden::{CaseSelection, RunOptions, run_manifest};
+use nomos_llm::OpenAiConfig;
 
 /// Options of the golden runner.
 #[derive(Debug, Args)]
@@ -17,16 +18,20 @@ pub struct GoldenArgs {
     /// The manifest of golden conversations (YAML).
     #[arg(long, value_name = "FILE")]
     pub manifest: Option<PathBuf>,
-    /// `stub` (the scripted replies, default), `openai` (an OpenAI-compatible endpoint from
-    /// NOMOS_LLM_BASE_URL, NOMOS_LLM_MODEL, NOMOS_LLM_API_KEY) or `replay:DIR`.
+    /// `stub` (the scripted replies, default; every case), `openai` (an OpenAI-compatible
+    /// endpoint from NOMOS_LLM_BASE_URL, NOMOS_LLM_MODEL, NOMOS_LLM_API_KEY; only `model: any`
+    /// cases) or `replay:DIR` (only `model: any` cases).
     #[arg(long, default_value = "stub", value_name = "MODEL")]
     pub model: String,
     /// Record every exchange with the real model into DIR (refused when CI is set).
     #[arg(long, value_name = "DIR")]
     pub record: Option<PathBuf>,
-    /// Run each case N times and keep the worst result.
+    /// Run each case N times; the report gives each case's pass rate.
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub repeat: u32,
+    /// The share of a case's runs that must pass for the case to pass (0 to 1).
+    #[arg(long, default_value_t = 1.0, value_name = "R")]
+    pub min_pass_rate: f64,
     /// Cases running at once.
     #[arg(long, default_value_t = 8, value_name = "N")]
     pub parallel: usize,
@@ -63,8 +68,8 @@ impl GoldenOutcome {
 fn model_choice(args: &GoldenArgs) -> anyhow::Result<ModelChoice> {
     let choice = match (args.model.as_str(), &args.record) {
         ("stub", None) => ModelChoice::Stub,
-        ("openai", None) => ModelChoice::OpenAi,
-        ("openai", Some(dir)) => ModelChoice::Record(dir.clone()),
+        ("openai", None) => ModelChoice::OpenAi(endpoint()?),
+        ("openai", Some(dir)) => ModelChoice::Record(endpoint()?, dir.clone()),
         (other, None) if other.starts_with("replay:") => {
             ModelChoice::Replay(PathBuf::from(&other["replay:".len()..]))
         }
@@ -74,20 +79,48 @@ fn model_choice(args: &GoldenArgs) -> anyhow::Result<ModelChoice> {
     Ok(choice)
 }
 
+/// The endpoint `--model openai` talks to, or a usage message saying how to name one.
+fn endpoint() -> anyhow::Result<OpenAiConfig> {
+    OpenAiConfig::from_env().map_err(|err| {
+        anyhow::anyhow!(
+            "--model openai needs an endpoint: set NOMOS_LLM_BASE_URL (e.g. http://127.0.0.1:11434/v1 for Ollama), NOMOS_LLM_MODEL and, if the server wants one, NOMOS_LLM_API_KEY ({err})"
+        )
+    })
+}
+
 /// Runs the manifest; `Err` is a usage or manifest error (exit 2).
 pub fn run(args: &GoldenArgs, manifest_path: &Path) -> anyhow::Result<GoldenOutcome> {
     let manifest = Manifest::load(manifest_path)?;
+    if !(0.0..=1.0).contains(&args.min_pass_rate) {
+        bail!(
+            "--min-pass-rate must be between 0 and 1, got {}",
+            args.min_pass_rate
+        );
+    }
+    if args.repeat == 0 {
+        bail!("--repeat must be at least 1");
+    }
+    // EVAL-5: a tag that selects nothing is a mistake, not an empty success.
+    for tag in &args.tags {
+        if !manifest.cases.iter().any(|c| c.tags.contains(tag)) {
+            bail!("--tag {tag}: no case in {} has it", manifest_path.display());
+        }
+    }
+    let model = model_choice(args)?;
     let options = RunOptions {
-        model: model_choice(args)?,
-        repeat: args.repeat.max(1),
+        cases: CaseSelection::for_model(&model),
+        model,
+        repeat: args.repeat,
+        min_pass_rate: args.min_pass_rate,
         parallel: args.parallel.max(1),
         tags: args.tags.clone(),
     };
-    let n_cases = manifest
-        .cases
-        .iter()
-        .filter(|c| options.tags.is_empty() || c.tags.iter().any(|t| options.tags.contains(t)))
-        .count();
+    let n_cases = options.select(&manifest).len();
+    if n_cases == 0 {
+        bail!(
+            "no case to run: the chosen tags and model select none (a real model runs only `model: any` cases)"
+        );
+    }
     let progress = if std::io::stderr().is_terminal() && !args.json {
         let bar = ProgressBar::new(n_cases as u64);
         bar.set_style(

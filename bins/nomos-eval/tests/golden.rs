@@ -85,3 +85,64 @@ fn malformed_manifest_exits_two_naming_the_key_and_line() {
         "{stderr}"
     );
 }
+
+fn exit_two(args: &[&str], manifest_text: &str, expected: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = write(dir.path(), "m.yaml", manifest_text);
+    let out = eval()
+        .env_remove("NOMOS_LLM_BASE_URL")
+        .env_remove("NOMOS_LLM_MODEL")
+        .arg("--manifest")
+        .arg(&manifest)
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(expected), "{stderr}");
+}
+
+const ONE_CASE: &str = "cases:\n  - name: c\n    tags: [read]\n    steps:\n      - say: hi\n        model: [{text: hello}]\n";
+
+// rule: EVAL-5
+#[test]
+fn a_tag_that_selects_nothing_exits_two() {
+    exit_two(&["--tag", "nope"], ONE_CASE, "--tag nope: no case in");
+}
+
+// rule: EVAL-5
+#[test]
+fn a_real_model_without_an_endpoint_exits_two_with_how_to_name_one() {
+    exit_two(
+        &["--model", "openai"],
+        ONE_CASE,
+        "--model openai needs an endpoint: set NOMOS_LLM_BASE_URL",
+    );
+}
+
+// rule: EVAL-5
+#[test]
+fn an_assertion_on_an_unknown_tool_exits_two() {
+    exit_two(
+        &[],
+        "cases:\n  - name: c\n    steps: [{say: hi}]\n    expect: {tool_calls: {run_command: 0}}\n",
+        "unknown tool `run_command`",
+    );
+}
+
+// rule: EVAL-4
+#[test]
+fn repeat_reports_each_cases_pass_rate_in_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = write(dir.path(), "m.yaml", ONE_CASE);
+    let out = eval()
+        .arg("--manifest")
+        .arg(&manifest)
+        .args(["--repeat", "3", "--min-pass-rate", "0.5", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["cases"][0]["runs"], 3);
+    assert_eq!(json["cases"][0]["pass_rate"], 1.0);
+}

@@ -98,6 +98,8 @@ pub struct RawLlm {
     pub model: Option<String>,
     /// API key (prefer `NOMOS_LLM_API_KEY`).
     pub api_key: Option<String>,
+    /// The model's context size in tokens (TURN-9; default 128000).
+    pub context_tokens: Option<u64>,
 }
 
 /// `[model]`.
@@ -114,6 +116,8 @@ pub struct RawModel {
 pub struct RawAgent {
     /// A file whose text replaces the shipped system prompt (`nomos/SOUL.md`).
     pub system_prompt_file: Option<String>,
+    /// The most of one tool result the model reads, in bytes (default 8192).
+    pub model_output_bytes: Option<u64>,
 }
 
 /// `[auth]`.
@@ -248,6 +252,10 @@ pub struct Config {
     pub model_script: Option<PathBuf>,
     /// The system prompt read from `agent.system_prompt_file`; `None` keeps the shipped one.
     pub system_prompt: Option<String>,
+    /// The model's context size in tokens, when set (TURN-9).
+    pub context_tokens: Option<usize>,
+    /// The model's share of one tool result in bytes, when set.
+    pub model_output_bytes: Option<usize>,
     /// Authentication.
     pub auth: AuthSetting,
     /// Sweep interval.
@@ -381,6 +389,12 @@ impl Config {
             Some(path) => Some(system_prompt(&path)?),
             None => None,
         };
+        let context_tokens = at_least("llm.context_tokens", raw.llm.context_tokens, 2048)?;
+        let model_output_bytes = at_least(
+            "agent.model_output_bytes",
+            raw.agent.model_output_bytes,
+            1024,
+        )?;
         let interval = raw.sweep.interval_secs.unwrap_or(300);
         if interval == 0 {
             return Err(invalid(
@@ -405,10 +419,25 @@ impl Config {
                 .filter(|path| !path.trim().is_empty())
                 .map(PathBuf::from),
             system_prompt,
+            context_tokens,
+            model_output_bytes,
             auth,
             sweep_interval: Span::from_secs(interval as i64),
             sweep: raw.sweep,
         })
+    }
+}
+
+/// A size that must be at least `min` when it is set.
+fn at_least(key: &str, value: Option<u64>, min: u64) -> Result<Option<usize>, ConfigError> {
+    match value {
+        None => Ok(None),
+        Some(n) if n < min => Err(invalid(
+            key,
+            n.to_string(),
+            format!("must be at least {min}"),
+        )),
+        Some(n) => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
     }
 }
 
@@ -548,6 +577,20 @@ mod tests {
         let config = check(include_str!("../../../nomos.example.toml")).unwrap();
         assert_eq!(config.listen.to_string(), "127.0.0.1:8092");
         assert_eq!(config.sweep_interval, Span::from_mins(5));
+    }
+
+    // rule: TURN-9
+    #[test]
+    fn the_context_size_and_the_models_share_of_a_result_are_read_and_bounded() {
+        let config =
+            check("[llm]\ncontext_tokens = 32768\n[agent]\nmodel_output_bytes = 4096\n").unwrap();
+        assert_eq!(config.context_tokens, Some(32768));
+        assert_eq!(config.model_output_bytes, Some(4096));
+        let err = check("[llm]\ncontext_tokens = 100\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid llm.context_tokens = \"100\": must be at least 2048"
+        );
     }
 
     #[test]

@@ -155,6 +155,12 @@ fn agent_config(config: &Config) -> anyhow::Result<AgentConfig> {
     if let Some(prompt) = &config.system_prompt {
         agent.system_prompt = prompt.clone();
     }
+    if let Some(tokens) = config.context_tokens {
+        agent.context_tokens = tokens;
+    }
+    if let Some(bytes) = config.model_output_bytes {
+        agent.model_output_bytes = bytes;
+    }
     let secs =
         |value: Option<u64>, default: Span| value.map_or(default, |s| Span::from_secs(s as i64));
     let sweep = &config.sweep;

@@ -33,6 +33,12 @@ pub struct AgentConfig {
     pub exec_limits: ExecLimits,
     /// RESUME-2: attempts and back-off of a resume.
     pub resume: ResumeRetry,
+    /// TURN-9: the model's context size in tokens (`[llm] context_tokens`); each request is
+    /// fitted to it.
+    pub context_tokens: usize,
+    /// The most of one tool result the model reads, in bytes (`[agent] model_output_bytes`);
+    /// the store and the operator keep the whole capped output.
+    pub model_output_bytes: usize,
     /// The system prompt.
     pub system_prompt: String,
     /// The classifier the gate trusts.
@@ -76,6 +82,8 @@ impl AgentConfig {
                 output_cap: 64 * 1024,
             },
             resume: ResumeRetry::spec_defaults(),
+            context_tokens: 128_000,
+            model_output_bytes: 8 * 1024,
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
             classifier: Arc::new(nomos_core::classify::classify),
             approvals: ApprovalPolicy::AwaitOperator,
@@ -93,6 +101,8 @@ impl std::fmt::Debug for AgentConfig {
             .field("empty_reply_retries", &self.empty_reply_retries)
             .field("exec_limits", &self.exec_limits)
             .field("approvals", &self.approvals)
+            .field("context_tokens", &self.context_tokens)
+            .field("model_output_bytes", &self.model_output_bytes)
             .finish_non_exhaustive()
     }
 }

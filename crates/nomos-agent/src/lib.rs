@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 
 mod agent;
+mod budget;
 pub mod bus;
 mod cache;
 mod client;
@@ -31,6 +32,7 @@ mod error;
 mod exec;
 mod history;
 mod locks;
+mod request;
 mod sweeper;
 pub mod tools;
 mod turn;

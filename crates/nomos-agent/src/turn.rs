@@ -3,7 +3,7 @@
 
 use nomos_core::event::TurnCause;
 use nomos_core::ports::chat::{ChatDelta, ChatRequest, ChatResponse, ModelError, ToolCall, Usage};
-use nomos_core::record::{ToolCallOutcome, ToolCallRecord, ToolCallRequest};
+use nomos_core::record::{ToolCallOutcome, ToolCallRequest};
 use nomos_core::session::{Action, ToolInput, ToolReply};
 use nomos_core::{ApprovalId, Decision, SessionId, Timestamp};
 use tokio::task::JoinHandle;
@@ -14,7 +14,6 @@ use crate::config::{ApprovalPolicy, NO_OPERATOR};
 use crate::client::{Access, CallReply};
 use crate::error::AgentError;
 use crate::exec::{CallToRecord, tool_call_record};
-use crate::history::{INTERRUPTED_RESULT, build_history};
 use crate::locks::SessionGuard;
 use crate::tools::{ArgsError, Call, ExtraToolKind, builtin_specs, parse_call};
 
@@ -198,8 +197,7 @@ impl Agent {
         }
         let step_limit = self.inner.config.step_limit;
         loop {
-            let request = self.prepare_request(id).await?;
-            let response = self.ask_model(id, &request).await?;
+            let response = self.next_reply(id).await?;
             report.usage.add(&response.usage);
             let text = response.content.clone().unwrap_or_default();
             let requests: Vec<ToolCallRequest> = response
@@ -240,39 +238,6 @@ impl Agent {
                 report.approvals_requested.extend(reply.approval_id);
             }
         }
-    }
-
-    /// Builds the request, closing dangling calls first (TURN-7).
-    async fn prepare_request(&self, id: SessionId) -> Result<ChatRequest, AgentError> {
-        let store = &self.inner.store;
-        let messages = store.messages(id).await?;
-        let calls = store.tool_calls(id).await?;
-        let history = build_history(&self.inner.config.system_prompt, &messages, &calls);
-        if !history.dangling.is_empty() {
-            let now = self.now();
-            let dangling = history.dangling.clone();
-            self.mutate(id, |session, _| {
-                for call in &dangling {
-                    session.record_tool_call(ToolCallRecord {
-                        session_id: id,
-                        call_id: call.call_id.clone(),
-                        name: call.name.clone(),
-                        arguments: call.arguments.clone(),
-                        result: INTERRUPTED_RESULT.to_owned(),
-                        outcome: ToolCallOutcome::Interrupted,
-                        started_at: now,
-                        duration_ms: 0,
-                    });
-                }
-            })
-            .await?;
-        }
-        let mut tools = builtin_specs();
-        tools.extend(self.inner.extra.specs());
-        Ok(ChatRequest {
-            messages: history.messages,
-            tools,
-        })
     }
 
     /// Asks the model, streaming text deltas to the bus; an empty reply is retried a
@@ -352,6 +317,14 @@ impl Agent {
                     })
                     .await
                     .map(|()| CallReply::new(outcome, text));
+            }
+            Ok(Call::ExecutionOutput {
+                execution_id,
+                offset,
+                limit,
+            }) => {
+                self.execution_output(id, &execution_id, offset, limit)
+                    .await?
             }
             Ok(Call::Run { host, command }) => {
                 return self.handle_run(id, call, started, host, command).await;
@@ -570,7 +543,7 @@ fn core_input(call: Call) -> Option<ToolInput> {
         }
         Call::CompleteTask { outcome, summary } => ToolInput::CompleteTask { outcome, summary },
         Call::AskOperator { question } => ToolInput::AskOperator { question },
-        Call::Run { .. } | Call::Knowledge(_) => return None,
+        Call::Run { .. } | Call::Knowledge(_) | Call::ExecutionOutput { .. } => return None,
     };
     Some(input)
 }

@@ -177,6 +177,28 @@ pub enum TurnCause {
 }
 
 impl DomainEvent {
+    /// Every kind [`DomainEvent::kind`] returns (a new variant adds its kind here too).
+    pub const KINDS: &'static [&'static str] = &[
+        "session.created",
+        "task.status",
+        "task.goal",
+        "task.board_outcome",
+        "plan.proposed",
+        "plan.step.started",
+        "plan.step.finished",
+        "plan.assent",
+        "plan.assent_closed",
+        "execution.created",
+        "execution.status",
+        "approval.requested",
+        "approval.resolved",
+        "message.appended",
+        "tool.called",
+        "task.nudged",
+        "turn.started",
+        "turn.done",
+    ];
+
     /// The event's kind, as the SSE `event:` field and the store's `kind` column spell it.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -28,8 +28,13 @@ pub fn check(expect: &Expect, observed: &Observed) -> Vec<String> {
             }
         }
     }
-    // A stub that drifted from its script fails loudly.
-    for turn in &observed.turns {
+    // A stub that drifted from its script fails loudly (a replay's missing recording is a
+    // turn error like any other model error).
+    for turn in observed
+        .turns
+        .iter()
+        .filter(|_| observed.script_remaining.is_some())
+    {
         if let Some(error) = &turn.error
             && error.contains("scripted model")
         {
@@ -162,6 +167,44 @@ pub fn check(expect: &Expect, observed: &Observed) -> Vec<String> {
             fail(format!("executions (class {class}, status {status}): {e}"));
         }
     }
+    for want in &expect.activity {
+        let n = observed
+            .activity
+            .iter()
+            .filter(|e| {
+                want.kind.is_none_or(|k| e.kind == k) && want.state.is_none_or(|s| e.state == s)
+            })
+            .count() as u32;
+        if let Err(e) = want.count.check(n) {
+            fail(format!(
+                "activity (kind {:?}, state {:?}): {e}",
+                want.kind, want.state
+            ));
+        }
+    }
+    // ACTIVITY-2 in every case: each entry carries a persisted time, never the time the log
+    // was derived (a day after the case ended).
+    if let Some(late) = observed.activity.iter().find(|e| e.at > observed.ended_at) {
+        fail(format!(
+            "ACTIVITY-2: entry `{}` has time {}, after the case ended at {}",
+            late.key, late.at, observed.ended_at
+        ));
+    }
+    // ACTIVITY-3 in every case: nothing is running in the log of a terminal session.
+    if observed.snapshot.record.status.is_terminal()
+        && let Some(open) = observed.activity.iter().find(|e| {
+            matches!(
+                e.state,
+                nomos_core::activity::EntryState::Running
+                    | nomos_core::activity::EntryState::Stalled
+            )
+        })
+    {
+        fail(format!(
+            "ACTIVITY-3: entry `{}` is {:?} in a {} session",
+            open.key, open.state, observed.snapshot.record.status
+        ));
+    }
     if let Some(count) = &expect.approvals_requested {
         let n = observed.snapshot.approvals.len() as u32;
         if let Err(e) = count.check(n) {
@@ -212,16 +255,17 @@ pub fn check(expect: &Expect, observed: &Observed) -> Vec<String> {
             fail(format!("turn_errors: {e}"));
         }
     }
-    // TURN-1 holds in every case: one `turn.done` per `turn.started`.
+    // TURN-1 holds in every case: one `turn.done` per `turn.started`. A turn still open at the
+    // end of the case fails it too (EVAL-5: no check is skipped).
     let started = observed
         .events
         .iter()
         .filter(|e| e.event.kind() == "turn.started")
         .count();
-    let finished_turns = observed.turns.len();
-    if dones.len() != started && finished_turns == started {
+    let left_open = expect.turns_left_open.unwrap_or(0) as usize;
+    if dones.len() + left_open != started {
         fail(format!(
-            "turn.done emitted {} times for {started} turns",
+            "TURN-1: turn.done emitted {} times for {started} turns ({left_open} expected to stay open)",
             dones.len()
         ));
     }

@@ -10,8 +10,9 @@
 //!   ([`run::ModelChoice`]: the stub, a real endpoint, a replay or a recording).
 //! * [`check::check`] evaluates the assertions; [`report::Report`] prints a table, JSON
 //!   and JUnit XML.
-//! * [`run_manifest`] runs every case, in parallel, each under its time limit, `repeat`
-//!   times keeping the worst.
+//! * [`run_manifest`] runs the selected cases, in parallel, each under its time limit,
+//!   `repeat` times; each case's pass rate decides its verdict against `min_pass_rate`
+//!   (EVAL-4).
 
 pub mod check;
 pub mod manifest;
@@ -23,8 +24,8 @@ use std::time::Instant;
 
 use futures::StreamExt;
 
-use crate::manifest::{Case, Manifest};
-use crate::report::{CaseResult, Report, Verdict};
+use crate::manifest::{Case, CaseModel, Manifest};
+use crate::report::{CaseResult, Report};
 use crate::run::ModelChoice;
 
 /// How to run a manifest.
@@ -32,30 +33,60 @@ use crate::run::ModelChoice;
 pub struct RunOptions {
     /// The model.
     pub model: ModelChoice,
-    /// Runs of each case; the worst one counts.
+    /// Runs of each case.
     pub repeat: u32,
+    /// The share of runs a case must pass (0..=1; 1 means every run).
+    pub min_pass_rate: f64,
     /// Cases running at once.
     pub parallel: usize,
     /// Only cases carrying one of these tags (empty: all).
     pub tags: Vec<String>,
+    /// Which cases the model may play.
+    pub cases: CaseSelection,
 }
 
-/// Runs the cases of a manifest and reports on each; `on_done` is called as each case
-/// finishes (for a progress bar).
+/// Which cases run (EVAL-4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaseSelection {
+    /// Every case: the stub plays their scripts.
+    All,
+    /// Only `model: any` cases: a real model cannot follow a script.
+    AnyModel,
+}
+
+impl CaseSelection {
+    /// What a model may play: the stub everything, any other model only `any` cases.
+    pub fn for_model(model: &ModelChoice) -> CaseSelection {
+        match model {
+            ModelChoice::Stub => CaseSelection::All,
+            _ => CaseSelection::AnyModel,
+        }
+    }
+}
+
+impl RunOptions {
+    /// The cases of `manifest` these options select, in manifest order.
+    pub fn select<'a>(&self, manifest: &'a Manifest) -> Vec<&'a Case> {
+        manifest
+            .cases
+            .iter()
+            .filter(|c| self.tags.is_empty() || c.tags.iter().any(|t| self.tags.contains(t)))
+            .filter(|c| self.cases == CaseSelection::All || c.model == CaseModel::Any)
+            .collect()
+    }
+}
+
+/// Runs the selected cases of a manifest and reports on each; `on_done` is called as each
+/// case finishes (for a progress bar).
 pub async fn run_manifest(
     manifest: &Manifest,
     options: &RunOptions,
     on_done: impl Fn(&CaseResult),
 ) -> Report {
     let started = Instant::now();
-    let cases: Vec<Case> = manifest
-        .cases
-        .iter()
-        .filter(|c| options.tags.is_empty() || c.tags.iter().any(|t| options.tags.contains(t)))
-        .cloned()
-        .collect();
+    let cases = options.select(manifest);
     // Cases run concurrently on this task; each has its own store, clock and agent.
-    let results: Vec<CaseResult> = futures::stream::iter(cases.iter())
+    let results: Vec<CaseResult> = futures::stream::iter(cases)
         .map(|case| run_repeated(case, options))
         .buffered(options.parallel.max(1))
         .inspect(|result| on_done(result))
@@ -67,9 +98,12 @@ pub async fn run_manifest(
     }
 }
 
+/// Runs a case `repeat` times; its result carries the pass rate and the failures of the
+/// first failed run.
 async fn run_repeated(case: &Case, options: &RunOptions) -> CaseResult {
-    let mut worst: Option<CaseResult> = None;
-    for _ in 0..options.repeat.max(1) {
+    let runs = options.repeat.max(1);
+    let mut results = Vec::with_capacity(runs as usize);
+    for _ in 0..runs {
         let (res, elapsed) = run::run_case_timed(case, &options.model).await;
         let result = match res {
             Ok(observed) => {
@@ -90,21 +124,7 @@ async fn run_repeated(case: &Case, options: &RunOptions) -> CaseResult {
                 Default::default(),
             ),
         };
-        let replace = match &worst {
-            None => true,
-            Some(w) => w.result == Verdict::Pass && result.result == Verdict::Fail,
-        };
-        if replace {
-            worst = Some(result);
-        }
+        results.push(result);
     }
-    worst.unwrap_or_else(|| {
-        CaseResult::new(
-            &case.name,
-            vec!["the case never ran".into()],
-            0,
-            Default::default(),
-            Default::default(),
-        )
-    })
+    CaseResult::from_runs(results, options.min_pass_rate)
 }

@@ -25,6 +25,10 @@ pub struct Case {
     /// Free tags, for filtering (`--tag`).
     #[serde(default)]
     pub tags: Vec<String>,
+    /// EVAL-4: whether the case scripts model behaviour (`stub`, the default: it runs only
+    /// with the stub) or asserts outcomes any competent model must reach (`any`).
+    #[serde(default)]
+    pub model: CaseModel,
     /// What the world holds before the conversation.
     #[serde(default)]
     pub world: World,
@@ -36,6 +40,17 @@ pub struct Case {
     /// Time limit for the case, in seconds (default 30).
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+}
+
+/// Which models a case is meant for (EVAL-4).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseModel {
+    /// Scripted behaviour: only the stub plays it.
+    #[default]
+    Stub,
+    /// Outcomes only: any model runs it (the stub too, with the case's script).
+    Any,
 }
 
 /// The fixture world: hosts, knowledge and canned command outputs.
@@ -165,6 +180,10 @@ pub struct Step {
     /// Advance virtual time by this many minutes, running a sweep every 5 minutes.
     #[serde(default)]
     pub wait_minutes: Option<i64>,
+    /// Advance virtual time by this many minutes with no sweep in between (what a decision
+    /// meets when no sweep ran since its approval expired).
+    #[serde(default)]
+    pub advance_minutes: Option<i64>,
     /// The operator's client disconnected and reconnected: resume (RESUME-1).
     #[serde(default)]
     pub reconnect: Option<bool>,
@@ -203,8 +222,10 @@ pub enum Action {
     Decide(Pick, nomos_core::Decision),
     /// Expire pending approvals.
     ExpireApprovals,
-    /// Advance time.
+    /// Advance time, sweeping.
     Wait(i64),
+    /// Advance time, not sweeping.
+    Advance(i64),
     /// Resume after a reconnect.
     Reconnect,
     /// Restart the runtime.
@@ -233,6 +254,12 @@ impl Step {
             }
             actions.push(Action::Wait(minutes));
         }
+        if let Some(minutes) = self.advance_minutes {
+            if minutes <= 0 {
+                return Err(format!("advance_minutes must be positive, got {minutes}"));
+            }
+            actions.push(Action::Advance(minutes));
+        }
         if self.reconnect == Some(true) {
             actions.push(Action::Reconnect);
         }
@@ -241,7 +268,7 @@ impl Step {
         }
         match actions.len() {
             1 => Ok(actions.remove(0)),
-            0 => Err("a step needs one action: say, approve, deny, expire_approvals, wait_minutes, reconnect or restart".to_owned()),
+            0 => Err("a step needs one action: say, approve, deny, expire_approvals, wait_minutes, advance_minutes, reconnect or restart".to_owned()),
             n => Err(format!("a step takes one action, this one has {n}")),
         }
     }
@@ -338,10 +365,51 @@ pub struct Expect {
     /// How many turns failed (`turn.done` with an error).
     #[serde(default)]
     pub turn_errors: Option<Count>,
+    /// Entries of the derived activity log by kind and state.
+    #[serde(default)]
+    pub activity: Vec<ActivityExpect>,
+    /// How many turns are known to stay open at the end (`turn.started` without `turn.done`);
+    /// default 0. The TURN-1 check allows exactly this many.
+    #[serde(default)]
+    pub turns_left_open: Option<u32>,
     /// How many operator steps were refused (a late decision, a message during a turn).
     /// Without it, any refused step fails the case.
     #[serde(default)]
     pub refused_steps: Option<Count>,
+}
+
+impl Expect {
+    /// EVAL-5: every tool name and event kind an assertion names exists, so that no
+    /// assertion holds because it asked about nothing.
+    pub fn check_names(&self) -> Result<(), String> {
+        let tools: Vec<String> = nomos_agent::tools::builtin_specs()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        let named = self
+            .tool_calls
+            .keys()
+            .map(|t| ("tool_calls", t))
+            .chain(self.arguments.iter().map(|a| ("arguments", &a.tool)))
+            .chain(self.refused.iter().map(|r| ("refused", &r.tool)));
+        for (key, tool) in named {
+            if !tools.contains(tool) {
+                return Err(format!(
+                    "{key}: unknown tool `{tool}`; the tools are {}",
+                    tools.join(", ")
+                ));
+            }
+        }
+        for kind in &self.events_in_order {
+            if !nomos_core::event::DomainEvent::KINDS.contains(&kind.as_str()) {
+                return Err(format!(
+                    "events_in_order: unknown event kind `{kind}`; the kinds are {}",
+                    nomos_core::event::DomainEvent::KINDS.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A call of `tool` whose arguments contain `contains`.
@@ -387,6 +455,20 @@ pub struct PlanExpect {
     /// How many steps of older generations are `replaced`.
     #[serde(default)]
     pub replaced: Option<Count>,
+}
+
+/// Activity entries of a kind (and state).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActivityExpect {
+    /// Kind.
+    #[serde(default)]
+    pub kind: Option<nomos_core::activity::ActivityKind>,
+    /// State.
+    #[serde(default)]
+    pub state: Option<nomos_core::activity::EntryState>,
+    /// How many.
+    pub count: Count,
 }
 
 /// Executions of a class (and status).
@@ -464,6 +546,7 @@ impl Manifest {
                     .map_err(|e| fail(format!("step {} model reply {}: {e}", idx + 1, n + 1)))?;
                 }
             }
+            case.expect.check_names().map_err(fail)?;
             let counts = case
                 .expect
                 .tool_calls
@@ -476,6 +559,7 @@ impl Manifest {
                 )
                 .chain(case.expect.refused.iter().filter_map(|r| r.count.as_ref()))
                 .chain(case.expect.executions.iter().map(|e| &e.count))
+                .chain(case.expect.activity.iter().map(|a| &a.count))
                 .chain(case.expect.approvals_requested.iter())
                 .chain(case.expect.turn_errors.iter())
                 .chain(case.expect.refused_steps.iter());
@@ -546,6 +630,53 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("finished"), "{err}");
+    }
+
+    // rule: EVAL-5
+    #[test]
+    fn unknown_tool_names_and_event_kinds_in_assertions_are_manifest_errors() {
+        let check = |expect: &str| {
+            Manifest::parse(
+                &format!("cases:\n  - name: a\n    steps: [{{say: hi}}]\n    expect: {expect}\n"),
+                "m",
+            )
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+        };
+        let err = check("{tool_calls: {runn: 0}}").unwrap_err();
+        assert!(err.contains("tool_calls: unknown tool `runn`"), "{err}");
+        let err = check("{refused: [{tool: propose_plans}]}").unwrap_err();
+        assert!(
+            err.contains("refused: unknown tool `propose_plans`"),
+            "{err}"
+        );
+        let err = check("{arguments: [{tool: rum, contains: x}]}").unwrap_err();
+        assert!(err.contains("arguments: unknown tool `rum`"), "{err}");
+        let err = check("{events_in_order: [turn.start]}").unwrap_err();
+        assert!(err.contains("unknown event kind `turn.start`"), "{err}");
+        let err = check("{executions: [{status: finished, count: 1}]}").unwrap_err();
+        assert!(err.contains("finished"), "{err}");
+        check("{tool_calls: {run: 0, get_execution_output: 0}, events_in_order: [turn.done]}")
+            .unwrap();
+    }
+
+    // rule: EVAL-4
+    #[test]
+    fn a_case_is_for_the_stub_unless_it_says_any() {
+        let manifest = Manifest::parse(
+            "cases:\n  - name: a\n    steps: [{say: hi}]\n  - name: b\n    model: any\n    steps: [{say: hi}]\n",
+            "m",
+        )
+        .unwrap();
+        assert_eq!(manifest.cases[0].model, CaseModel::Stub);
+        assert_eq!(manifest.cases[1].model, CaseModel::Any);
+        let err = Manifest::parse(
+            "cases:\n  - name: a\n    model: gpt\n    steps: [{say: hi}]\n",
+            "m",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("gpt"), "{err}");
     }
 
     #[test]

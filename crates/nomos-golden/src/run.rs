@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use nomos_agent::{Agent, AgentConfig, ManualClock, TurnReport};
+use nomos_agent::{Agent, AgentConfig, Clock, ManualClock, TurnReport};
+use nomos_core::activity::{ActivityEntry, ActivityFacts, derive_activity};
 use nomos_core::event::EventRecord;
 use nomos_core::ports::chat::{ChatModel, Usage};
 use nomos_core::ports::store::{SessionSnapshot, Store};
@@ -29,12 +30,12 @@ pub const CASE_START_MILLIS: i64 = 1_800_000_000_000;
 pub enum ModelChoice {
     /// The scripted replies of each case (deterministic, free).
     Stub,
-    /// A real OpenAI-compatible endpoint from `NOMOS_LLM_*`.
-    OpenAi,
+    /// A real OpenAI-compatible endpoint (from `NOMOS_LLM_*` on the command line).
+    OpenAi(OpenAiConfig),
     /// Recordings in a directory.
     Replay(PathBuf),
     /// A real endpoint, recording every exchange into a directory.
-    Record(PathBuf),
+    Record(OpenAiConfig, PathBuf),
 }
 
 /// What a case left behind, for the assertions.
@@ -56,6 +57,32 @@ pub struct Observed {
     pub script_remaining: Option<usize>,
     /// Tokens and cost.
     pub usage: Usage,
+    /// The activity log, derived a day after the case ended (so a time taken from "now"
+    /// shows).
+    pub activity: Vec<ActivityEntry>,
+    /// The case's virtual time at its end.
+    pub ended_at: Timestamp,
+}
+
+/// The activity log of a case's session, derived a day after the case ended, so an entry
+/// whose time was taken from "now" instead of its persisted fact shows (ACTIVITY-2).
+pub fn case_activity(
+    snapshot: &SessionSnapshot,
+    events: &[EventRecord],
+    calls: &[ToolCallRecord],
+    ended_at: Timestamp,
+) -> Vec<ActivityEntry> {
+    derive_activity(
+        &ActivityFacts {
+            session: &snapshot.record,
+            events,
+            steps: &snapshot.steps,
+            executions: &snapshot.executions,
+            approvals: &snapshot.approvals,
+            tool_calls: calls,
+        },
+        ended_at + Span::from_mins(24 * 60),
+    )
 }
 
 /// Runs a case to its end (or its first infrastructure error).
@@ -127,6 +154,7 @@ pub async fn run_case(case: &Case, choice: &ModelChoice) -> Result<Observed, Str
                     agent.sweep_once().await.map_err(|e| e.to_string())?;
                 }
             }
+            Action::Advance(minutes) => clock.advance(Span::from_mins(minutes)),
             Action::Reconnect => match agent.resume(id, ResumeKind::Reconnect).await {
                 Ok(report) => turns.push(report),
                 Err(e) => step_errors.push(format!("step {n}: resume refused: {e}")),
@@ -157,6 +185,8 @@ pub async fn run_case(case: &Case, choice: &ModelChoice) -> Result<Observed, Str
     for turn in &turns {
         usage.add(&turn.usage);
     }
+    let ended_at = clock.now();
+    let activity = case_activity(&snapshot, &events, &calls, ended_at);
     Ok(Observed {
         snapshot,
         events,
@@ -166,6 +196,8 @@ pub async fn run_case(case: &Case, choice: &ModelChoice) -> Result<Observed, Str
         step_errors,
         script_remaining: script.map(|s| s.remaining()),
         usage,
+        activity,
+        ended_at,
     })
 }
 
@@ -191,22 +223,21 @@ fn build_model(case: &Case, choice: &ModelChoice) -> Result<BuiltModel, String> 
             );
             Ok((script.clone(), Some(script)))
         }
-        ModelChoice::OpenAi => Ok((Arc::new(openai()?), None)),
+        ModelChoice::OpenAi(config) => Ok((Arc::new(openai(config)?), None)),
         ModelChoice::Replay(dir) => Ok((
             Arc::new(ReplayModel::open(dir).map_err(|e| e.to_string())?),
             None,
         )),
-        ModelChoice::Record(dir) => {
-            let model = RecordingModel::new(openai()?, dir, CiEnvironment::from_env())
+        ModelChoice::Record(config, dir) => {
+            let model = RecordingModel::new(openai(config)?, dir, CiEnvironment::from_env())
                 .map_err(|e| e.to_string())?;
             Ok((Arc::new(model), None))
         }
     }
 }
 
-fn openai() -> Result<OpenAiModel, String> {
-    let config = OpenAiConfig::from_env().map_err(|e| e.to_string())?;
-    OpenAiModel::new(config).map_err(|e| e.to_string())
+fn openai(config: &OpenAiConfig) -> Result<OpenAiModel, String> {
+    OpenAiModel::new(config.clone()).map_err(|e| e.to_string())
 }
 
 /// Waits for a turn, unless it hangs on a command that never returns (then it is left

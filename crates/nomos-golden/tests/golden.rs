@@ -6,14 +6,16 @@ use std::path::Path;
 use nomos_golden::manifest::Manifest;
 use nomos_golden::report::Verdict;
 use nomos_golden::run::ModelChoice;
-use nomos_golden::{RunOptions, run_manifest};
+use nomos_golden::{CaseSelection, RunOptions, run_manifest};
 
 fn options() -> RunOptions {
     RunOptions {
         model: ModelChoice::Stub,
         repeat: 1,
+        min_pass_rate: 1.0,
         parallel: 4,
         tags: Vec::new(),
+        cases: CaseSelection::All,
     }
 }
 
@@ -85,4 +87,28 @@ cases:
     let report = run_manifest(&manifest, &options(), |_| {}).await;
     let failures = report.cases[0].failures.join("\n");
     assert!(failures.contains("drifted from its script"), "{failures}");
+}
+
+// rule: EVAL-4
+#[test]
+fn a_real_model_is_given_only_the_any_cases() {
+    let manifest = Manifest::parse(
+        "cases:\n  - name: scripted\n    steps: [{say: hi}]\n  - name: outcome\n    model: any\n    steps: [{say: hi}]\n",
+        "m",
+    )
+    .unwrap();
+    let names = |cases: CaseSelection| {
+        let options = RunOptions { cases, ..options() };
+        options
+            .select(&manifest)
+            .iter()
+            .map(|c| c.name.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(CaseSelection::All), ["scripted", "outcome"]);
+    assert_eq!(names(CaseSelection::AnyModel), ["outcome"]);
+    assert_eq!(
+        CaseSelection::for_model(&ModelChoice::Replay("r".into())),
+        CaseSelection::AnyModel
+    );
 }

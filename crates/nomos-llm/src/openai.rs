@@ -158,7 +158,10 @@ impl ChatModel for OpenAiModel {
                 sink(delta);
             };
             let err = match self.attempt(&body, &tracking).await {
-                Ok(response) => return Ok(response),
+                Ok(mut response) => {
+                    wire::unique_call_ids(request, &mut response.tool_calls);
+                    return Ok(response);
+                }
                 Err(err) => err,
             };
             let shown = emitted.load(Ordering::Relaxed) && !matches!(err, ModelError::Empty { .. });
@@ -234,7 +237,7 @@ fn parse_whole_reply(status: u16, bytes: &[u8]) -> Result<ReplyParts, ModelError
             })?;
             parts
                 .tool_calls
-                .push(wire::tool_call(call.id, position, name, arguments));
+                .push(wire::tool_call(call.id, name, arguments));
         }
     }
     Ok(parts)

@@ -2,9 +2,10 @@
 //! request, and played back later without a network.
 //!
 //! Normalizing keeps what the model reads and drops what varies between two runs of the same
-//! conversation: tool-call ids become `call_1`, `call_2`... in order of appearance, tool-call
-//! arguments that are valid JSON are re-encoded with sorted keys, text is trimmed, and tools are
-//! sorted by name. The key is the SHA-256 of the normalized request encoded as JSON with sorted
+//! conversation (EVAL-6): tool-call ids become `call_1`, `call_2`... in order of appearance;
+//! every UUID in any text or argument (session, approval and execution ids) becomes `<id1>`,
+//! `<id2>`... in order of appearance; RFC 3339 times become `<time>`; tool-call arguments that
+//! are valid JSON are re-encoded with sorted keys, text is trimmed, and tools are sorted by name. The key is the SHA-256 of the normalized request encoded as JSON with sorted
 //! keys and no spaces.
 
 use std::collections::HashMap;
@@ -278,29 +279,35 @@ fn normalize(request: &ChatRequest) -> Value {
             .or_insert_with(|| format!("call_{next}"))
             .clone()
     };
+    let mut uuids = Varying::default();
     let messages: Vec<Value> = request
         .messages
         .iter()
         .map(|message| match message {
-            ChatMessage::System { content } => json!({"role": "system", "content": content.trim()}),
-            ChatMessage::User { content } => json!({"role": "user", "content": content.trim()}),
+            ChatMessage::System { content } => {
+                json!({"role": "system", "content": uuids.text(content.trim())})
+            }
+            ChatMessage::User { content } => {
+                json!({"role": "user", "content": uuids.text(content.trim())})
+            }
             ChatMessage::Assistant { content, tool_calls } => {
                 let calls: Vec<Value> = tool_calls
                     .iter()
                     .map(|call| {
-                        let arguments = serde_json::from_str::<Value>(&call.arguments)
-                            .unwrap_or_else(|_| Value::String(call.arguments.clone()));
+                        let text = uuids.text(&call.arguments);
+                        let arguments = serde_json::from_str::<Value>(&text)
+                            .unwrap_or(Value::String(text));
                         json!({"id": stable_id(&call.id), "name": call.name, "arguments": arguments})
                     })
                     .collect();
                 json!({
                     "role": "assistant",
-                    "content": content.as_deref().map(str::trim).filter(|c| !c.is_empty()),
+                    "content": content.as_deref().map(str::trim).filter(|c| !c.is_empty()).map(|c| uuids.text(c)),
                     "tool_calls": calls,
                 })
             }
             ChatMessage::Tool { call_id, content } => {
-                json!({"role": "tool", "call_id": stable_id(call_id), "content": content.trim()})
+                json!({"role": "tool", "call_id": stable_id(call_id), "content": uuids.text(content.trim())})
             }
         })
         .collect();
@@ -313,6 +320,110 @@ fn normalize(request: &ChatRequest) -> Value {
         .collect();
     tools.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
     json!({"messages": messages, "tools": tools})
+}
+
+/// What differs between two runs of one conversation, inside text: UUIDs, numbered in order of
+/// appearance (the same UUID gets the same number), and RFC 3339 times.
+#[derive(Default)]
+struct Varying {
+    uuids: HashMap<String, usize>,
+}
+
+impl Varying {
+    fn text(&mut self, text: &str) -> String {
+        let bytes = text.as_bytes();
+        let mut out = String::with_capacity(text.len());
+        let mut idx = 0;
+        let mut copied = 0;
+        while idx < bytes.len() {
+            if let Some(len) = uuid_at(bytes, idx) {
+                out.push_str(&text[copied..idx]);
+                let next = self.uuids.len() + 1;
+                let n = *self
+                    .uuids
+                    .entry(text[idx..idx + len].to_ascii_lowercase())
+                    .or_insert(next);
+                out.push_str(&format!("<id{n}>"));
+                idx += len;
+                copied = idx;
+            } else if let Some(len) = time_at(bytes, idx) {
+                out.push_str(&text[copied..idx]);
+                out.push_str("<time>");
+                idx += len;
+                copied = idx;
+            } else {
+                idx += 1;
+            }
+        }
+        out.push_str(&text[copied..]);
+        out
+    }
+}
+
+/// The length of a UUID (`8-4-4-4-12` hex digits) starting at `idx` and not inside a longer
+/// word, if one does.
+fn uuid_at(bytes: &[u8], idx: usize) -> Option<usize> {
+    const GROUPS: [usize; 5] = [8, 4, 4, 4, 12];
+    if idx > 0 && bytes[idx - 1].is_ascii_alphanumeric() {
+        return None;
+    }
+    let mut at = idx;
+    for (n, len) in GROUPS.iter().enumerate() {
+        if n > 0 {
+            if bytes.get(at) != Some(&b'-') {
+                return None;
+            }
+            at += 1;
+        }
+        let group = bytes.get(at..at + len)?;
+        if !group.iter().all(u8::is_ascii_hexdigit) {
+            return None;
+        }
+        at += len;
+    }
+    if bytes.get(at).is_some_and(u8::is_ascii_alphanumeric) {
+        return None;
+    }
+    Some(at - idx)
+}
+
+/// The length of an RFC 3339 time (`2027-01-15T08:00:00`, optional fraction and offset)
+/// starting at `idx`, if one does.
+fn time_at(bytes: &[u8], idx: usize) -> Option<usize> {
+    if idx > 0 && bytes[idx - 1].is_ascii_digit() {
+        return None;
+    }
+    let pattern = b"dddd-dd-ddTdd:dd:dd";
+    let head = bytes.get(idx..idx + pattern.len())?;
+    for (byte, want) in head.iter().zip(pattern) {
+        let ok = match want {
+            b'd' => byte.is_ascii_digit(),
+            b'T' => matches!(byte, b'T' | b' '),
+            other => byte == other,
+        };
+        if !ok {
+            return None;
+        }
+    }
+    let mut at = idx + pattern.len();
+    if bytes.get(at) == Some(&b'.') {
+        at += 1;
+        while bytes.get(at).is_some_and(u8::is_ascii_digit) {
+            at += 1;
+        }
+    }
+    match bytes.get(at) {
+        Some(b'Z') => at += 1,
+        Some(b'+' | b'-')
+            if bytes.get(at + 1..at + 6).is_some_and(|o| {
+                o[0].is_ascii_digit() && o[1].is_ascii_digit() && o[2] == b':'
+            }) =>
+        {
+            at += 6
+        }
+        _ => {}
+    }
+    Some(at - idx)
 }
 
 /// JSON with object keys sorted and no whitespace, whatever map order serde_json was built with.
@@ -433,5 +544,37 @@ mod tests {
         );
         assert_eq!(CiEnvironment::from_value(Some("")), CiEnvironment::Absent);
         assert_eq!(CiEnvironment::from_value(None), CiEnvironment::Absent);
+    }
+
+    fn with_tool_result(content: &str) -> ChatRequest {
+        let mut request = request("call_a", "{}", &["run"]);
+        request.messages[3] = ChatMessage::Tool {
+            call_id: "call_a".into(),
+            content: content.into(),
+        };
+        request
+    }
+
+    // rule: EVAL-6
+    #[test]
+    fn ids_and_times_that_differ_between_runs_do_not_change_the_key() {
+        let one = with_tool_result(
+            "Approval 0b6f3a4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b requested for execution 11111111-2222-4333-8444-555555555555 at 2027-01-15T08:00:00.123Z; approval 0b6f3a4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b expires 2027-01-15T08:30:00+00:00",
+        );
+        let two = with_tool_result(
+            "Approval 9f8e7d6c-5b4a-4321-8fed-cba987654321 requested for execution aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee at 2031-06-01T12:34:56.999Z; approval 9f8e7d6c-5b4a-4321-8fed-cba987654321 expires 2031-06-01T13:04:56+00:00",
+        );
+        assert_eq!(RequestKey::of(&one), RequestKey::of(&two));
+        // The same id twice and two different ids are still told apart.
+        let swapped = with_tool_result(
+            "Approval 11111111-2222-4333-8444-555555555555 requested for execution 0b6f3a4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b at 2027-01-15T08:00:00.123Z; approval 0b6f3a4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b expires 2027-01-15T08:30:00+00:00",
+        );
+        assert_ne!(RequestKey::of(&one), RequestKey::of(&swapped));
+        assert_eq!(
+            Varying::default().text("run 0b6f3a4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b at 2027-01-15T08:00:00Z, not x0b6f3a4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"),
+            "run <id1> at <time>, not x0b6f3a4e-1c2d-4e5f-8a9b-0c1d2e3f4a5b"
+        );
+        let other_text = with_tool_result("42% used");
+        assert_ne!(RequestKey::of(&one), RequestKey::of(&other_text));
     }
 }

@@ -14,7 +14,7 @@
 //!     last_tool_result_contains: "Filesystem"
 //!     tools_include: [run]
 //!   usage: {prompt_tokens: 120, completion_tokens: 12}   # optional
-//! - error: empty                           # a model fault: empty, timeout, connect, length,
+//! - error: empty                           # a model fault: empty, empty_ok, timeout, connect, length,
 //! - error: {status: 500, message: boom}    # stream_cut, {status, message}, {refusal: text},
 //! - error: {status: 429, retry_after_ms: 2000}        # 429 is rate limiting
 //! ```
@@ -93,13 +93,16 @@ pub enum ScriptedFault {
     Refusal(String),
     /// The stream stopped before its end.
     StreamCut,
+    /// An adapter's `Ok` answer with no text and no tool calls (`error: empty_ok`): the
+    /// runtime must treat it as the empty reply it is (TURN-3).
+    EmptyOk,
 }
 
 impl ScriptedFault {
     /// The port error this fault stands for.
     pub fn to_error(&self) -> ModelError {
         match self {
-            ScriptedFault::Empty => ModelError::Empty {
+            ScriptedFault::Empty | ScriptedFault::EmptyOk => ModelError::Empty {
                 finish_reason: "stop".into(),
             },
             ScriptedFault::Status { status, message } => ModelError::Status {
@@ -392,6 +395,14 @@ impl ChatModel for ScriptedModel {
     ) -> Result<ChatResponse, ModelError> {
         let (n_played, reply) = self.take(request)?;
         let (text, calls, usage) = match reply.answer {
+            ScriptedAnswer::Fault(ScriptedFault::EmptyOk) => {
+                return Ok(ChatResponse {
+                    content: None,
+                    tool_calls: Vec::new(),
+                    finish_reason: FinishReason::Stop,
+                    usage: Usage::default(),
+                });
+            }
             ScriptedAnswer::Fault(fault) => return Err(fault.to_error()),
             ScriptedAnswer::Reply {
                 text,
@@ -571,7 +582,7 @@ impl TryFrom<RawReply> for ScriptedReply {
     }
 }
 
-const FAULT_NAMES: &str = "empty, timeout, connect, length, stream_cut, \
+const FAULT_NAMES: &str = "empty, empty_ok, timeout, connect, length, stream_cut, \
      {status: N, message: ...}, {refusal: ...}";
 
 fn parse_fault(error: &Value) -> Result<ScriptedFault, String> {
@@ -582,6 +593,7 @@ fn parse_fault(error: &Value) -> Result<ScriptedFault, String> {
             "connect" => Ok(ScriptedFault::Connect),
             "length" => Ok(ScriptedFault::Length),
             "stream_cut" => Ok(ScriptedFault::StreamCut),
+            "empty_ok" => Ok(ScriptedFault::EmptyOk),
             other => Err(format!(
                 "unknown error {other:?}; expected one of {FAULT_NAMES}"
             )),

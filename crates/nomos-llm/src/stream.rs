@@ -168,7 +168,7 @@ impl StreamAssembler {
                 self.chunks
             )));
         }
-        for (position, (index, call)) in std::mem::take(&mut self.calls).into_iter().enumerate() {
+        for (index, call) in std::mem::take(&mut self.calls) {
             if call.name.is_empty() {
                 return Err(ModelError::Decode(format!(
                     "streamed tool call {index} never named its function"
@@ -177,7 +177,7 @@ impl StreamAssembler {
             let arguments = Some(call.arguments);
             self.parts
                 .tool_calls
-                .push(wire::tool_call(call.id, position, call.name, arguments));
+                .push(wire::tool_call(call.id, call.name, arguments));
         }
         self.parts.into_response()
     }

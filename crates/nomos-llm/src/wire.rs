@@ -266,17 +266,11 @@ pub(crate) fn provider_code(error: &Value) -> Option<u16> {
     u16::try_from(code).ok().filter(|c| (400..600).contains(c))
 }
 
-/// Builds a tool call, naming an id when the server sent none.
-pub(crate) fn tool_call(
-    id: Option<String>,
-    position: usize,
-    name: String,
-    arguments: Option<String>,
-) -> ToolCall {
+/// Builds a tool call. A missing id is left empty here: [`unique_call_ids`] names it once the
+/// whole reply is known.
+pub(crate) fn tool_call(id: Option<String>, name: String, arguments: Option<String>) -> ToolCall {
     ToolCall {
-        id: id
-            .filter(|id| !id.is_empty())
-            .unwrap_or_else(|| format!("call_{position}")),
+        id: id.unwrap_or_default(),
         name,
         // No arguments at all (absent, null or blank) is the empty object; anything else is
         // passed through as the model wrote it, malformed or not (TURN-5).
@@ -284,6 +278,19 @@ pub(crate) fn tool_call(
             .filter(|a| !a.trim().is_empty())
             .unwrap_or_else(|| "{}".to_owned()),
     }
+}
+
+/// TURN-10 at the edge: the reply's call ids made unique against the ids already in the
+/// conversation (servers that omit ids, send empty ones, or number each reply from zero).
+pub(crate) fn unique_call_ids(request: &ChatRequest, calls: &mut [ToolCall]) {
+    let used = request.messages.iter().flat_map(|message| match message {
+        ChatMessage::Assistant { tool_calls, .. } => {
+            tool_calls.iter().map(|c| c.id.as_str()).collect::<Vec<_>>()
+        }
+        ChatMessage::Tool { call_id, .. } => vec![call_id.as_str()],
+        ChatMessage::System { .. } | ChatMessage::User { .. } => Vec::new(),
+    });
+    nomos_core::ports::chat::make_call_ids_unique(used, calls);
 }
 
 #[cfg(test)]

@@ -51,6 +51,15 @@ pub enum Call {
     },
     /// A knowledge-graph tool, run by the shell against the store.
     Knowledge(KnowledgeCall),
+    /// `get_execution_output`: a slice of an execution's recorded output (read-only).
+    ExecutionOutput {
+        /// The execution, as a tool result or a cut note names it.
+        execution_id: String,
+        /// First byte to read.
+        offset: usize,
+        /// Bytes to read at most.
+        limit: Option<usize>,
+    },
 }
 
 /// The knowledge-graph tools.
@@ -213,6 +222,14 @@ struct RunArgs {
 }
 
 #[derive(Deserialize)]
+struct OutputArgs {
+    execution_id: String,
+    #[serde(default)]
+    offset: usize,
+    limit: Option<usize>,
+}
+
+#[derive(Deserialize)]
 struct SlugArgs {
     slug: String,
 }
@@ -322,6 +339,14 @@ pub fn parse_call(name: &str, arguments: &str) -> Result<Call, ArgsError> {
             Call::Run {
                 host: args.host,
                 command: args.command,
+            }
+        }
+        "get_execution_output" => {
+            let args: OutputArgs = read(name, arguments)?;
+            Call::ExecutionOutput {
+                execution_id: args.execution_id,
+                offset: args.offset,
+                limit: args.limit,
             }
         }
         "list_hosts" => Call::Knowledge(KnowledgeCall::ListHosts),

@@ -3,6 +3,7 @@
 pub mod args;
 pub mod extra;
 pub mod knowledge;
+pub(crate) mod output;
 pub mod specs;
 
 pub use args::{ArgsError, Call, KnowledgeCall, parse_call};

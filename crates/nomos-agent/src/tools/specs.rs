@@ -85,6 +85,18 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
             ),
         ),
         spec(
+            "get_execution_output",
+            "Read an execution's full recorded output (exit status, stdout, stderr), a slice at a time. Long results are cut for you to a head and a tail; the note where they were cut names the execution and the offset and limit to read what is missing. Read-only.",
+            object(
+                json!({
+                    "execution_id": { "type": "string", "description": "The execution named in a cut note." },
+                    "offset": { "type": "integer", "minimum": 0, "description": "First byte to read (default 0)." },
+                    "limit": { "type": "integer", "minimum": 1, "description": "Bytes to read (default and most: the share of one tool result)." }
+                }),
+                &["execution_id"],
+            ),
+        ),
+        spec(
             "list_hosts",
             "List the hosts you can run commands on, with when each was last audited. Check this before re-running audits.",
             object(json!({}), &[]),

@@ -8,6 +8,7 @@
 
 mod audit;
 mod flow;
+mod models;
 mod sweeps;
 mod turns;
 

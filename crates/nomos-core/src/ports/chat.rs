@@ -214,6 +214,33 @@ impl ModelError {
     }
 }
 
+impl ModelError {
+    /// TURN-9: the provider refused the request as larger than the model's context (OpenAI,
+    /// vLLM and OpenRouter say "maximum context length", llama.cpp's server "exceeds the
+    /// available context size", others "prompt is too long" or "too many tokens").
+    pub fn is_context_exceeded(&self) -> bool {
+        let ModelError::Status { status, message } = self else {
+            return false;
+        };
+        if !matches!(status, 400 | 413 | 422) {
+            return false;
+        }
+        let message = message.to_lowercase();
+        [
+            "context length",
+            "context_length",
+            "context size",
+            "context window",
+            "prompt is too long",
+            "too many tokens",
+            "reduce the length",
+            "exceeds the available context",
+        ]
+        .iter()
+        .any(|needle| message.contains(needle))
+    }
+}
+
 /// A chat model: OpenAI-compatible HTTP, a scripted stub, a replay of recordings.
 ///
 /// Nothing a model returns bypasses the gate: every tool call in a [`ChatResponse`] goes
@@ -231,4 +258,117 @@ pub trait ChatModel: Send + Sync {
 
     /// A short name for logs and eval tables (`stub`, `openai:gpt-4o-mini`).
     fn name(&self) -> String;
+}
+
+/// TURN-10: makes the tool-call ids of one reply unique within the session. A missing (empty)
+/// id, an id repeated within `calls`, or one already in `used` (the session's earlier calls) is
+/// replaced by a fresh `call_nomos_<n>` that is in neither; the others are kept as the server
+/// sent them. Returns how many ids were replaced.
+pub fn make_call_ids_unique<'a>(
+    used: impl IntoIterator<Item = &'a str>,
+    calls: &mut [ToolCall],
+) -> usize {
+    let mut taken: std::collections::HashSet<String> =
+        used.into_iter().map(str::to_owned).collect();
+    let mut next = taken.len() + 1;
+    let mut n_replaced = 0;
+    for call in calls.iter_mut() {
+        let id = call.id.trim();
+        if !id.is_empty() && !taken.contains(id) {
+            taken.insert(id.to_owned());
+            continue;
+        }
+        let fresh = loop {
+            let candidate = format!("call_nomos_{next}");
+            next += 1;
+            if !taken.contains(&candidate) {
+                break candidate;
+            }
+        };
+        taken.insert(fresh.clone());
+        call.id = fresh;
+        n_replaced += 1;
+    }
+    n_replaced
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn calls(ids: &[&str]) -> Vec<ToolCall> {
+        ids.iter()
+            .map(|id| ToolCall {
+                id: (*id).to_owned(),
+                name: "run".to_owned(),
+                arguments: "{}".to_owned(),
+            })
+            .collect()
+    }
+
+    fn check_unique(used: &[&str], sent: &[&str], expected: &[&str]) {
+        let mut calls = calls(sent);
+        make_call_ids_unique(used.iter().copied(), &mut calls);
+        let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, expected);
+    }
+
+    // rule: TURN-9
+    #[test]
+    fn context_overflow_errors_of_the_usual_servers_are_recognised() {
+        let status = |status: u16, message: &str| ModelError::Status {
+            status,
+            message: message.to_owned(),
+        };
+        let overflows = [
+            status(
+                400,
+                "This model's maximum context length is 128000 tokens. However, your messages resulted in 210000 tokens.",
+            ),
+            status(
+                400,
+                "the request exceeds the available context size, try increasing it",
+            ),
+            status(400, "prompt is too long: 215000 tokens > 200000 maximum"),
+            status(413, "Request too large: too many tokens"),
+        ];
+        for err in &overflows {
+            assert!(err.is_context_exceeded(), "{err}");
+        }
+        let others = [
+            status(400, "invalid tool schema"),
+            status(500, "maximum context length exceeded"),
+            ModelError::Length,
+        ];
+        for err in &others {
+            assert!(!err.is_context_exceeded(), "{err}");
+        }
+    }
+
+    // rule: TURN-10
+    #[test]
+    fn missing_empty_and_repeated_ids_get_fresh_ones_and_sent_ids_are_kept() {
+        check_unique(&[], &["a", "b"], &["a", "b"]);
+        check_unique(&[], &["", " "], &["call_nomos_1", "call_nomos_2"]);
+        check_unique(&[], &["call_0", "call_0"], &["call_0", "call_nomos_1"]);
+        check_unique(&["call_0"], &["call_0"], &["call_nomos_2"]);
+        check_unique(
+            &["call_nomos_2", "x"],
+            &["x", ""],
+            &["call_nomos_3", "call_nomos_4"],
+        );
+    }
+
+    // rule: TURN-10
+    #[test]
+    fn replaced_ids_never_collide_with_the_session_or_each_other() {
+        let used: Vec<String> = (0..50).map(|n| format!("call_nomos_{n}")).collect();
+        let mut reply = calls(&["", "call_nomos_7", "", "dup", "dup"]);
+        make_call_ids_unique(used.iter().map(String::as_str), &mut reply);
+        let mut all: Vec<&str> = used.iter().map(String::as_str).collect();
+        all.extend(reply.iter().map(|c| c.id.as_str()));
+        let distinct: std::collections::HashSet<&str> = all.iter().copied().collect();
+        assert_eq!(distinct.len(), all.len(), "{all:?}");
+        assert_eq!(reply[3].id, "dup");
+    }
 }

@@ -9,4 +9,5 @@ mod openai_errors;
 mod openai_stream;
 mod record_replay;
 mod scripted;
+mod server_shapes;
 mod support;

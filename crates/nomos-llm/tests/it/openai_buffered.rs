@@ -233,6 +233,7 @@ async fn malformed_tool_arguments_are_passed_through_raw_for_turn_5() {
     );
 }
 
+// rule: TURN-10
 #[tokio::test]
 async fn missing_tool_call_ids_are_filled_in() {
     let server = MockServer::start().await;
@@ -246,7 +247,7 @@ async fn missing_tool_call_ids_are_filled_in() {
         .await
         .unwrap();
 
-    assert_eq!(response.tool_calls[0].id, "call_0");
+    assert_eq!(response.tool_calls[0].id, "call_nomos_1");
     // An arguments object (some local servers send one) is turned into JSON text.
     let arguments: serde_json::Value =
         serde_json::from_str(&response.tool_calls[0].arguments).unwrap();

@@ -61,7 +61,7 @@ async fn drive(case: &Case) -> Option<Observed> {
         let action = step.action().unwrap();
         if matches!(
             action,
-            Action::Restart | Action::Reconnect | Action::Wait(_)
+            Action::Restart | Action::Reconnect | Action::Wait(_) | Action::Advance(_)
         ) {
             return None;
         }
@@ -119,21 +119,29 @@ async fn drive(case: &Case) -> Option<Observed> {
                 ));
                 nomos.agent.sweep_once().await.unwrap();
             }
-            Action::Wait(_) | Action::Restart | Action::Reconnect => unreachable!("filtered above"),
+            Action::Wait(_) | Action::Advance(_) | Action::Restart | Action::Reconnect => {
+                unreachable!("filtered above")
+            }
         }
         play(&client, &case.name, &replies).await;
     }
     let snapshot = nomos.agent.session(id).await.unwrap();
     let store = nomos.agent.store();
+    let events = store.events_after(Some(id), 0, 100_000).await.unwrap();
+    let calls = store.tool_calls(id).await.unwrap();
+    let ended_at = nomos_agent::Clock::now(&clock);
+    let activity = nomos_golden::run::case_activity(&snapshot, &events, &calls, ended_at);
     Some(Observed {
         snapshot,
-        events: store.events_after(Some(id), 0, 100_000).await.unwrap(),
-        calls: store.tool_calls(id).await.unwrap(),
+        events,
+        calls,
         messages: store.messages(id).await.unwrap(),
         turns: Vec::new(),
         step_errors,
         script_remaining: None,
         usage: Default::default(),
+        activity,
+        ended_at,
     })
 }
 
