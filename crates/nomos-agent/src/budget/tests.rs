@@ -1,3 +1,5 @@
+//! Tests of the context budget: what is cut, what is kept whole, and the estimate against real tokenizers.
+
 use nomos_core::ports::chat::{ToolCall, ToolSpec};
 use nomos_core::{ExecutionId, SessionId};
 use uuid::Uuid;
