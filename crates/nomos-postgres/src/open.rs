@@ -8,9 +8,18 @@ use nomos_core::ports::store::StoreError;
 use nomos_store_sql::schema::{Migrate, SchemaStep, schema_step};
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{PgConnection, PgPool, Row};
+use sqlx::{Connection, PgConnection, PgPool, Row};
 
 use crate::error::{db_error, migrate_error, redact_url};
+
+/// EXEC-9: a connection goes back to the pool only outside any transaction; one whose
+/// `COMMIT` or `ROLLBACK` failed (a lost connection, a server that went away) is closed,
+/// and the pool opens a fresh one when the server is back.
+async fn release_clean(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
+    // The ping runs after any rollback queued when a transaction dropped.
+    conn.ping().await?;
+    Ok(!conn.is_in_transaction())
+}
 
 /// The migrations this binary ships, embedded at build time.
 pub(crate) static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/postgres");
@@ -86,6 +95,7 @@ impl PgStore {
                         .map(drop)
                 })
             })
+            .after_release(|conn, _meta| Box::pin(release_clean(conn)))
             .connect_with(connect)
             .await
             .map_err(|e| StoreError::Unavailable(format!("cannot connect to {shown}: {e}")))?;
