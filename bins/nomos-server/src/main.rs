@@ -18,6 +18,9 @@ use crate::config::{Config, LogFormat, RawConfig};
 /// How long shutdown waits for requests, streams and turns to finish.
 const DRAIN: Duration = Duration::from_secs(10);
 
+/// How long shutdown waits for the turns it stopped to let go of their sessions.
+const STOP_TURNS: Duration = Duration::from_secs(2);
+
 /// The Nomos server.
 #[derive(Debug, Parser)]
 #[command(version, about)]
@@ -112,6 +115,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let (stop, stopping) = watch::channel(false);
     let state = nomos_http::AppState::new(rt.agent, rt.auth, rt.metrics, rt.demo, stopping);
     let turns = state.turns.clone();
+    let agent = state.agent.clone();
     let app = nomos_http::app(state.clone());
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
@@ -144,10 +148,16 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     }
     let left = turns.drain(DRAIN).await;
     if left > 0 {
-        tracing::warn!(
-            left,
-            "turns still running at shutdown; the start-up reconcile will clean up"
-        );
+        // TURN-11: the turns shutdown interrupts end here, each with its own `turn.done`.
+        tracing::warn!(left, "turns still running at shutdown; stopping them");
+        let stopped = turns.stop_all(STOP_TURNS).await;
+        match agent.end_interrupted_turns(&stopped).await {
+            Ok(closed) => tracing::info!(closed, "turns stopped by the shutdown were ended"),
+            Err(error) => tracing::error!(
+                %error,
+                "could not end the turns the shutdown stopped; the start-up reconcile will"
+            ),
+        }
     }
     background.shutdown().await;
     Ok(())

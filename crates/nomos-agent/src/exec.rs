@@ -64,8 +64,14 @@ impl Agent {
         let agent = self.clone();
         let limits = self.inner.config.exec_limits;
         let task = tokio::spawn(async move {
-            // EXEC-7: exactly the string that was classified and shown.
-            let result = agent.inner.executor.run(&host, &command, limits).await;
+            // EXEC-7: exactly the string that was classified and shown. EXEC-8: marked
+            // with the execution's id, so a restart can stop what is left of it.
+            let marker = execution_id.to_string();
+            let result = agent
+                .inner
+                .executor
+                .run_marked(&host, &command, limits, &marker)
+                .await;
             let text = result_text(&result);
             let outcome = if result.is_ok() {
                 ToolCallOutcome::Ok

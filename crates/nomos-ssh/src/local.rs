@@ -14,6 +14,10 @@
 //!   stderr open makes the call wait for it until the timeout.
 //!
 //! A process that leaves the group (`setsid`) escapes these signals.
+//!
+//! Dying with the server (EXEC-8): the shell gets a parent-death signal (SIGKILL), and
+//! every process of the command carries the execution's id in [`MARKER_VAR`], so the
+//! start-up clean-up stops what the shell left behind.
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
@@ -30,6 +34,8 @@ use tokio::process::{Child, Command};
 use crate::capture::CappedBuffer;
 use crate::error::SshError;
 use crate::inventory::LOCAL_SLUG;
+use crate::ssh::check_marker;
+use crate::ssh::command::{MARKER_VAR, cleanup_script};
 
 /// The shell the local executor runs commands with.
 pub const DEFAULT_SHELL: &str = "/bin/sh";
@@ -72,20 +78,37 @@ impl LocalExecutor {
 
     /// Runs `command` exactly as given and captures its output.
     pub async fn execute(&self, command: &str, limits: ExecLimits) -> Result<ExecOutput, SshError> {
+        self.execute_marked(command, limits, None).await
+    }
+
+    /// [`LocalExecutor::execute`] with the command's processes marked by `marker` (an
+    /// execution's id) in their environment, so [`LocalExecutor::stop_marked`] finds
+    /// what is left of it after a restart (EXEC-8).
+    pub async fn execute_marked(
+        &self,
+        command: &str,
+        limits: ExecLimits,
+        marker: Option<&str>,
+    ) -> Result<ExecOutput, SshError> {
         let started = Instant::now();
-        let mut child = Command::new(&self.shell)
+        let mut shell = Command::new(&self.shell);
+        shell
             .arg("-c")
             .arg(command)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|source| SshError::Spawn {
-                shell: self.shell.clone(),
-                source,
-            })?;
+            .kill_on_drop(true);
+        if let Some(marker) = marker {
+            check_marker(marker)?;
+            shell.env(MARKER_VAR, marker);
+        }
+        die_with_server(&mut shell);
+        let mut child = shell.spawn().map_err(|source| SshError::Spawn {
+            shell: self.shell.clone(),
+            source,
+        })?;
         let mut group = GroupGuard::new(&child);
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
@@ -131,6 +154,29 @@ impl LocalExecutor {
         }
     }
 
+    /// EXEC-8: stops whatever still runs of the command marked `marker`: the processes
+    /// whose environment carries the marker (children the shell left behind when it died
+    /// with the server), TERM first, KILL after the stop grace. The same fixed script as
+    /// the SSH clean-up, run here.
+    pub async fn stop_marked(&self, marker: &str) -> Result<(), SshError> {
+        check_marker(marker)?;
+        let script = cleanup_script(marker, self.stop_grace);
+        let limits = ExecLimits::with_timeout(nomos_core::Span::from_millis(
+            i64::try_from(self.stop_grace.as_millis()).unwrap_or(i64::MAX) + 5_000,
+        ));
+        let output = LocalExecutor::new().execute(&script, limits).await?;
+        match output.exit_code {
+            Some(0) => Ok(()),
+            other => Err(SshError::Io {
+                context: "stopping a command left by a previous run",
+                source: std::io::Error::other(format!(
+                    "the clean-up ended with {other:?}: {}",
+                    output.stderr
+                )),
+            }),
+        }
+    }
+
     async fn stop(&self, child: &mut Child, group: &mut GroupGuard) {
         group.signal(Signal::SIGTERM);
         if tokio::time::timeout(self.stop_grace, child.wait())
@@ -159,13 +205,28 @@ impl Executor for LocalExecutor {
         command: &str,
         limits: ExecLimits,
     ) -> Result<ExecOutput, ExecError> {
-        if host != LOCAL_SLUG {
-            return Err(ExecError::UnknownHost {
-                host: host.to_string(),
-                known: vec![LOCAL_SLUG.to_string()],
-            });
-        }
+        local_only(host)?;
         self.execute(command, limits)
+            .await
+            .map_err(|e| e.into_exec_error(host))
+    }
+
+    async fn run_marked(
+        &self,
+        host: &str,
+        command: &str,
+        limits: ExecLimits,
+        marker: &str,
+    ) -> Result<ExecOutput, ExecError> {
+        local_only(host)?;
+        self.execute_marked(command, limits, Some(marker))
+            .await
+            .map_err(|e| e.into_exec_error(host))
+    }
+
+    async fn stop_marked(&self, host: &str, marker: &str) -> Result<(), ExecError> {
+        local_only(host)?;
+        LocalExecutor::stop_marked(self, marker)
             .await
             .map_err(|e| e.into_exec_error(host))
     }
@@ -176,6 +237,42 @@ impl Executor for LocalExecutor {
             address: LOCAL_SLUG.to_string(),
             tags: self.tags.clone(),
         }]
+    }
+}
+
+fn local_only(host: &str) -> Result<(), ExecError> {
+    if host != LOCAL_SLUG {
+        return Err(ExecError::UnknownHost {
+            host: host.to_string(),
+            known: vec![LOCAL_SLUG.to_string()],
+        });
+    }
+    Ok(())
+}
+
+/// EXEC-8: the shell gets SIGKILL when the server dies, however it dies (`kill -9`
+/// included): `PR_SET_PDEATHSIG` is set in the child between fork and exec. The signal
+/// comes when the thread that spawned the shell ends; commands are spawned from the
+/// runtime's worker threads, which live as long as the server. If the server died
+/// before the signal was armed, the child's parent is no longer the server and it exits
+/// instead of running the command. Children the shell started itself do not inherit the
+/// signal; they keep the marker in their environment, and the start-up clean-up stops
+/// them ([`LocalExecutor::stop_marked`]).
+#[allow(unsafe_code)]
+fn die_with_server(shell: &mut Command) {
+    let server = nix::unistd::getpid();
+    // SAFETY: the closure runs in the forked child before exec, where only
+    // async-signal-safe functions may be called. It calls prctl(2) and getppid(2), both
+    // plain system calls, allocates nothing (an `io::Error` from an errno holds no heap
+    // data) and takes no lock; it touches no state shared with the parent.
+    unsafe {
+        shell.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)?;
+            if nix::unistd::getppid() != server {
+                return Err(std::io::Error::from_raw_os_error(nix::libc::ESRCH));
+            }
+            Ok(())
+        });
     }
 }
 
