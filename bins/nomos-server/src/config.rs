@@ -98,6 +98,9 @@ pub struct RawLlm {
     pub model: Option<String>,
     /// API key (prefer `NOMOS_LLM_API_KEY`).
     pub api_key: Option<String>,
+    /// TURN-12: seconds one whole reply may take (`NOMOS_LLM_REPLY_DEADLINE_SECS`,
+    /// default 600).
+    pub reply_deadline_secs: Option<u64>,
 }
 
 /// `[model]`.
@@ -548,6 +551,14 @@ mod tests {
         let config = check(include_str!("../../../nomos.example.toml")).unwrap();
         assert_eq!(config.listen.to_string(), "127.0.0.1:8092");
         assert_eq!(config.sweep_interval, Span::from_mins(5));
+    }
+
+    // rule: TURN-12
+    #[test]
+    fn the_reply_deadline_is_read_from_the_llm_table() {
+        let config = check("[llm]\nreply_deadline_secs = 30").unwrap();
+        assert_eq!(config.llm.reply_deadline_secs, Some(30));
+        assert_eq!(check("").unwrap().llm.reply_deadline_secs, None);
     }
 
     #[test]

@@ -8,3 +8,4 @@ pub mod postgres;
 pub mod small_disk;
 pub mod sshd;
 pub mod store_contract;
+pub mod trickle;
