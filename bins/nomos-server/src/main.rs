@@ -133,6 +133,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         None => println!("Nomos is running on http://{address}/"),
     }
     let mut signalled = stop.subscribe();
+    let listener = nomos_http::JsonErrorListener::new(listener);
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         let _ = signalled.wait_for(|stopping| *stopping).await;
     });
