@@ -5,6 +5,7 @@ mod config;
 mod runtime;
 mod token;
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -125,13 +126,17 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         tracing::warn!("{}", nomos_http::api::system::DEMO_NOTICE);
     }
     tracing::info!(%address, model = %state.info.model, auth = ?state.auth_mode(), "serving");
-    match &rt.new_token {
-        Some(token) => println!(
+    // A closed stdout (a supervisor that stopped reading) must not stop the server.
+    let mut stdout = std::io::stdout();
+    let _ = match &rt.new_token {
+        Some(token) => writeln!(
+            stdout,
             "Nomos is running. Open http://{address}/#token={token}\n(the token is stored in {}; it is printed only once)",
             token::token_path(&config.data_dir).display()
         ),
-        None => println!("Nomos is running on http://{address}/"),
-    }
+        None => writeln!(stdout, "Nomos is running on http://{address}/"),
+    };
+    let _ = stdout.flush();
     let mut signalled = stop.subscribe();
     let listener = nomos_http::JsonErrorListener::new(listener);
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
