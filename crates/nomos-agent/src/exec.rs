@@ -80,7 +80,7 @@ impl Agent {
             };
             let result = result.map_err(|e| e.to_string());
             let recorded = agent
-                .mutate(id, |session, now| {
+                .mutate_recovering(id, |session, now| {
                     let finished =
                         session.handle_execution_finished(now, execution_id, result.clone());
                     if let Some(call) = &call {
@@ -88,7 +88,11 @@ impl Agent {
                     }
                     finished
                 })
-                .await;
+                .await
+                .map(|(finished, events)| {
+                    agent.publish(&events);
+                    finished
+                });
             match recorded {
                 Ok(Ok(())) => {}
                 Ok(Err(refused)) => {

@@ -1,6 +1,7 @@
 //! What a crash, a restart or a shutdown leaves behind, closed by the runtime itself:
 //! commands still running on their hosts (EXEC-8), turns without a `turn.done`
-//! (TURN-11), and a turn end the store could not take at first (TURN-1, EXEC-9).
+//! (TURN-11), and the end of a turn or a command the store could not take at first
+//! (TURN-1, EXEC-2, EXEC-9).
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -162,14 +163,15 @@ impl Agent {
         .await
     }
 
-    /// TURN-1 when writes fail (EXEC-9): commits a turn's end, and while the store itself
-    /// fails (a full disk, a lost connection) tries again with back-off for about a
-    /// minute, so a turn in flight when the disk fills still ends once space is back.
-    pub(crate) async fn record_turn_end(
+    /// TURN-1 and EXEC-2 when writes fail (EXEC-9): commits the end of a turn or of an
+    /// execution, and while the store itself fails (a full disk, a lost connection) tries
+    /// again with back-off for about a minute, so what was in flight when the disk filled
+    /// still ends once space is back.
+    pub(crate) async fn mutate_recovering<T>(
         &self,
         id: SessionId,
-        mut decide: impl FnMut(&mut Session, Timestamp),
-    ) -> Result<((), Vec<nomos_core::event::EventRecord>), AgentError> {
+        mut decide: impl FnMut(&mut Session, Timestamp) -> T,
+    ) -> Result<(T, Vec<nomos_core::event::EventRecord>), AgentError> {
         let mut backoff = TURN_END_BACKOFF.iter();
         loop {
             match self.mutate_unpublished(id, &mut decide).await {
@@ -177,7 +179,7 @@ impl Agent {
                     let Some(wait) = backoff.next() else {
                         return Err(AgentError::Store(error));
                     };
-                    tracing::warn!(session = %id, %error, "could not record the end of a turn; trying again in {wait:?}");
+                    tracing::warn!(session = %id, %error, "could not record an end; trying again in {wait:?}");
                     tokio::time::sleep(*wait).await;
                 }
                 res => return res,
