@@ -199,6 +199,13 @@ async fn kill_mid_command(dir: &Path, env: Vec<(&str, String)>, host: &str, need
             .await,
             "the shell of `{command}` outlived the server"
         );
+        // And so does the rest of its process group, without waiting for a restart.
+        assert!(
+            wait_for(Duration::from_secs(5), || processes_matching(needle)
+                .is_empty())
+            .await,
+            "`{needle}` outlived the server"
+        );
     } else {
         // sshd lets a command run on when its connection goes: only the clean-up stops it.
         assert!(

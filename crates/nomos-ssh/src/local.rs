@@ -15,9 +15,10 @@
 //!
 //! A process that leaves the group (`setsid`) escapes these signals.
 //!
-//! Dying with the server (EXEC-8): the shell gets a parent-death signal (SIGKILL), and
-//! every process of the command carries the execution's id in [`MARKER_VAR`], so the
-//! start-up clean-up stops what the shell left behind.
+//! Dying with the server (EXEC-8): the shell gets a parent-death signal (SIGKILL), the
+//! command's process group is killed by a watcher when the server goes ([`crate::reaper`]),
+//! and every process of the command carries the execution's id in [`MARKER_VAR`], so the
+//! start-up clean-up stops whatever still escaped (a process that left the group).
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
@@ -256,8 +257,8 @@ fn local_only(host: &str) -> Result<(), ExecError> {
 /// runtime's worker threads, which live as long as the server. If the server died
 /// before the signal was armed, the child's parent is no longer the server and it exits
 /// instead of running the command. Children the shell started itself do not inherit the
-/// signal; they keep the marker in their environment, and the start-up clean-up stops
-/// them ([`LocalExecutor::stop_marked`]).
+/// signal: the group watcher kills them, and the start-up clean-up stops any that left
+/// the group ([`LocalExecutor::stop_marked`]).
 #[allow(unsafe_code)]
 fn die_with_server(shell: &mut Command) {
     let server = nix::unistd::getpid();
@@ -283,12 +284,14 @@ struct GroupGuard {
 
 impl GroupGuard {
     fn new(child: &Child) -> GroupGuard {
-        GroupGuard {
-            pgid: child
-                .id()
-                .and_then(|id| i32::try_from(id).ok())
-                .map(Pid::from_raw),
+        let pgid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw);
+        if let Some(pgid) = pgid {
+            crate::reaper::watch(pgid.as_raw());
         }
+        GroupGuard { pgid }
     }
 
     fn signal(&self, signal: Signal) {
@@ -299,13 +302,16 @@ impl GroupGuard {
     }
 
     fn disarm(&mut self) {
-        self.pgid = None;
+        if let Some(pgid) = self.pgid.take() {
+            crate::reaper::forget(pgid.as_raw());
+        }
     }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.signal(Signal::SIGKILL);
+        self.disarm();
     }
 }
 
