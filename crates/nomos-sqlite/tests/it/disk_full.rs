@@ -29,13 +29,10 @@ fn big_message(record: &SessionRecord, version: i64, n: u64) -> Commit {
 /// Commits large messages until one fails; returns that error and the version to
 /// commit against next.
 async fn commit_until_full(store: &SqliteStore, record: &SessionRecord, n: &mut u64) -> StoreError {
-    let mut version = store
-        .load_session(record.id)
-        .await
-        .unwrap()
-        .unwrap()
-        .record
-        .version;
+    let mut version = match store.load_session(record.id).await {
+        Ok(Some(snapshot)) => snapshot.record.version,
+        other => panic!("cannot load session {}: {other:?}", record.id),
+    };
     for _ in 0..200 {
         *n += 1;
         match store.commit(big_message(record, version, *n)).await {
