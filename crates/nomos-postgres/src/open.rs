@@ -12,12 +12,11 @@ use sqlx::{Connection, PgConnection, PgPool, Row};
 
 use crate::error::{db_error, migrate_error, redact_url};
 
-/// EXEC-9: a connection goes back to the pool only outside any transaction; one whose
-/// `COMMIT` or `ROLLBACK` failed (a lost connection, a server that went away) is closed,
-/// and the pool opens a fresh one when the server is back.
-async fn release_clean(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
-    // The ping runs after any rollback queued when a transaction dropped.
-    conn.ping().await?;
+/// EXEC-9: a connection is handed out only outside any transaction; one whose `COMMIT`
+/// or `ROLLBACK` failed (a lost connection, a server that went away) is closed, and the
+/// pool opens a fresh one when the server is back. The pool's ping on release has run
+/// any queued rollback by the time this is asked.
+async fn outside_transaction(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
     Ok(!conn.is_in_transaction())
 }
 
@@ -95,7 +94,7 @@ impl PgStore {
                         .map(drop)
                 })
             })
-            .after_release(|conn, _meta| Box::pin(release_clean(conn)))
+            .before_acquire(|conn, _meta| Box::pin(outside_transaction(conn)))
             .connect_with(connect)
             .await
             .map_err(|e| StoreError::Unavailable(format!("cannot connect to {shown}: {e}")))?;

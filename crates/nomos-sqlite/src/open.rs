@@ -111,7 +111,7 @@ impl SqliteStore {
         let write = SqlitePoolOptions::new()
             .max_connections(1)
             .acquire_timeout(Duration::from_secs(60))
-            .after_release(|conn, _| Box::pin(release_clean(conn)))
+            .before_acquire(|conn, _| Box::pin(outside_transaction(conn)))
             .connect_with(options.clone())
             .await
             .map_err(|e| unavailable(e, path_or_url))?;
@@ -174,16 +174,15 @@ impl SqliteStore {
     }
 }
 
-/// EXEC-9: the writer goes back to the pool only outside any transaction. A commit that
-/// failed (a full disk, an I/O error) may have been rolled back by SQLite itself, so the
+/// EXEC-9: the writer is handed out only outside any transaction. A commit that failed
+/// (a full disk, an I/O error) may have been rolled back by SQLite itself, so the
 /// rollback queued when its transaction dropped fails and the driver still counts the
 /// transaction as open; every later `BEGIN` would then be refused. Such a connection is
 /// closed (SQLite rolls back whatever it still holds) and the pool opens a fresh one.
-async fn release_clean(conn: &mut SqliteConnection) -> Result<bool, sqlx::Error> {
-    // The ping runs after the queued rollback, so the count below is the settled one.
-    conn.ping().await?;
+/// The pool's ping on release has run any queued rollback by the time this is asked.
+async fn outside_transaction(conn: &mut SqliteConnection) -> Result<bool, sqlx::Error> {
     if conn.is_in_transaction() {
-        tracing::warn!("the sqlite writer is left inside a transaction; reopening it");
+        tracing::warn!("the sqlite writer was left inside a transaction; reopening it");
         return Ok(false);
     }
     Ok(true)
