@@ -282,6 +282,7 @@ class Row:
         self.surviving = 0
         self.misreported = 0
         self.notes = []
+        self.seen = []
 
 
 def scenario_disk_full(binary, row):
@@ -390,6 +391,10 @@ def scenario_kill_mid_command(binary, row, k, host, extra_env):
         if not wait_for(20, lambda: processes_matching(needle)):
             row.notes.append(f"`{needle}` never started")
         server.kill_9()
+        if host == "local":
+            # A local command dies with the server itself, before any restart.
+            wait_for(5, lambda: not processes_matching(needle))
+            row.surviving += len(processes_matching(needle))
         restart_and_count(binary, workdir, env, row, needle=needle)
         for pid in processes_matching(needle):
             os.kill(pid, 9)
@@ -437,10 +442,14 @@ def scenario_kill_mid_approval(binary, row, k):
                          body=json.dumps({"decision": "approve"}),
                          headers={"authorization": f"Bearer {server.token}",
                                   "content-type": "application/json"})
-            time.sleep(0.002 * k)
+            # Three moments: before the decision commits, while its command runs, after.
+            time.sleep((0.005, 0.03, 0.3)[k % 3])
         server.kill_9()
         restart_and_count(binary, workdir, env, row,
                           effect_done=lambda c: c != command or not os.path.exists(mark))
+        states = [f"{status}" + (" (interrupted)" if (error or "").startswith(INTERRUPTED) else "")
+                  for _id, status, error, cmd in executions(workdir) if cmd == command]
+        row.seen.append(", ".join(states) or "no execution")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -457,8 +466,6 @@ def scenario_sigterm(binary, row, trickle):
         # Counted before any restart: the shutdown itself must have ended the turn.
         row.open_turns += open_turns(workdir)
         restart_and_count(binary, workdir, env, row)
-        row.runs -= 1
-        row.runs += 1
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -542,6 +549,8 @@ def main():
     print(f"\n{sum(r.runs for r in rows)} runs in {time.time() - started:.0f} s; "
           f"{'all zero' if total == 0 else f'{total} faults'}")
     for row in rows:
+        if row.seen:
+            print(f"- {row.name}: the execution after the restart: {'; '.join(row.seen)}")
         for note in row.notes:
             print(f"- {row.name}: {note}")
     return 0 if total == 0 else 1
