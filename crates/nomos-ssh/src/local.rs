@@ -432,6 +432,30 @@ mod tests {
         assert!(wait_gone(&marker).await, "`{marker}` still running");
     }
 
+    // rule: EXEC-8
+    #[tokio::test]
+    async fn a_marked_command_carries_its_marker_and_a_bad_marker_is_refused() {
+        let marker = "0f0e-1d2c";
+        let output = LocalExecutor::new()
+            .execute_marked(
+                &format!("echo ${MARKER_VAR}"),
+                limits(10_000, 1024),
+                Some(marker),
+            )
+            .await
+            .unwrap();
+        assert_eq!(output.stdout, "0f0e-1d2c\n");
+        let error = LocalExecutor::new()
+            .execute_marked("true", limits(1_000, 16), Some("x; rm -rf /"))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, SshError::BadMarker { .. }), "{error}");
+        assert!(matches!(
+            LocalExecutor::new().stop_marked("$(id)").await,
+            Err(SshError::BadMarker { .. })
+        ));
+    }
+
     #[tokio::test]
     async fn missing_shell_is_a_spawn_error() {
         let error = LocalExecutor::new()
