@@ -100,6 +100,9 @@ pub struct RawLlm {
     pub api_key: Option<String>,
     /// The model's context size in tokens (TURN-9; default 128000).
     pub context_tokens: Option<u64>,
+    /// TURN-12: seconds one whole reply may take (`NOMOS_LLM_REPLY_DEADLINE_SECS`,
+    /// default 600).
+    pub reply_deadline_secs: Option<u64>,
 }
 
 /// `[model]`.
@@ -591,6 +594,14 @@ mod tests {
             err.to_string(),
             "invalid llm.context_tokens = \"100\": must be at least 2048"
         );
+    }
+
+    // rule: TURN-12
+    #[test]
+    fn the_reply_deadline_is_read_from_the_llm_table() {
+        let config = check("[llm]\nreply_deadline_secs = 30").unwrap();
+        assert_eq!(config.llm.reply_deadline_secs, Some(30));
+        assert_eq!(check("").unwrap().llm.reply_deadline_secs, None);
     }
 
     #[test]

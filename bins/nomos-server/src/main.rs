@@ -12,6 +12,7 @@ mod runtime;
 mod token;
 
 use std::io::IsTerminal;
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -27,6 +28,8 @@ const DRAIN: Duration = Duration::from_secs(10);
 
 /// Exit status for a configuration that does not validate.
 const EXIT_CONFIG: u8 = 2;
+/// How long shutdown waits for the turns it stopped to let go of their sessions.
+const STOP_TURNS: Duration = Duration::from_secs(2);
 
 /// The Nomos server.
 #[derive(Debug, Parser)]
@@ -178,6 +181,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let (stop, stopping) = watch::channel(false);
     let state = nomos_http::AppState::new(rt.agent, rt.auth, rt.metrics, rt.demo, stopping);
     let turns = state.turns.clone();
+    let agent = state.agent.clone();
     let app = nomos_http::app(state.clone());
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
@@ -187,14 +191,19 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         tracing::warn!("{}", nomos_http::api::system::DEMO_NOTICE);
     }
     tracing::info!(%address, model = %state.info.model, auth = ?state.auth_mode(), "serving");
-    match &rt.new_token {
-        Some(token) => println!(
+    // A closed stdout (a supervisor that stopped reading) must not stop the server.
+    let mut stdout = std::io::stdout();
+    let _ = match &rt.new_token {
+        Some(token) => writeln!(
+            stdout,
             "Nomos is running. Open http://{address}/#token={token}\n(the token is stored in {}; it is printed only once)",
             token::token_path(&config.data_dir).display()
         ),
-        None => println!("Nomos is running on http://{address}/"),
-    }
+        None => writeln!(stdout, "Nomos is running on http://{address}/"),
+    };
+    let _ = stdout.flush();
     let mut signalled = stop.subscribe();
+    let listener = nomos_http::JsonErrorListener::new(listener);
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         let _ = signalled.wait_for(|stopping| *stopping).await;
     });
@@ -210,10 +219,16 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     }
     let left = turns.drain(DRAIN).await;
     if left > 0 {
-        tracing::warn!(
-            left,
-            "turns still running at shutdown; the start-up reconcile will clean up"
-        );
+        // TURN-11: the turns shutdown interrupts end here, each with its own `turn.done`.
+        tracing::warn!(left, "turns still running at shutdown; stopping them");
+        let stopped = turns.stop_all(STOP_TURNS).await;
+        match agent.end_interrupted_turns(&stopped).await {
+            Ok(closed) => tracing::info!(closed, "turns stopped by the shutdown were ended"),
+            Err(error) => tracing::error!(
+                %error,
+                "could not end the turns the shutdown stopped; the start-up reconcile will"
+            ),
+        }
     }
     background.shutdown().await;
     Ok(())

@@ -125,6 +125,7 @@ pub fn model(config: &Config) -> anyhow::Result<(Arc<dyn ChatModel>, bool)> {
             "NOMOS_LLM_BASE_URL" => file.base_url.clone(),
             "NOMOS_LLM_MODEL" => file.model.clone(),
             "NOMOS_LLM_API_KEY" => file.api_key.clone(),
+            "NOMOS_LLM_REPLY_DEADLINE_SECS" => file.reply_deadline_secs.map(|s| s.to_string()),
             _ => None,
         };
         fallback.ok_or(std::env::VarError::NotPresent)

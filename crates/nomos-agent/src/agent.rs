@@ -16,6 +16,7 @@ use crate::cache::SessionCache;
 use crate::clock::{Clock, SystemClock};
 use crate::config::AgentConfig;
 use crate::error::AgentError;
+use crate::health::WriteMonitor;
 use crate::locks::SessionLocks;
 use crate::tools::{ExtraTool, ExtraTools};
 
@@ -42,6 +43,7 @@ pub(crate) struct Inner {
     pub extra: ExtraTools,
     pub locks: SessionLocks,
     pub cache: SessionCache,
+    pub writes: WriteMonitor,
 }
 
 /// Builds an [`Agent`] from its ports.
@@ -95,6 +97,7 @@ impl AgentBuilder {
                 extra: self.extra,
                 locks: SessionLocks::default(),
                 cache: SessionCache::default(),
+                writes: WriteMonitor::default(),
             }),
         }
     }
@@ -157,7 +160,7 @@ impl Agent {
         let id = SessionId(Uuid::new_v4());
         let mut session = Session::create(id, self.now(), self.inner.config.session);
         let commit = session.take_commit();
-        let receipt = self.inner.store.commit(commit).await?;
+        let receipt = self.commit_recorded(commit).await?;
         self.publish(&receipt.events);
         Ok(id)
     }
@@ -205,7 +208,7 @@ impl Agent {
             if commit.is_empty() {
                 return Ok((value, Vec::new()));
             }
-            match self.inner.store.commit(commit).await {
+            match self.commit_recorded(commit).await {
                 Ok(receipt) => {
                     session.committed(receipt.version);
                     cache.put(session);

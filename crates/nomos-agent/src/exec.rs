@@ -70,8 +70,14 @@ impl Agent {
         let agent = self.clone();
         let limits = self.inner.config.exec_limits;
         let task = tokio::spawn(async move {
-            // EXEC-7: exactly the string that was classified and shown.
-            let result = agent.inner.executor.run(&host, &command, limits).await;
+            // EXEC-7: exactly the string that was classified and shown. EXEC-8: marked
+            // with the execution's id, so a restart can stop what is left of it.
+            let marker = execution_id.to_string();
+            let result = agent
+                .inner
+                .executor
+                .run_marked(&host, &command, limits, &marker)
+                .await;
             let text = result_text(&result);
             let outcome = if result.is_ok() {
                 ToolCallOutcome::Ok
@@ -81,7 +87,7 @@ impl Agent {
             let exit = exit_text(&result);
             let result = result.map_err(|e| e.to_string());
             let recorded = agent
-                .mutate(id, |session, now| {
+                .mutate_recovering(id, |session, now| {
                     let finished =
                         session.handle_execution_finished(now, execution_id, result.clone());
                     if let Some(call) = &call {
@@ -95,7 +101,11 @@ impl Agent {
                         .and_then(|a| a.decided_by.clone());
                     (finished, class, principal)
                 })
-                .await;
+                .await
+                .map(|(decided, events)| {
+                    agent.publish(&events);
+                    decided
+                });
             let (class, principal) = match &recorded {
                 Ok((_, class, principal)) => (*class, principal.clone()),
                 Err(_) => (None, None),

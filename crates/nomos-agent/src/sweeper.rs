@@ -33,6 +33,10 @@ pub struct SweepReport {
     pub sessions_completed: u32,
     /// Sessions closed as `partial` (SWEEP-2).
     pub sessions_closed: u32,
+    /// Commands a previous run left running, stopped at start-up (EXEC-8).
+    pub commands_stopped: u32,
+    /// Turns left open by a previous run, closed at start-up (TURN-11).
+    pub turns_closed: u32,
 }
 
 /// Stops the background workers.
@@ -57,11 +61,16 @@ const NON_TERMINAL_EXECUTIONS: [ExecutionStatus; 3] = [
 ];
 
 impl Agent {
-    /// EXEC-3, EXEC-6: run once at start-up, before serving. Executions found `running`
-    /// are marked failed ("interrupted") and never re-run; old non-terminal ones are
-    /// cancelled. Each affected session gets a note saying so.
+    /// EXEC-3, EXEC-6, EXEC-8, TURN-11: run once at start-up, before serving. Commands
+    /// found `running` are stopped on their hosts, then marked failed ("interrupted:
+    /// outcome unknown") and never re-run; old non-terminal ones are cancelled. Each
+    /// affected session gets a note saying so. Turns left open get their `turn.done`.
     pub async fn reconcile_startup(&self) -> Result<SweepReport, AgentError> {
-        self.sweep_executions(SweepPhase::Startup).await
+        let commands_stopped = self.stop_orphaned_commands().await?;
+        let mut report = self.sweep_executions(SweepPhase::Startup).await?;
+        report.commands_stopped = commands_stopped;
+        report.turns_closed = self.close_open_turns().await?;
+        Ok(report)
     }
 
     /// One pass of every periodic sweep.

@@ -165,7 +165,7 @@ impl Agent {
         let error = report.error.clone();
         let n_tool_calls = report.n_tool_calls;
         let res = self
-            .mutate_unpublished(id, |session, now| {
+            .mutate_recovering(id, |session, now| {
                 if error.is_none() {
                     session.handle_turn_end(now, final_text.as_deref());
                 }

@@ -16,9 +16,16 @@ use crate::time::{Span, Timestamp};
 /// EXEC-3: the error text of an execution failed by the periodic sweep.
 pub const TIMED_OUT_REASON: &str = "execution timed out";
 
-/// EXEC-6: the error text of an execution found `running` at start-up.
-pub const INTERRUPTED_REASON: &str =
-    "interrupted: Nomos restarted while it was running; it was not re-run";
+/// EXEC-6, EXEC-8: the error text of an execution found `running` at start-up. It was
+/// dispatched, so it may have run partly or to its end; it is never run again.
+pub const INTERRUPTED_REASON: &str = "interrupted: outcome unknown (Nomos restarted while it was running; it may have run partly or to its end, and it was not run again)";
+
+/// TURN-11: the error of the `turn.done` that closes a turn left open by a crash or a
+/// restart.
+pub const TURN_INTERRUPTED_BY_RESTART: &str = "interrupted by a restart";
+
+/// TURN-11: the error of the `turn.done` that closes a turn a graceful shutdown stopped.
+pub const TURN_INTERRUPTED_BY_SHUTDOWN: &str = "interrupted by a shutdown of the server";
 
 /// EXEC-3: the error text of a non-terminal execution cancelled at start-up.
 pub const STALE_REASON: &str = "cleaned up at start-up: stale from a prior run";

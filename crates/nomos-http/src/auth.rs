@@ -2,7 +2,7 @@
 //! JWTs checked against the issuer's JWKS) mapped to a [`Role`].
 //!
 //! The [`require_auth`] middleware guards every route it wraps: it reads
-//! `Authorization: Bearer ...` (or `?access_token=` on event streams, which browsers cannot
+//! `Authorization: Bearer ...` (or `?access_token=` on the two event streams, which browsers cannot
 //! give headers), puts the [`Principal`] in the request extensions, and refuses any method
 //! but `GET`/`HEAD` to a [`Role::Viewer`] with 403 (viewers are read-only).
 
@@ -207,8 +207,9 @@ pub(crate) fn bearer(request: &Request) -> Option<String> {
         }
         return Some(token.to_owned());
     }
-    // EventSource cannot send headers: event streams also take `?access_token=`.
-    if request.uri().path().ends_with("/events") {
+    // EventSource cannot send headers: the two event streams also take `?access_token=`,
+    // and no other route does.
+    if crate::events::is_event_stream(request.uri().path()) {
         let query = request.uri().query()?;
         return query
             .split('&')

@@ -50,6 +50,15 @@ pub enum ApiError {
     /// The request conflicts with the current state (TURN-8, GATE-7).
     #[error("{0}")]
     Conflict(String),
+    /// The request line is longer than the HTTP parser takes (a huge query string).
+    #[error("the request line is too long; send large values in a JSON body")]
+    UriTooLong,
+    /// The request's headers are larger than the HTTP parser takes.
+    #[error("the request headers are too large")]
+    HeadersTooLarge,
+    /// The request is not valid HTTP (a bad method, header or version).
+    #[error("the request is not valid HTTP")]
+    MalformedRequest,
     /// The server is not ready (database unreachable or not migrated).
     #[error("{0}")]
     Unavailable(String),
@@ -88,6 +97,9 @@ impl ApiError {
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::UriTooLong => StatusCode::URI_TOO_LONG,
+            ApiError::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            ApiError::MalformedRequest => StatusCode::BAD_REQUEST,
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -107,6 +119,9 @@ impl ApiError {
             ApiError::Forbidden(_) => "forbidden",
             ApiError::NotFound(_) => "not_found",
             ApiError::MethodNotAllowed => "method_not_allowed",
+            ApiError::UriTooLong => "uri_too_long",
+            ApiError::HeadersTooLarge => "headers_too_large",
+            ApiError::MalformedRequest => "malformed_request",
             ApiError::Conflict(_) => "conflict",
             ApiError::Unavailable(_) => "unavailable",
             ApiError::Internal(_) => "internal",
@@ -114,7 +129,7 @@ impl ApiError {
     }
 
     /// The message sent to the client: 5xx errors carry no internals.
-    fn public_message(&self) -> String {
+    pub(crate) fn public_message(&self) -> String {
         match self {
             ApiError::Internal(_) => "internal error; see the server log".to_owned(),
             ApiError::Unavailable(_) => {

@@ -62,6 +62,26 @@ pub fn router() -> Router<AppState> {
         .route("/api/sessions/{id}/events", get(session_events))
 }
 
+/// Whether `path` is one of the two event streams (`/api/events`,
+/// `/api/sessions/{id}/events`), the only routes that take `?access_token=`.
+pub fn is_event_stream(path: &str) -> bool {
+    if path == "/api/events" {
+        return true;
+    }
+    let mut segments = path.split('/');
+    matches!(
+        (
+            segments.next(),
+            segments.next(),
+            segments.next(),
+            segments.next(),
+            segments.next(),
+            segments.next(),
+        ),
+        (Some(""), Some("api"), Some("sessions"), Some(id), Some("events"), None) if !id.is_empty()
+    )
+}
+
 /// Query of the event streams.
 #[derive(Debug, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
@@ -136,7 +156,12 @@ pub async fn global_events(
 
 fn last_event_id(headers: &HeaderMap, query: &EventsQuery) -> Result<Option<i64>, ApiError> {
     let Some(value) = headers.get("last-event-id") else {
-        return Ok(query.last_event_id);
+        return match query.last_event_id {
+            Some(id) if id < 0 => Err(ApiError::BadQuery(format!(
+                "last_event_id: expected a non-negative event id, got {id}"
+            ))),
+            other => Ok(other),
+        };
     };
     let text = value
         .to_str()

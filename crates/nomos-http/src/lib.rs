@@ -18,6 +18,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod conn;
 pub mod dto;
 pub mod error;
 pub mod events;
@@ -44,6 +45,7 @@ use tower_http::timeout::TimeoutLayer;
 use tower_http::trace::TraceLayer;
 
 pub use auth::{Auth, AuthMode, Principal, Role, StaticToken};
+pub use conn::JsonErrorListener;
 pub use error::{ApiError, AppJson};
 pub use metrics::{MeteredModel, Metrics};
 pub use oidc::{Oidc, OidcClient, OidcConfig};

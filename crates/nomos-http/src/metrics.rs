@@ -127,6 +127,8 @@ impl Metrics {
             ("session_nudged", report.sessions_nudged),
             ("session_completed", report.sessions_completed),
             ("session_closed", report.sessions_closed),
+            ("command_stopped", report.commands_stopped),
+            ("turn_closed", report.turns_closed),
         ] {
             *inner.sweep_actions.entry(action).or_default() += u64::from(n);
         }

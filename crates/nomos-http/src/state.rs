@@ -1,13 +1,15 @@
 //! [`AppState`]: what every handler can reach, cheap to clone.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::extract::FromRef;
 use nomos_agent::{Agent, TurnReport};
+use nomos_core::SessionId;
 use tokio::sync::{Notify, watch};
-use tokio::task::JoinHandle;
+use tokio::task::{AbortHandle, JoinHandle};
 
 use crate::auth::{Auth, AuthMode};
 use crate::metrics::Metrics;
@@ -79,26 +81,60 @@ impl FromRef<AppState> for Arc<Auth> {
     }
 }
 
-/// Counts turns running in background tasks, so shutdown can wait for them.
+/// Counts turns running in background tasks, so shutdown can wait for them, and stops
+/// those still running when the wait is over (TURN-11).
 #[derive(Debug, Default)]
 pub struct TurnTracker {
     running: AtomicU64,
     idle: Notify,
+    next: AtomicU64,
+    tasks: Mutex<HashMap<u64, (SessionId, AbortHandle)>>,
 }
 
 impl TurnTracker {
-    /// Watches a spawned turn until it ends.
-    pub fn track(self: &Arc<Self>, handle: JoinHandle<TurnReport>) {
+    /// Watches a spawned turn of `session` until it ends.
+    pub fn track(self: &Arc<Self>, session: SessionId, handle: JoinHandle<TurnReport>) {
         self.running.fetch_add(1, Ordering::SeqCst);
+        let key = self.next.fetch_add(1, Ordering::SeqCst);
+        self.tasks().insert(key, (session, handle.abort_handle()));
         let tracker = self.clone();
         tokio::spawn(async move {
-            if let Err(error) = handle.await {
-                tracing::error!(%error, "a turn task panicked or was cancelled");
+            match handle.await {
+                Err(error) if error.is_cancelled() => {
+                    tracing::warn!(session = %session, "a turn was stopped by the shutdown");
+                }
+                Err(error) => tracing::error!(%error, "a turn task panicked"),
+                Ok(_) => {}
             }
+            tracker.tasks().remove(&key);
             if tracker.running.fetch_sub(1, Ordering::SeqCst) == 1 {
                 tracker.idle.notify_waiters();
             }
         });
+    }
+
+    /// Stops every turn still running and waits up to `bound` for their tasks to end;
+    /// returns their sessions, for [`nomos_agent::Agent::end_interrupted_turns`].
+    pub async fn stop_all(&self, bound: Duration) -> Vec<SessionId> {
+        let mut sessions: Vec<SessionId> = self
+            .tasks()
+            .values()
+            .map(|(session, task)| {
+                task.abort();
+                *session
+            })
+            .collect();
+        sessions.sort();
+        sessions.dedup();
+        self.drain(bound).await;
+        sessions
+    }
+
+    fn tasks(&self) -> std::sync::MutexGuard<'_, HashMap<u64, (SessionId, AbortHandle)>> {
+        match self.tasks.lock() {
+            Ok(tasks) => tasks,
+            Err(poisoned) => poisoned.into_inner(),
+        }
     }
 
     /// Turns running now.

@@ -1,9 +1,10 @@
 //! The web UI's built files, embedded from `web/dist` at build time (in debug builds they are
 //! read from that folder at run time), served at `/` with a single-page-app fallback:
-//! an unknown path that is not under `/api/` gets `index.html`. When the UI has not been
-//! built, a small page says so.
+//! an unknown path that is not under `/api/` gets `index.html` on `GET` (and `HEAD`), and
+//! a 405 with a JSON body on any other method. When the UI has not been built, a small
+//! page says so.
 
-use axum::http::{StatusCode, Uri, header};
+use axum::http::{Method, StatusCode, Uri, header};
 use axum::response::{Html, IntoResponse, Response};
 use rust_embed::RustEmbed;
 
@@ -30,10 +31,19 @@ liveness at <a href="/healthz"><code>/healthz</code></a>.</p>
 "#;
 
 /// Serves a UI file, `index.html` for unknown non-API paths, or the placeholder page.
-pub async fn serve(uri: Uri) -> Response {
+/// The UI is only read: any other method than `GET` or `HEAD` on a path outside the API
+/// is a 405 with a JSON body, never the page.
+pub async fn serve(method: Method, uri: Uri) -> Response {
     let path = uri.path().trim_start_matches('/');
     if path == "api" || path.starts_with("api/") {
         return ApiError::NotFound(format!("no API route {}", uri.path())).into_response();
+    }
+    if method != Method::GET && method != Method::HEAD {
+        let mut response = ApiError::MethodNotAllowed.into_response();
+        response
+            .headers_mut()
+            .insert(header::ALLOW, header::HeaderValue::from_static("GET, HEAD"));
+        return response;
     }
     if !path.is_empty()
         && let Some(file) = Dist::get(path)

@@ -18,6 +18,8 @@ pub const ENV_MODEL: &str = "NOMOS_LLM_MODEL";
 pub const ENV_API_KEY: &str = "NOMOS_LLM_API_KEY";
 /// Seconds to wait for the reply (and, when streaming, between two chunks). Default 120.
 pub const ENV_TIMEOUT_SECS: &str = "NOMOS_LLM_TIMEOUT_SECS";
+/// TURN-12: seconds a whole reply may take, however steadily it streams. Default 600.
+pub const ENV_REPLY_DEADLINE_SECS: &str = "NOMOS_LLM_REPLY_DEADLINE_SECS";
 /// Largest number of tokens the model may produce (optional).
 pub const ENV_MAX_TOKENS: &str = "NOMOS_LLM_MAX_TOKENS";
 /// Sampling temperature between 0 and 2 (optional).
@@ -30,6 +32,8 @@ pub const ENV_HTTP_REFERER: &str = "NOMOS_LLM_HTTP_REFERER";
 pub const ENV_X_TITLE: &str = "NOMOS_LLM_X_TITLE";
 
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// TURN-12: the overall deadline of one reply (10 minutes).
+pub const DEFAULT_REPLY_DEADLINE: Duration = Duration::from_secs(600);
 const CHAT_COMPLETIONS: &str = "chat/completions";
 
 /// How the reply travels back.
@@ -88,6 +92,7 @@ pub struct OpenAiConfig {
     api_key: Option<ApiKey>,
     headers: Vec<(HeaderName, HeaderValue)>,
     timeout: Duration,
+    reply_deadline: Duration,
     max_tokens: Option<u32>,
     temperature: Option<f32>,
     transport: Transport,
@@ -104,6 +109,7 @@ impl OpenAiConfig {
             api_key: None,
             headers: Vec::new(),
             timeout: DEFAULT_TIMEOUT,
+            reply_deadline: DEFAULT_REPLY_DEADLINE,
             max_tokens: None,
             temperature: None,
             transport: Transport::Streaming,
@@ -153,6 +159,15 @@ impl OpenAiConfig {
                 )
             })?;
             builder = builder.timeout(Duration::from_secs(secs));
+        }
+        if let Some(secs) = lookup(ENV_REPLY_DEADLINE_SECS)? {
+            let secs: u64 = secs.trim().parse().map_err(|_| {
+                ConfigError::invalid(
+                    ENV_REPLY_DEADLINE_SECS,
+                    format!("expected a whole number of seconds, got {secs:?}"),
+                )
+            })?;
+            builder = builder.reply_deadline(Duration::from_secs(secs));
         }
         if let Some(tokens) = lookup(ENV_MAX_TOKENS)? {
             let tokens: u32 = tokens.trim().parse().map_err(|_| {
@@ -214,6 +229,12 @@ impl OpenAiConfig {
         self.timeout
     }
 
+    /// TURN-12: how long one whole reply may take, streamed or not, besides the timeout
+    /// between chunks.
+    pub fn reply_deadline(&self) -> Duration {
+        self.reply_deadline
+    }
+
     /// The token limit sent as `max_tokens`, if any.
     pub fn max_tokens(&self) -> Option<u32> {
         self.max_tokens
@@ -255,6 +276,7 @@ struct SettingNames {
     base_url: &'static str,
     model: &'static str,
     timeout: &'static str,
+    reply_deadline: &'static str,
     max_tokens: &'static str,
     temperature: &'static str,
 }
@@ -264,6 +286,7 @@ impl SettingNames {
         base_url: "base_url",
         model: "model",
         timeout: "timeout",
+        reply_deadline: "reply_deadline",
         max_tokens: "max_tokens",
         temperature: "temperature",
     };
@@ -271,6 +294,7 @@ impl SettingNames {
         base_url: ENV_BASE_URL,
         model: ENV_MODEL,
         timeout: ENV_TIMEOUT_SECS,
+        reply_deadline: ENV_REPLY_DEADLINE_SECS,
         max_tokens: ENV_MAX_TOKENS,
         temperature: ENV_TEMPERATURE,
     };
@@ -284,6 +308,7 @@ pub struct OpenAiConfigBuilder {
     api_key: Option<ApiKey>,
     headers: Vec<(HeaderName, HeaderValue)>,
     timeout: Duration,
+    reply_deadline: Duration,
     max_tokens: Option<u32>,
     temperature: Option<f32>,
     transport: Transport,
@@ -331,6 +356,12 @@ impl OpenAiConfigBuilder {
         self
     }
 
+    /// TURN-12: sets the overall deadline of one reply (default 10 minutes).
+    pub fn reply_deadline(mut self, deadline: Duration) -> Self {
+        self.reply_deadline = deadline;
+        self
+    }
+
     /// Sets `max_tokens`.
     pub fn max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = Some(max_tokens);
@@ -369,6 +400,12 @@ impl OpenAiConfigBuilder {
                 "the timeout must be above zero",
             ));
         }
+        if self.reply_deadline.is_zero() {
+            return Err(ConfigError::invalid(
+                names.reply_deadline,
+                "the reply deadline must be above zero",
+            ));
+        }
         if self.max_tokens == Some(0) {
             return Err(ConfigError::invalid(names.max_tokens, "must be above zero"));
         }
@@ -387,6 +424,7 @@ impl OpenAiConfigBuilder {
             api_key: self.api_key,
             headers: self.headers,
             timeout: self.timeout,
+            reply_deadline: self.reply_deadline,
             max_tokens: self.max_tokens,
             temperature: self.temperature,
             transport: self.transport,
@@ -499,6 +537,16 @@ mod tests {
                 ENV_TIMEOUT_SECS,
                 "0",
                 "NOMOS_LLM_TIMEOUT_SECS is invalid: the timeout must be",
+            ),
+            (
+                ENV_REPLY_DEADLINE_SECS,
+                "0",
+                "NOMOS_LLM_REPLY_DEADLINE_SECS is invalid: the reply deadline must be",
+            ),
+            (
+                ENV_REPLY_DEADLINE_SECS,
+                "later",
+                "NOMOS_LLM_REPLY_DEADLINE_SECS is invalid: expected a whole",
             ),
             (
                 ENV_MAX_TOKENS,

@@ -76,8 +76,16 @@ impl OpenAiModel {
                 .unwrap_or(Err(ModelError::Timeout {
                     after_ms: millis(timeout),
                 })),
-            // The headers must come within the timeout, and then each chunk (see read_stream).
-            Transport::Streaming => self.exchange(body, sink).await,
+            // The headers must come within the timeout, and then each chunk (see
+            // read_stream); TURN-12: the whole reply within the reply deadline.
+            Transport::Streaming => {
+                let deadline = self.config.reply_deadline();
+                tokio::time::timeout(deadline, self.exchange(body, sink))
+                    .await
+                    .unwrap_or(Err(ModelError::Deadline {
+                        after_ms: millis(deadline),
+                    }))
+            }
         }
     }
 

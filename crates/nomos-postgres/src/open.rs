@@ -8,9 +8,17 @@ use nomos_core::ports::store::StoreError;
 use nomos_store_sql::schema::{Migrate, SchemaStep, schema_step};
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{PgConnection, PgPool, Row};
+use sqlx::{Connection, PgConnection, PgPool, Row};
 
 use crate::error::{db_error, migrate_error, redact_url};
+
+/// EXEC-9: a connection is handed out only outside any transaction; one whose `COMMIT`
+/// or `ROLLBACK` failed (a lost connection, a server that went away) is closed, and the
+/// pool opens a fresh one when the server is back. The pool's ping on release has run
+/// any queued rollback by the time this is asked.
+async fn outside_transaction(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
+    Ok(!conn.is_in_transaction())
+}
 
 /// The migrations this binary ships, embedded at build time.
 pub(crate) static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/postgres");
@@ -86,6 +94,7 @@ impl PgStore {
                         .map(drop)
                 })
             })
+            .before_acquire(|conn, _meta| Box::pin(outside_transaction(conn)))
             .connect_with(connect)
             .await
             .map_err(|e| StoreError::Unavailable(format!("cannot connect to {shown}: {e}")))?;

@@ -28,6 +28,21 @@ impl Store for PgStore {
         check_schema(applied_version(&mut conn).await?, known_version())
     }
 
+    async fn probe_write(&self) -> Result<(), StoreError> {
+        // A transaction that takes a transaction id commits a record to the WAL, the
+        // way every real commit does, and changes no row.
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(|e| db_error(e, "beginning a transaction"))?;
+        sqlx::query("SELECT pg_current_xact_id()::text")
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| db_error(e, "probing a write"))?;
+        tx.commit().await.map_err(|e| db_error(e, "committing"))
+    }
+
     async fn load_session(&self, id: SessionId) -> Result<Option<SessionSnapshot>, StoreError> {
         self.read_session(id).await
     }

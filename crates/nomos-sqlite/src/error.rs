@@ -17,7 +17,10 @@ pub(crate) fn db_error(err: sqlx::Error, context: &str) -> StoreError {
             }
             _ => {
                 let message = db.message();
-                if message.contains("database is locked") || message.contains("unable to open") {
+                if message.contains("database is locked")
+                    || message.contains("unable to open")
+                    || is_full_or_io(db.code().as_deref())
+                {
                     StoreError::Unavailable(format!("{context}: {message}"))
                 } else {
                     StoreError::Backend(format!("{context}: {message}"))
@@ -34,6 +37,15 @@ pub(crate) fn db_error(err: sqlx::Error, context: &str) -> StoreError {
         }
         _ => StoreError::Backend(format!("{context}: {err}")),
     }
+}
+
+/// `SQLITE_FULL` (13) and `SQLITE_IOERR` (10, with its extended codes): the disk, not
+/// the data, is at fault, and the same write may succeed once the cause is gone (EXEC-9).
+fn is_full_or_io(code: Option<&str>) -> bool {
+    let Some(code) = code.and_then(|c| c.parse::<i32>().ok()) else {
+        return false;
+    };
+    matches!(code & 0xff, 10 | 13)
 }
 
 /// Maps a migration error.

@@ -10,7 +10,7 @@ use nomos_core::ports::store::StoreError;
 use nomos_store_sql::schema::{Migrate, SchemaStep, schema_step};
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{Row, SqliteConnection, SqlitePool};
+use sqlx::{Connection, Row, SqliteConnection, SqlitePool};
 
 use crate::error::{db_error, migrate_error};
 
@@ -142,6 +142,7 @@ impl SqliteStore {
         let write = SqlitePoolOptions::new()
             .max_connections(1)
             .acquire_timeout(Duration::from_secs(60))
+            .before_acquire(|conn, _| Box::pin(outside_transaction(conn)))
             .connect_with(options.clone())
             .await
             .map_err(|e| unavailable(e, path_or_url))?;
@@ -169,6 +170,30 @@ impl SqliteStore {
         }
     }
 
+    /// EXEC-9's write probe: rewrites the header's `user_version` with the value it has,
+    /// in a transaction of the writer, which puts a page into the WAL and commits it, the
+    /// way every real commit does, while nothing a reader sees changes.
+    pub(crate) async fn rewrite_user_version(&self) -> Result<(), StoreError> {
+        let mut tx = self
+            .write
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(|e| db_error(e, "beginning a transaction"))?;
+        let version: i64 = sqlx::query("PRAGMA user_version")
+            .fetch_one(&mut *tx)
+            .await
+            .and_then(|row| row.try_get(0))
+            .map_err(|e| db_error(e, "reading user_version"))?;
+        // A pragma takes no bound parameter; the value is an integer read just above.
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+            "PRAGMA user_version = {version}"
+        )))
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| db_error(e, "probing a write"))?;
+        tx.commit().await.map_err(|e| db_error(e, "committing"))
+    }
+
     /// The pool of the single writer connection, for embedders that need raw access.
     pub fn write_pool(&self) -> &SqlitePool {
         &self.write
@@ -178,6 +203,20 @@ impl SqliteStore {
     pub fn read_pool(&self) -> &SqlitePool {
         &self.read
     }
+}
+
+/// EXEC-9: the writer is handed out only outside any transaction. A commit that failed
+/// (a full disk, an I/O error) may have been rolled back by SQLite itself, so the
+/// rollback queued when its transaction dropped fails and the driver still counts the
+/// transaction as open; every later `BEGIN` would then be refused. Such a connection is
+/// closed (SQLite rolls back whatever it still holds) and the pool opens a fresh one.
+/// The pool's ping on release has run any queued rollback by the time this is asked.
+async fn outside_transaction(conn: &mut SqliteConnection) -> Result<bool, sqlx::Error> {
+    if conn.is_in_transaction() {
+        tracing::warn!("the sqlite writer was left inside a transaction; reopening it");
+        return Ok(false);
+    }
+    Ok(true)
 }
 
 /// The newest migration this binary ships.

@@ -27,6 +27,10 @@ impl Store for SqliteStore {
         check_schema(applied_version(&mut conn).await?, known_version())
     }
 
+    async fn probe_write(&self) -> Result<(), StoreError> {
+        self.rewrite_user_version().await
+    }
+
     async fn load_session(&self, id: SessionId) -> Result<Option<SessionSnapshot>, StoreError> {
         self.read_session(id).await
     }

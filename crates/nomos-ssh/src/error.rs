@@ -148,6 +148,12 @@ pub enum SshError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// A command marker holds something else than hex digits and `-` (EXEC-8).
+    #[error("invalid command marker `{marker}`: only hex digits and `-` are allowed")]
+    BadMarker {
+        /// The marker given.
+        marker: String,
+    },
     /// Reading a local command's output or status failed.
     #[error("{context}: {source}")]
     Io {
@@ -220,6 +226,7 @@ impl SshError {
             | SshError::ChannelOpen { .. }
             | SshError::ExecRefused
             | SshError::Spawn { .. }
+            | SshError::BadMarker { .. }
             | SshError::Io { .. } => ExecError::Other(format!("{host}: {self}")),
         }
     }

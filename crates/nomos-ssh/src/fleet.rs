@@ -63,6 +63,36 @@ impl Executor for FleetExecutor {
         result.map_err(|e| e.into_exec_error(host))
     }
 
+    async fn run_marked(
+        &self,
+        host: &str,
+        command: &str,
+        limits: ExecLimits,
+        marker: &str,
+    ) -> Result<ExecOutput, ExecError> {
+        let result = match &self.inventory.require(host)?.target {
+            Target::Local => {
+                self.local
+                    .execute_marked(command, limits, Some(marker))
+                    .await
+            }
+            Target::Ssh(_) => {
+                self.ssh
+                    .execute_marked(host, command, limits, Some(marker))
+                    .await
+            }
+        };
+        result.map_err(|e| e.into_exec_error(host))
+    }
+
+    async fn stop_marked(&self, host: &str, marker: &str) -> Result<(), ExecError> {
+        let result = match &self.inventory.require(host)?.target {
+            Target::Local => self.local.stop_marked(marker).await,
+            Target::Ssh(_) => self.ssh.stop_marked(host, marker).await,
+        };
+        result.map_err(|e| e.into_exec_error(host))
+    }
+
     fn hosts(&self) -> Vec<HostInfo> {
         self.inventory.host_infos()
     }

@@ -18,6 +18,7 @@ pub mod error;
 pub mod fleet;
 pub mod inventory;
 pub mod local;
+mod reaper;
 pub mod ssh;
 
 pub use error::SshError;

@@ -14,6 +14,11 @@
 //!   stderr open makes the call wait for it until the timeout.
 //!
 //! A process that leaves the group (`setsid`) escapes these signals.
+//!
+//! Dying with the server (EXEC-8): the shell gets a parent-death signal (SIGKILL), the
+//! command's process group is killed by a watcher when the server goes ([`crate::reaper`]),
+//! and every process of the command carries the execution's id in [`MARKER_VAR`], so the
+//! start-up clean-up stops whatever still escaped (a process that left the group).
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ExitStatus, Stdio};
@@ -30,6 +35,8 @@ use tokio::process::{Child, Command};
 use crate::capture::CappedBuffer;
 use crate::error::SshError;
 use crate::inventory::LOCAL_SLUG;
+use crate::ssh::check_marker;
+use crate::ssh::command::{MARKER_VAR, cleanup_script};
 
 /// The shell the local executor runs commands with.
 pub const DEFAULT_SHELL: &str = "/bin/sh";
@@ -72,20 +79,37 @@ impl LocalExecutor {
 
     /// Runs `command` exactly as given and captures its output.
     pub async fn execute(&self, command: &str, limits: ExecLimits) -> Result<ExecOutput, SshError> {
+        self.execute_marked(command, limits, None).await
+    }
+
+    /// [`LocalExecutor::execute`] with the command's processes marked by `marker` (an
+    /// execution's id) in their environment, so [`LocalExecutor::stop_marked`] finds
+    /// what is left of it after a restart (EXEC-8).
+    pub async fn execute_marked(
+        &self,
+        command: &str,
+        limits: ExecLimits,
+        marker: Option<&str>,
+    ) -> Result<ExecOutput, SshError> {
         let started = Instant::now();
-        let mut child = Command::new(&self.shell)
+        let mut shell = Command::new(&self.shell);
+        shell
             .arg("-c")
             .arg(command)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|source| SshError::Spawn {
-                shell: self.shell.clone(),
-                source,
-            })?;
+            .kill_on_drop(true);
+        if let Some(marker) = marker {
+            check_marker(marker)?;
+            shell.env(MARKER_VAR, marker);
+        }
+        die_with_server(&mut shell);
+        let mut child = shell.spawn().map_err(|source| SshError::Spawn {
+            shell: self.shell.clone(),
+            source,
+        })?;
         let mut group = GroupGuard::new(&child);
         let stdout = child.stdout.take();
         let stderr = child.stderr.take();
@@ -131,6 +155,29 @@ impl LocalExecutor {
         }
     }
 
+    /// EXEC-8: stops whatever still runs of the command marked `marker`: the processes
+    /// whose environment carries the marker (children the shell left behind when it died
+    /// with the server), TERM first, KILL after the stop grace. The same fixed script as
+    /// the SSH clean-up, run here.
+    pub async fn stop_marked(&self, marker: &str) -> Result<(), SshError> {
+        check_marker(marker)?;
+        let script = cleanup_script(marker, self.stop_grace);
+        let limits = ExecLimits::with_timeout(nomos_core::Span::from_millis(
+            i64::try_from(self.stop_grace.as_millis()).unwrap_or(i64::MAX) + 5_000,
+        ));
+        let output = LocalExecutor::new().execute(&script, limits).await?;
+        match output.exit_code {
+            Some(0) => Ok(()),
+            other => Err(SshError::Io {
+                context: "stopping a command left by a previous run",
+                source: std::io::Error::other(format!(
+                    "the clean-up ended with {other:?}: {}",
+                    output.stderr
+                )),
+            }),
+        }
+    }
+
     async fn stop(&self, child: &mut Child, group: &mut GroupGuard) {
         group.signal(Signal::SIGTERM);
         if tokio::time::timeout(self.stop_grace, child.wait())
@@ -159,13 +206,28 @@ impl Executor for LocalExecutor {
         command: &str,
         limits: ExecLimits,
     ) -> Result<ExecOutput, ExecError> {
-        if host != LOCAL_SLUG {
-            return Err(ExecError::UnknownHost {
-                host: host.to_string(),
-                known: vec![LOCAL_SLUG.to_string()],
-            });
-        }
+        local_only(host)?;
         self.execute(command, limits)
+            .await
+            .map_err(|e| e.into_exec_error(host))
+    }
+
+    async fn run_marked(
+        &self,
+        host: &str,
+        command: &str,
+        limits: ExecLimits,
+        marker: &str,
+    ) -> Result<ExecOutput, ExecError> {
+        local_only(host)?;
+        self.execute_marked(command, limits, Some(marker))
+            .await
+            .map_err(|e| e.into_exec_error(host))
+    }
+
+    async fn stop_marked(&self, host: &str, marker: &str) -> Result<(), ExecError> {
+        local_only(host)?;
+        LocalExecutor::stop_marked(self, marker)
             .await
             .map_err(|e| e.into_exec_error(host))
     }
@@ -179,6 +241,42 @@ impl Executor for LocalExecutor {
     }
 }
 
+fn local_only(host: &str) -> Result<(), ExecError> {
+    if host != LOCAL_SLUG {
+        return Err(ExecError::UnknownHost {
+            host: host.to_string(),
+            known: vec![LOCAL_SLUG.to_string()],
+        });
+    }
+    Ok(())
+}
+
+/// EXEC-8: the shell gets SIGKILL when the server dies, however it dies (`kill -9`
+/// included): `PR_SET_PDEATHSIG` is set in the child between fork and exec. The signal
+/// comes when the thread that spawned the shell ends; commands are spawned from the
+/// runtime's worker threads, which live as long as the server. If the server died
+/// before the signal was armed, the child's parent is no longer the server and it exits
+/// instead of running the command. Children the shell started itself do not inherit the
+/// signal: the group watcher kills them, and the start-up clean-up stops any that left
+/// the group ([`LocalExecutor::stop_marked`]).
+#[allow(unsafe_code)]
+fn die_with_server(shell: &mut Command) {
+    let server = nix::unistd::getpid();
+    // SAFETY: the closure runs in the forked child before exec, where only
+    // async-signal-safe functions may be called. It calls prctl(2) and getppid(2), both
+    // plain system calls, allocates nothing (an `io::Error` from an errno holds no heap
+    // data) and takes no lock; it touches no state shared with the parent.
+    unsafe {
+        shell.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)?;
+            if nix::unistd::getppid() != server {
+                return Err(std::io::Error::from_raw_os_error(nix::libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Kills the command's process group when dropped while armed (the caller went away).
 struct GroupGuard {
     pgid: Option<Pid>,
@@ -186,12 +284,14 @@ struct GroupGuard {
 
 impl GroupGuard {
     fn new(child: &Child) -> GroupGuard {
-        GroupGuard {
-            pgid: child
-                .id()
-                .and_then(|id| i32::try_from(id).ok())
-                .map(Pid::from_raw),
+        let pgid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .map(Pid::from_raw);
+        if let Some(pgid) = pgid {
+            crate::reaper::watch(pgid.as_raw());
         }
+        GroupGuard { pgid }
     }
 
     fn signal(&self, signal: Signal) {
@@ -202,13 +302,16 @@ impl GroupGuard {
     }
 
     fn disarm(&mut self) {
-        self.pgid = None;
+        if let Some(pgid) = self.pgid.take() {
+            crate::reaper::forget(pgid.as_raw());
+        }
     }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.signal(Signal::SIGKILL);
+        self.disarm();
     }
 }
 
@@ -327,6 +430,30 @@ mod tests {
         let dropped = tokio::time::timeout(Duration::from_millis(300), call).await;
         assert!(dropped.is_err(), "the call should still have been running");
         assert!(wait_gone(&marker).await, "`{marker}` still running");
+    }
+
+    // rule: EXEC-8
+    #[tokio::test]
+    async fn a_marked_command_carries_its_marker_and_a_bad_marker_is_refused() {
+        let marker = "0f0e-1d2c";
+        let output = LocalExecutor::new()
+            .execute_marked(
+                &format!("echo ${MARKER_VAR}"),
+                limits(10_000, 1024),
+                Some(marker),
+            )
+            .await
+            .unwrap();
+        assert_eq!(output.stdout, "0f0e-1d2c\n");
+        let error = LocalExecutor::new()
+            .execute_marked("true", limits(1_000, 16), Some("x; rm -rf /"))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, SshError::BadMarker { .. }), "{error}");
+        assert!(matches!(
+            LocalExecutor::new().stop_marked("$(id)").await,
+            Err(SshError::BadMarker { .. })
+        ));
     }
 
     #[tokio::test]

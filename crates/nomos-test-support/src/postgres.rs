@@ -87,6 +87,53 @@ pub async fn try_fresh_database() -> Result<String, String> {
     Ok(with_database(&server.admin_url, &name))
 }
 
+/// A server of the caller's own, never shared, for tests that stop and start it under
+/// a pool (EXEC-9). The watchdog still removes it once the test process is gone.
+///
+/// # Panics
+/// When the server cannot be started; the message says why.
+pub fn private_server() -> Server {
+    start().unwrap_or_else(|why| panic!("cannot start a throwaway PostgreSQL: {why}"))
+}
+
+/// Stops a server [`private_server`] started (`-m fast`: clients are disconnected, so open
+/// connections break the way they do when a database host goes away; `immediate` could
+/// lose commits of the last moments, since the throwaway server runs with
+/// `synchronous_commit=off`).
+///
+/// # Panics
+/// When the server was not started by this process or `pg_ctl` fails.
+pub fn stop(server: &Server) {
+    let data = server
+        .dir
+        .as_ref()
+        .expect("a server this process started")
+        .join("data");
+    let mut pg_ctl = pg_command(is_root(), "pg_ctl");
+    pg_ctl
+        .arg("-D")
+        .arg(&data)
+        .args(["-m", "fast", "-w", "stop"]);
+    run(&mut pg_ctl, "pg_ctl stop").unwrap_or_else(|why| panic!("{why}"));
+}
+
+/// Starts a server [`stop`] stopped again, on the same port with the same options.
+///
+/// # Panics
+/// When `pg_ctl` fails.
+pub fn start_again(server: &Server) {
+    let dir = server.dir.as_ref().expect("a server this process started");
+    let mut pg_ctl = pg_command(is_root(), "pg_ctl");
+    // `restart` reuses the options the server last ran with (`postmaster.opts`).
+    pg_ctl
+        .arg("-D")
+        .arg(dir.join("data"))
+        .arg("-l")
+        .arg(dir.join("server.log"))
+        .args(["-w", "-t", "30", "restart"]);
+    run(&mut pg_ctl, "pg_ctl restart").unwrap_or_else(|why| panic!("{why}"));
+}
+
 /// The same URL with another database name (query string kept).
 pub fn with_database(url: &str, database: &str) -> String {
     let (base, query) = match url.split_once('?') {

@@ -170,6 +170,15 @@ pub enum ModelError {
         /// The timeout that elapsed.
         after_ms: u64,
     },
+    /// TURN-12: the reply was still coming when its overall deadline passed (a stream
+    /// that trickles). Not retryable: the same request would trickle again.
+    #[error(
+        "model reply took longer than its deadline of {after_ms} ms and was stopped (the stream was still sending)"
+    )]
+    Deadline {
+        /// The deadline that passed.
+        after_ms: u64,
+    },
     /// The endpoint could not be reached. Retryable.
     #[error("could not connect to the model endpoint: {0}")]
     Connect(String),
@@ -207,6 +216,7 @@ impl ModelError {
             | ModelError::Empty { .. }
             | ModelError::StreamCut(_) => true,
             ModelError::Length
+            | ModelError::Deadline { .. }
             | ModelError::Refusal(_)
             | ModelError::Decode(_)
             | ModelError::Script(_) => false,

@@ -121,6 +121,30 @@ pub trait Executor: Send + Sync {
         limits: ExecLimits,
     ) -> Result<ExecOutput, ExecError>;
 
+    /// EXEC-8: runs `command` like [`Executor::run`], its processes marked with `marker`
+    /// (the execution's id) so [`Executor::stop_marked`] can find them after a restart.
+    /// The default runs it unmarked.
+    async fn run_marked(
+        &self,
+        host: &str,
+        command: &str,
+        limits: ExecLimits,
+        marker: &str,
+    ) -> Result<ExecOutput, ExecError> {
+        let _ = marker;
+        self.run(host, command, limits).await
+    }
+
+    /// EXEC-8: stops whatever still runs on `host` of the command started with
+    /// `marker`, after a restart lost track of it. `Ok` when nothing of it runs any more.
+    /// The default cannot find such processes and says so.
+    async fn stop_marked(&self, host: &str, marker: &str) -> Result<(), ExecError> {
+        let _ = marker;
+        Err(ExecError::Other(format!(
+            "this executor cannot stop a command on {host} after a restart"
+        )))
+    }
+
     /// The hosts this executor knows.
     fn hosts(&self) -> Vec<HostInfo>;
 }

@@ -244,6 +244,13 @@ pub trait Store: Send + Sync {
     /// Checks the database is reachable and migrated (for `/readyz`).
     async fn check(&self) -> Result<(), StoreError>;
 
+    /// Proves the store can commit a write now (EXEC-9, `/readyz` when the last write is
+    /// old or failed). The write changes nothing a reader sees. The default only runs
+    /// [`Store::check`], for stores that cannot write without changing something.
+    async fn probe_write(&self) -> Result<(), StoreError> {
+        self.check().await
+    }
+
     /// Loads a session aggregate.
     async fn load_session(&self, id: SessionId) -> Result<Option<SessionSnapshot>, StoreError>;
 

@@ -451,6 +451,14 @@ fn startup_fails_every_running_execution_as_interrupted() {
     assert!(INTERRUPTED_REASON.starts_with("interrupted"));
 }
 
+// rule: EXEC-8
+#[test]
+fn an_interrupted_execution_says_its_outcome_is_unknown_never_that_it_did_not_run() {
+    assert!(INTERRUPTED_REASON.starts_with("interrupted: outcome unknown"));
+    assert!(INTERRUPTED_REASON.contains("may have run partly or to its end"));
+    assert!(!INTERRUPTED_REASON.contains("did not run"));
+}
+
 // rule: EXEC-3
 #[test]
 fn startup_cancels_non_terminal_executions_older_than_an_hour() {

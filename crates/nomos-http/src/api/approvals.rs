@@ -208,7 +208,7 @@ pub async fn decide(
         .agent
         .spawn_decide(ApprovalId(id), body.decision.into(), Some(&principal.name))
         .await?;
-    state.turns.track(handle);
+    state.turns.track(report.session_id, handle);
     Ok(AppJson(DecisionResult {
         session_id: report.session_id.0,
         execution_id: report.execution_id.0,

@@ -146,7 +146,7 @@ pub async fn post_message(
     // The agent releases the session before it publishes `turn.done`, so a client that
     // answers the end of a turn at once is not refused.
     let handle = state.agent.spawn_message(session_id, &body.text).await?;
-    state.turns.track(handle);
+    state.turns.track(session_id, handle);
     Ok((StatusCode::ACCEPTED, AppJson(accepted(id))))
 }
 
@@ -162,7 +162,7 @@ pub async fn resume(
         .agent
         .spawn_resume(SessionId(id), ResumeKind::Manual)
         .await?;
-    state.turns.track(handle);
+    state.turns.track(SessionId(id), handle);
     Ok((StatusCode::ACCEPTED, AppJson(accepted(id))))
 }
 

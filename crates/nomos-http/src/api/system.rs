@@ -1,4 +1,5 @@
-//! The server itself: `/healthz` (liveness), `/readyz` (database reachable and migrated),
+//! The server itself: `/healthz` (liveness), `/readyz` (database reachable, migrated and
+//! taking writes),
 //! `/metrics` (Prometheus text), `/api/info` and `/api/openapi.json`.
 //!
 //! `/api/info` is public: the login page reads the auth mode (and the OIDC client settings)
@@ -41,29 +42,38 @@ pub async fn healthz() -> &'static str {
     "ok"
 }
 
-/// Readiness: the database is reachable and migrated.
+/// Readiness: the database is reachable and migrated, and takes writes (EXEC-9: the last
+/// write succeeded recently, or a probe write succeeds now).
 #[utoipa::path(get, path = "/readyz", tag = "system", security(()),
     responses((status = 200, body = ReadyDto), (status = 503, body = ReadyDto)))]
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, AppJson<ReadyDto>) {
-    match state.agent.store().check().await {
-        Ok(()) => (
-            StatusCode::OK,
-            AppJson(ReadyDto {
-                status: "ready".into(),
-                reason: None,
-            }),
-        ),
-        Err(error) => {
-            tracing::warn!(%error, "not ready");
-            (
-                StatusCode::SERVICE_UNAVAILABLE,
-                AppJson(ReadyDto {
-                    status: "not_ready".into(),
-                    reason: Some("the database is unreachable or not migrated".into()),
-                }),
-            )
-        }
+    if let Err(error) = state.agent.store().check().await {
+        tracing::warn!(%error, "not ready");
+        return not_ready("the database is unreachable or not migrated");
     }
+    if let Err(error) = state.agent.check_writes().await {
+        tracing::warn!(%error, "not ready: writes fail");
+        return not_ready(
+            "writes to the database fail (a full disk, an I/O error or a lost connection); see the server log",
+        );
+    }
+    (
+        StatusCode::OK,
+        AppJson(ReadyDto {
+            status: "ready".into(),
+            reason: None,
+        }),
+    )
+}
+
+fn not_ready(reason: &str) -> (StatusCode, AppJson<ReadyDto>) {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        AppJson(ReadyDto {
+            status: "not_ready".into(),
+            reason: Some(reason.into()),
+        }),
+    )
 }
 
 /// Prometheus metrics.

@@ -139,6 +139,26 @@ async fn event_streams_take_the_token_as_a_query_parameter() {
 }
 
 #[tokio::test]
+async fn only_the_two_event_streams_take_the_token_as_a_query_parameter() {
+    let server = server("[]").await;
+    let global = server.url(&format!("/api/events?access_token={OPERATOR}"));
+    let response = server.http.get(&global).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    drop(response);
+    // A path that merely ends in `/events` is an entity named "events", not a stream.
+    for path in ["/api/entities/events", "/events"] {
+        let url = server.url(&format!("{path}?access_token={OPERATOR}"));
+        let response = server.http.get(&url).send().await.unwrap();
+        if path.starts_with("/api/") {
+            assert_eq!(response.status(), 401, "{path}");
+        } else {
+            // Outside the API the UI answers, without any token.
+            assert_eq!(response.status(), 200, "{path}");
+        }
+    }
+}
+
+#[tokio::test]
 async fn an_operator_token_may_write() {
     let server = server("[]").await;
     let response = server

@@ -293,6 +293,47 @@ async fn a_bad_last_event_id_is_refused() {
 }
 
 #[tokio::test]
+async fn a_negative_last_event_id_in_the_query_is_refused_like_the_header() {
+    let h = harness().await;
+    for uri in [
+        format!("/api/sessions/{}/events?last_event_id=-1", h.session),
+        "/api/events?last_event_id=-1".to_owned(),
+    ] {
+        check(
+            &h.app,
+            get(&uri),
+            StatusCode::BAD_REQUEST,
+            "bad_query",
+            "last_event_id: expected a non-negative event id, got -1",
+        )
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn writes_to_unknown_paths_outside_the_api_are_refused_in_json_not_served_the_page() {
+    let h = harness().await;
+    for method in ["POST", "PUT", "DELETE", "PATCH"] {
+        let request = Request::builder()
+            .method(method)
+            .uri("/mcp")
+            .header("authorization", format!("Bearer {OPERATOR}"))
+            .body(Body::empty())
+            .unwrap();
+        check(
+            &h.app,
+            request,
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            "method not allowed",
+        )
+        .await;
+    }
+    let page = h.app.clone().oneshot(get("/sessions/123")).await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+}
+
+#[tokio::test]
 async fn unknown_api_routes_and_methods_get_json_errors() {
     let h = harness().await;
     check(

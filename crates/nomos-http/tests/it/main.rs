@@ -107,6 +107,7 @@ pub async fn serve(store: Arc<dyn Store>, script: &str, auth: Auth, dir: TempDir
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let app = nomos_http::app(state.clone());
+    let listener = nomos_http::JsonErrorListener::new(listener);
     tokio::spawn(async move { axum::serve(listener, app).await });
     Server {
         base,

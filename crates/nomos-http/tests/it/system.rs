@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use nomos_postgres::PgStore;
+use serde_json::{Value, json};
 
 use super::{serve, server, settle};
 
@@ -149,4 +150,85 @@ async fn a_server_on_postgres_is_ready_and_chats() {
     let transcript = server.json(&format!("/api/sessions/{id}/transcript")).await;
     let last = transcript.as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["content"], "hello from postgres");
+}
+
+#[tokio::test]
+async fn a_huge_query_string_gets_a_json_error_with_its_status() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let server = server("[]").await;
+    // HTTP clients refuse to send such a request line, so it goes out by hand.
+    let address = server.base.trim_start_matches("http://").to_owned();
+    let mut socket = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let huge = "x".repeat(100 * 1024);
+    let request = format!("GET /api/sessions?q={huge} HTTP/1.1\r\nhost: {address}\r\n\r\n");
+    // hyper may answer (and close) before it has read everything.
+    let _ = socket.write_all(request.as_bytes()).await;
+    let mut answer = Vec::new();
+    let _ = socket.read_to_end(&mut answer).await;
+    let answer = String::from_utf8_lossy(&answer);
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 414 "), "{head}");
+    assert!(head.contains("content-type: application/json"), "{head}");
+    let body: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(body["error"]["code"], "uri_too_long");
+    // The server goes on serving.
+    let health = server
+        .http
+        .get(server.url("/healthz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+}
+
+// rule: EXEC-9
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_fail_with_json_5xx_and_readiness_follows_a_full_disk_and_its_recovery() {
+    let disk = nomos_test_support::small_disk::SmallDisk::mount(6);
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(
+        nomos_sqlite::SqliteStore::open_in_data_dir(disk.path().join("data"))
+            .await
+            .unwrap(),
+    );
+    let server = serve(store, "[]", super::static_auth(), dir).await;
+    assert_eq!(server.json("/readyz").await["status"], "ready");
+    let id = server.create_session().await;
+
+    disk.fill();
+    let mut failed = None;
+    for _ in 0..50 {
+        let response = server
+            .post("/api/sessions", json!({}))
+            .send()
+            .await
+            .unwrap();
+        if response.status().is_server_error() {
+            failed = Some(response);
+            break;
+        }
+    }
+    let failed = failed.expect("creating sessions on a full disk never failed");
+    assert_eq!(failed.status(), 503);
+    let body: Value = failed.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "unavailable");
+    let posted = server.say(&id, "hello").await;
+    assert_eq!(posted.status(), 503, "a message cannot be stored either");
+    let ready = server.http.get(server.url("/readyz")).send().await.unwrap();
+    assert_eq!(ready.status(), 503);
+    let ready: Value = ready.json().await.unwrap();
+    assert!(
+        ready["reason"].as_str().unwrap().contains("writes"),
+        "{ready}"
+    );
+
+    disk.free();
+    let ready = server.http.get(server.url("/readyz")).send().await.unwrap();
+    assert_eq!(ready.status(), 200, "the probe write succeeds again");
+    let created = server
+        .post("/api/sessions", json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
 }

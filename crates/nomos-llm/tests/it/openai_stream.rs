@@ -1,5 +1,7 @@
 //! The OpenAI-compatible model reading server-sent events: deltas, tool calls by index, usage.
 
+use std::time::Duration;
+
 use nomos_core::ports::chat::{ChatDelta, ChatModel, FinishReason, ModelError, ToolCall, Usage};
 use nomos_llm::{OpenAiModel, Transport};
 use serde_json::json;
@@ -8,8 +10,8 @@ use tokio::net::TcpListener;
 use wiremock::MockServer;
 
 use crate::support::{
-    Deltas, builder, chunk, finish_chunk, json_reply, model, model_attempts, request, sent_bodies,
-    serve, sse, sse_raw, text_completion, usage_chunk,
+    Deltas, builder, chunk, finish_chunk, json_reply, model, model_attempts, quick_retry, request,
+    sent_bodies, serve, sse, sse_raw, text_completion, usage_chunk,
 };
 
 #[tokio::test]
@@ -403,4 +405,46 @@ async fn a_stream_cut_before_any_text_is_retried() {
     assert_eq!(response.content.as_deref(), Some("whole"));
     assert_eq!(deltas.texts(), ["whole"]);
     assert_eq!(server.received_requests().await.unwrap().len(), 2);
+}
+
+// rule: TURN-12
+#[tokio::test]
+async fn a_stream_that_keeps_trickling_ends_at_the_reply_deadline_and_is_not_retried() {
+    let server =
+        nomos_test_support::trickle::TricklingModel::start(Duration::from_millis(50)).await;
+    let config = nomos_llm::OpenAiConfig::builder(server.base_url(), "test-model")
+        .transport(Transport::Streaming)
+        .timeout(Duration::from_secs(2))
+        .reply_deadline(Duration::from_millis(600))
+        .retry(quick_retry())
+        .build()
+        .unwrap();
+    let deltas = Deltas::default();
+    let started = std::time::Instant::now();
+    let err = OpenAiModel::new(config)
+        .unwrap()
+        .complete(&request("hi"), &|d| deltas.push(d))
+        .await
+        .unwrap_err();
+    assert_eq!(err, ModelError::Deadline { after_ms: 600 });
+    assert!(err.to_string().contains("deadline of 600 ms"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(
+        deltas.texts().len() > 3,
+        "the stream was trickling: {:?}",
+        deltas.texts()
+    );
+    assert_eq!(server.n_requests(), 1, "a deadline is not retried");
+}
+
+#[test]
+fn the_reply_deadline_defaults_to_ten_minutes() {
+    let config = nomos_llm::OpenAiConfig::builder("http://127.0.0.1:1/v1", "m")
+        .build()
+        .unwrap();
+    assert_eq!(config.reply_deadline(), Duration::from_secs(600));
 }

@@ -259,3 +259,62 @@ async fn opposite_order_batches_are_retried_instead_of_failing_on_deadlock() {
     .unwrap();
     eprintln!("deadlocks detected and retried: {deadlocks}");
 }
+
+// rule: EXEC-9
+#[tokio::test]
+async fn writes_succeed_again_once_a_stopped_server_is_back_without_reconnecting() {
+    let server = nomos_test_support::postgres::private_server();
+    let mut admin = <sqlx::PgConnection as sqlx::Connection>::connect(&server.admin_url)
+        .await
+        .unwrap();
+    sqlx::raw_sql("CREATE DATABASE nomos")
+        .execute(&mut admin)
+        .await
+        .unwrap();
+    drop(admin);
+    let url = nomos_test_support::postgres::with_database(&server.admin_url, "nomos");
+    let options = PgStoreOptions {
+        acquire_timeout: Duration::from_secs(3),
+        ..PgStoreOptions::standard()
+    };
+    let store = PgStore::connect_with(&url, options).await.unwrap();
+    let record = create(&store, session_id(1), SessionStatus::Executing).await;
+    store.probe_write().await.unwrap();
+
+    nomos_test_support::postgres::stop(&server);
+    let failed = store
+        .commit(events_commit(
+            &record,
+            1,
+            vec![event(1, DomainEvent::Nudged)],
+        ))
+        .await
+        .unwrap_err();
+    assert!(matches!(failed, StoreError::Unavailable(_)), "{failed:?}");
+    let probe = store.probe_write().await;
+    assert!(
+        matches!(probe, Err(StoreError::Unavailable(_))),
+        "{probe:?}"
+    );
+
+    nomos_test_support::postgres::start_again(&server);
+    store.probe_write().await.unwrap();
+    let receipt = store
+        .commit(events_commit(
+            &record,
+            1,
+            vec![event(1, DomainEvent::Nudged)],
+        ))
+        .await
+        .unwrap();
+    assert_eq!(receipt.version, 2);
+    let receipt = store
+        .commit(events_commit(
+            &record,
+            2,
+            vec![event(2, DomainEvent::Nudged)],
+        ))
+        .await
+        .unwrap();
+    assert_eq!(receipt.version, 3);
+}

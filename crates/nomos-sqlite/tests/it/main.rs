@@ -21,4 +21,5 @@ mod contract_on_file {
     nomos_test_support::store_contract_tests!(fresh, guarded);
 }
 
+mod disk_full;
 mod file;

@@ -121,17 +121,20 @@ pub(crate) struct ChannelGuard {
 }
 
 impl ChannelGuard {
+    /// A guard for a command marked with `marker` (an execution's id, EXEC-8), or with a
+    /// fresh marker of its own.
     pub(crate) fn new(
         channel: Channel<Msg>,
         conn: Arc<Connection>,
         grace: Duration,
         permit: OwnedSemaphorePermit,
         lease: Lease,
+        marker: Option<&str>,
     ) -> ChannelGuard {
         ChannelGuard {
             channel: Some(channel),
             conn,
-            marker: new_marker(),
+            marker: marker.map_or_else(new_marker, str::to_owned),
             grace,
             permit: Some(permit),
             lease: Some(lease),
@@ -233,36 +236,55 @@ async fn stop(channel: Channel<Msg>, conn: &Connection, marker: &str, grace: Dur
     let _ = channel.eof().await;
     let _ = channel.close().await;
     drop(channel);
+    if let Err(why) = clean_up(conn, marker, grace).await {
+        tracing::warn!("{why}");
+    }
+}
+
+/// Runs the clean-up script for `marker` on a channel of its own and waits for it: step
+/// 3 of a stop, and at start-up the stop of a command a previous run left (EXEC-8).
+pub(crate) async fn clean_up(
+    conn: &Connection,
+    marker: &str,
+    grace: Duration,
+) -> Result<(), String> {
     let deadline = Instant::now() + grace + CLEANUP_SLACK;
     let Ok(mut cleanup) = open_session(&conn.handle, CLEANUP_SLACK, deadline).await else {
-        tracing::warn!("could not open a channel to stop a timed-out command");
-        return;
+        return Err("could not open a channel to stop a command".into());
     };
-    if cleanup
+    if let Err(error) = cleanup
         .exec(true, cleanup_script(marker, grace).as_bytes())
         .await
-        .is_err()
     {
-        return;
+        return Err(format!(
+            "could not start the clean-up of a command: {error}"
+        ));
     }
     let _ = cleanup.eof().await;
+    let mut exit = None;
     let finished = tokio::time::timeout_at(deadline, async {
         while let Some(message) = cleanup.wait().await {
-            if matches!(message, ChannelMsg::Close) {
-                break;
+            match message {
+                ChannelMsg::ExitStatus { exit_status } => exit = Some(exit_status),
+                ChannelMsg::Close => break,
+                _ => {}
             }
         }
     })
     .await;
     if finished.is_err() {
-        tracing::warn!("the clean-up of a timed-out command did not finish in time");
         let _ = cleanup.close().await;
+        return Err("the clean-up of a command did not finish in time".into());
+    }
+    match exit {
+        Some(0) => Ok(()),
+        other => Err(format!("the clean-up of a command ended with {other:?}")),
     }
 }
 
 /// The fixed clean-up script: TERM the marked processes, wait up to `grace`, KILL
 /// the rest. The marker holds only hex digits and `-`, so it needs no quoting.
-fn cleanup_script(marker: &str, grace: Duration) -> String {
+pub(crate) fn cleanup_script(marker: &str, grace: Duration) -> String {
     let rounds = (grace.as_millis() / 100).max(1);
     format!(
         "sh -c 'm={MARKER_VAR}={marker}; \

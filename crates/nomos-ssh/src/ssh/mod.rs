@@ -78,6 +78,22 @@ impl SshExecutor {
         command: &str,
         limits: ExecLimits,
     ) -> Result<ExecOutput, SshError> {
+        self.execute_marked(slug, command, limits, None).await
+    }
+
+    /// [`SshExecutor::execute`] with the command's processes marked by `marker` (an
+    /// execution's id), so [`SshExecutor::stop_marked`] finds them after a restart
+    /// (EXEC-8). Without a marker the command gets a fresh one of its own.
+    pub async fn execute_marked(
+        &self,
+        slug: &str,
+        command: &str,
+        limits: ExecLimits,
+        marker: Option<&str>,
+    ) -> Result<ExecOutput, SshError> {
+        if let Some(marker) = marker {
+            check_marker(marker)?;
+        }
         let timeout = limits.timeout.to_std();
         let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
         let config = self.pool.config();
@@ -108,8 +124,14 @@ impl SshExecutor {
             let failure = match open_session(&conn.handle, config.connect_timeout, deadline).await {
                 Ok(channel) => {
                     conn.count_channel();
-                    let guard =
-                        ChannelGuard::new(channel, conn.clone(), config.stop_grace, permit, lease);
+                    let guard = ChannelGuard::new(
+                        channel,
+                        conn.clone(),
+                        config.stop_grace,
+                        permit,
+                        lease,
+                        marker,
+                    );
                     return guard
                         .run(command, limits.output_cap, deadline, timeout_ms)
                         .await;
@@ -137,6 +159,16 @@ impl SshExecutor {
                 "connection failed before the command was sent; reconnecting"
             );
         }
+    }
+
+    /// EXEC-8: stops whatever still runs on `slug` of the command marked `marker`, through
+    /// the clean-up script on a channel of its own (see [`command`]).
+    pub async fn stop_marked(&self, slug: &str, marker: &str) -> Result<(), SshError> {
+        check_marker(marker)?;
+        let (conn, lease) = self.pool.acquire(slug).await?;
+        let res = command::clean_up(&conn, marker, self.pool.config().stop_grace).await;
+        drop(lease);
+        res.map_err(|message| SshError::Disconnected { message })
     }
 }
 
@@ -170,4 +202,14 @@ impl Executor for SshExecutor {
             .map(|host| host.info())
             .collect()
     }
+}
+
+/// A marker goes into a shell script unquoted: only hex digits and `-` (a UUID) pass.
+pub(crate) fn check_marker(marker: &str) -> Result<(), SshError> {
+    if marker.is_empty() || !marker.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+        return Err(SshError::BadMarker {
+            marker: marker.to_owned(),
+        });
+    }
+    Ok(())
 }
