@@ -126,7 +126,6 @@ fn apply(h: &mut Harness, op: &Op) -> Vec<(Action, bool)> {
         }
         Op::Finish(idx) => {
             if let Some(execution) = h.session.executions().get(*idx).cloned() {
-                let _ = h.session.handle_execution_started(h.now, execution.id);
                 let _ = h.session.handle_execution_finished(
                     h.now,
                     execution.id,
