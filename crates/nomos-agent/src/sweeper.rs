@@ -1,6 +1,6 @@
 //! The background work that keeps sessions from getting stuck: the start-up reconcile
-//! (EXEC-3, EXEC-6), the execution sweep (EXEC-3), the idle-session sweep (SWEEP-1..3)
-//! and approval expiry (GATE-7).
+//! (EXEC-3, EXEC-6), the execution sweep (EXEC-3), the idle-session sweep (SWEEP-1..3),
+//! approval expiry (GATE-7) and the close of expired assent windows (GATE-4).
 
 use nomos_core::event::TurnCause;
 use nomos_core::ports::store::{ExecutionFilter, SessionFilter};
@@ -187,6 +187,7 @@ impl Agent {
                     SessionStatus::Active,
                     SessionStatus::Planning,
                     SessionStatus::Executing,
+                    SessionStatus::AwaitingInput,
                 ],
                 after,
                 limit: Some(500),
@@ -218,7 +219,15 @@ impl Agent {
         let Some(guard) = self.inner.locks.try_lock(id) else {
             return Ok(None);
         };
-        let snapshot = self.session(id).await?;
+        let mut snapshot = self.session(id).await?;
+        // GATE-4: an assent window whose time ran out is closed (and recorded) even when no
+        // gate decision comes to notice it.
+        let now = self.now();
+        if snapshot.record.assent.is_some_and(|w| now >= w.expires_at) {
+            self.mutate(id, |session, now| session.handle_timeout(now))
+                .await?;
+            snapshot = self.session(id).await?;
+        }
         let messages = self.inner.store.messages(id).await?;
         let n_pending = snapshot
             .approvals
