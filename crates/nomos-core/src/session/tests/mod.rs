@@ -4,6 +4,7 @@
 mod examples;
 mod gate;
 mod properties;
+mod reference;
 mod window;
 
 use uuid::Uuid;
