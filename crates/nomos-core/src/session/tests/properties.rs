@@ -80,15 +80,16 @@ const DESTRUCTIVE_PARTS: &[&str] = &[
     "dd if=/dev/zero of=/dev/sdb",
 ];
 
-/// Variable assignments before a command: harmless, or changing what runs (CLASSIFY-6).
+/// Variable assignments before a command: harmless, or changing what runs.
 const ASSIGNMENTS: &[(&str, Label)] = &[
     ("LC_ALL=C ", Label::ReadOnly),
     ("PAGER=cat ", Label::Config),
     ("PATH=/tmp/evil:$PATH ", Label::Config),
 ];
 
-/// CLASSIFY-6 cases the classifier reads wrongly until the option-by-option classifier
-/// lands (branch `classify`); enable them with `CLASSIFY6_PARTS_ENABLED` after its merge.
+/// Commands the option-by-option classifier (rev. 2 of the contract) reads as changing
+/// state and the first classifier read as read-only; enable them with
+/// `CLASSIFY6_PARTS_ENABLED` once that classifier is in.
 const CLASSIFY6_PARTS: &[(&str, Label)] = &[
     ("export PATH=/tmp/evil:$PATH", Label::Config),
     ("export GIT_SSH_COMMAND=/tmp/x", Label::Config),
@@ -221,8 +222,8 @@ const MESSAGES: &[(&str, Reading)] = &[
     ("before you start, back up the config", Reading::NotAssent),
 ];
 
-/// GATE-4 rev. 2 cases today's detector reads as assent; the rewritten detector (branch
-/// `assent`) reads them right. Enable with `TRICKY_MESSAGES_ENABLED` after merging it.
+/// GATE-4 rev. 2 cases the first detector read as assent; the rewritten detector reads
+/// them right (kept apart so they can be switched off to compare the two).
 const TRICKY_MESSAGES: &[(&str, Reading)] = &[
     ("let's go over the plan first", Reading::NotAssent),
     ("go back to step 1", Reading::NotAssent),
@@ -232,7 +233,7 @@ const TRICKY_MESSAGES: &[(&str, Reading)] = &[
     ("let's do it tonight", Reading::NotAssent),
     ("go through the logs first", Reading::NotAssent),
 ];
-const TRICKY_MESSAGES_ENABLED: bool = false;
+const TRICKY_MESSAGES_ENABLED: bool = true;
 
 fn message_table() -> Vec<(&'static str, Reading)> {
     let mut table = MESSAGES.to_vec();
