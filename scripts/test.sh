@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command: installs what is missing, starts a throwaway PostgreSQL and a
-# loopback sshd, then checks formatting, lints, the core's dependency tree, the tests
-# and the evals. Everything it starts is stopped on exit.
+# loopback sshd, then checks formatting, lints, the core's dependency tree, the docs, the
+# tests, doctests and examples, the README's runnable commands and the evals. Everything
+# it starts is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/nomos-target}"
@@ -15,6 +16,8 @@ missing=()
 [ -x /usr/sbin/sshd ] || missing+=(openssh-server)
 [ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql-15)
 command -v ssh-keygen >/dev/null || missing+=(openssh-client)
+command -v sqlite3 >/dev/null || missing+=(sqlite3)
+command -v curl >/dev/null || missing+=(curl)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "installing: ${missing[*]}"
   apt-get update -q >/dev/null
@@ -43,8 +46,24 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "nomos-core stays pure"
 bash scripts/check-core-deps.sh
 
+step "cargo doc (warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+
 step "cargo test"
 cargo test --workspace --all-targets --locked
+
+step "doctests"
+cargo test --workspace --doc --locked
+
+step "nomos examples (each runs to its end by itself)"
+for example in crates/nomos/examples/*.rs; do
+  name=$(basename "$example" .rs)
+  echo "-- $name"
+  cargo run -q --locked -p nomos --example "$name"
+done
+
+step "README commands (docs check)"
+bash scripts/docs-check.sh
 
 step "classifier corpus"
 cargo run -q --locked -p nomos-eval -- classify --corpus fixtures/classify/corpus.tsv

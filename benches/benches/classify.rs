@@ -6,8 +6,8 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use nomos_core::classify::corpus::parse_corpus;
-use nomos_core::classify::{Policy, classify};
+use nomos_classify::corpus::parse_corpus;
+use nomos_classify::{Policy, classify};
 
 const CORPUS: &str = include_str!("../../fixtures/classify/corpus.tsv");
 const POLICY: &str = include_str!("../../fixtures/classify/policy.example.toml");

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use nomos_core::classify::classify;
+use nomos_classify::classify;
 
 fuzz_target!(|data: &[u8]| {
     let command = String::from_utf8_lossy(data);
@@ -10,6 +10,6 @@ fuzz_target!(|data: &[u8]| {
     let second = classify(&command);
     assert_eq!(first, second, "classification is not deterministic");
     if first.reason.starts_with("could not parse") {
-        assert_eq!(first.class, nomos_core::CommandClass::Destructive);
+        assert_eq!(first.class, nomos_classify::CommandClass::Destructive);
     }
 });

@@ -9,7 +9,7 @@
 mod seed;
 
 use anyhow::Context;
-use nomos_backfill::{SchemaPolicy, open_store};
+use nomos_backfill::{Backend, SchemaPolicy, open_store};
 use nomos_core::{Span, Timestamp};
 
 #[tokio::main]
@@ -22,6 +22,10 @@ async fn main() -> anyhow::Result<()> {
             .with_context(|| format!("the session count `{text}` is not a number"))?,
         None => 16,
     };
+    // The tool refuses a missing SQLite file; a sample starts as an empty one.
+    if Backend::of(&url) == Backend::Sqlite && !std::path::Path::new(&url).exists() {
+        std::fs::File::create(&url).with_context(|| format!("creating {url}"))?;
+    }
     let store = open_store(&url, SchemaPolicy::Migrate)
         .await
         .with_context(|| format!("opening {url}"))?;

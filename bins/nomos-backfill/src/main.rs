@@ -1,5 +1,9 @@
 //! `nomos-backfill`: repairs stuck sessions and stale executions left by older code,
 //! crashes or eval runs (BACKFILL-1, BACKFILL-2). Dry run by default; `--apply` commits.
+//!
+//! Exit status, so a cron job can alert: 0 nothing needs repair (or `--apply` repaired
+//! it), 3 a dry run found repairs to make, 2 a usage error or a database refused (missing,
+//! without the schema, or newer than this tool), 1 any other failure.
 
 mod cli;
 
@@ -14,13 +18,24 @@ use nomos_core::Timestamp;
 
 use crate::cli::Args;
 
-/// Exit status of a database refused for its schema.
-const EXIT_SCHEMA: u8 = 2;
+/// Exit status of a usage error or a database refused for its schema (clap also exits 2
+/// for bad flags).
+const EXIT_USAGE: u8 = 2;
+
+/// Exit status of a dry run that found repairs to make.
+const EXIT_WOULD_CHANGE: u8 = 3;
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    match run(args).await {
+    let config = match args.config() {
+        Ok(config) => config,
+        Err(err) => {
+            eprintln!("nomos-backfill: error: {err:#}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    match run(args, config).await {
         Ok(code) => code,
         Err(err) => {
             eprintln!("nomos-backfill: error: {err:#}");
@@ -29,8 +44,7 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let config = args.config()?;
+async fn run(args: Args, config: nomos_backfill::BackfillConfig) -> anyhow::Result<ExitCode> {
     let store = match open_store(&args.database_url, args.schema_policy()).await {
         Ok(store) => store,
         Err(
@@ -39,7 +53,7 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
             | OpenError::SchemaTooNew { .. }),
         ) => {
             eprintln!("nomos-backfill: {err}");
-            return Ok(ExitCode::from(EXIT_SCHEMA));
+            return Ok(ExitCode::from(EXIT_USAGE));
         }
         Err(err) => return Err(err).context("opening the database"),
     };
@@ -62,6 +76,9 @@ async fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if report.n_errors > 0 {
         return Ok(ExitCode::FAILURE);
+    }
+    if report.mode == nomos_backfill::Mode::DryRun && report.sessions_changed > 0 {
+        return Ok(ExitCode::from(EXIT_WOULD_CHANGE));
     }
     Ok(ExitCode::SUCCESS)
 }

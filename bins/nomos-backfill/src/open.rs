@@ -45,8 +45,9 @@ pub enum SchemaPolicy {
 /// Why the store could not be opened.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
-    /// There is no SQLite file at that path.
-    #[error("no database at {0}; pass --migrate to create one with the Nomos schema")]
+    /// There is no SQLite file at that path (with or without `--migrate`: a mistyped path
+    /// must not become a new, empty database).
+    #[error("no database at {0}; check --database-url (or NOMOS_DATABASE_URL)")]
     NoDatabase(String),
     /// The database has no Nomos schema, or an older one.
     #[error(
@@ -94,6 +95,12 @@ impl OpenError {
 /// Opens the store a URL names.
 pub async fn open_store(url: &str, policy: SchemaPolicy) -> Result<Arc<dyn Store>, OpenError> {
     let shown = nomos_postgres::redact_url(url);
+    if Backend::of(url) == Backend::Sqlite
+        && let Some(path) = sqlite_path(url)
+        && !Path::new(path).exists()
+    {
+        return Err(OpenError::NoDatabase(path.to_owned()));
+    }
     let opened: Result<Arc<dyn Store>, StoreError> = match (Backend::of(url), policy) {
         (Backend::Postgres, SchemaPolicy::Refuse) => PgStore::connect_without_migrating(url)
             .await
@@ -101,16 +108,9 @@ pub async fn open_store(url: &str, policy: SchemaPolicy) -> Result<Arc<dyn Store
         (Backend::Postgres, SchemaPolicy::Migrate) => PgStore::connect(url)
             .await
             .map(|s| Arc::new(s) as Arc<dyn Store>),
-        (Backend::Sqlite, SchemaPolicy::Refuse) => {
-            if let Some(path) = sqlite_path(url)
-                && !Path::new(path).exists()
-            {
-                return Err(OpenError::NoDatabase(path.to_owned()));
-            }
-            SqliteStore::open_existing(url)
-                .await
-                .map(|s| Arc::new(s) as Arc<dyn Store>)
-        }
+        (Backend::Sqlite, SchemaPolicy::Refuse) => SqliteStore::open_existing(url)
+            .await
+            .map(|s| Arc::new(s) as Arc<dyn Store>),
         (Backend::Sqlite, SchemaPolicy::Migrate) => SqliteStore::open(url)
             .await
             .map(|s| Arc::new(s) as Arc<dyn Store>),

@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
-use nomos_core::CommandClass;
-use nomos_core::classify::Policy;
-use nomos_core::classify::corpus::{CorpusEntry, parse_corpus};
+use nomos_classify::CommandClass;
+use nomos_classify::Policy;
+use nomos_classify::corpus::{CorpusEntry, parse_corpus};
 use serde_json::json;
 
 /// Arguments of `nomos-eval classify`.

@@ -1,16 +1,21 @@
 //! `nomos-server`: reads the configuration, builds the runtime, reconciles what a previous
 //! run left behind, starts the workers and serves the HTTP API until SIGINT or SIGTERM.
+//! `check-config` validates the configuration without starting; `hosts check` connects to
+//! each inventory host.
 
+mod check;
 mod config;
+mod hosts;
 mod runtime;
 mod token;
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use tokio::sync::watch;
 
 use crate::config::{Config, LogFormat, RawConfig};
@@ -18,37 +23,71 @@ use crate::config::{Config, LogFormat, RawConfig};
 /// How long shutdown waits for requests, streams and turns to finish.
 const DRAIN: Duration = Duration::from_secs(10);
 
+/// Exit status for a configuration that does not validate.
+const EXIT_CONFIG: u8 = 2;
+
 /// The Nomos server.
 #[derive(Debug, Parser)]
 #[command(version, about)]
 struct Args {
     /// Configuration file (default: ./nomos.toml when it exists).
-    #[arg(long, short)]
+    #[arg(long, short, global = true)]
     config: Option<PathBuf>,
     /// Listen address (overrides `listen` and NOMOS_LISTEN).
-    #[arg(long)]
+    #[arg(long, global = true)]
     listen: Option<String>,
     /// Data directory (overrides `data_dir` and NOMOS_DATA_DIR).
-    #[arg(long)]
+    #[arg(long, global = true)]
     data_dir: Option<String>,
     /// Log format: text or json.
-    #[arg(long)]
+    #[arg(long, global = true)]
     log_format: Option<String>,
     /// Serve without authentication (only on a loopback address).
-    #[arg(long)]
+    #[arg(long, global = true)]
     no_auth: bool,
+    /// What to do (default: serve).
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the HTTP API and the web UI (the default).
+    Serve,
+    /// Validate the configuration, inventory, policy and model settings without
+    /// starting; exit 0 when all are valid, 2 naming what is wrong and where.
+    CheckConfig,
+    /// The inventory's hosts.
+    Hosts {
+        #[command(subcommand)]
+        command: HostsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum HostsCommand {
+    /// Connect to each host, run `true`, and print reachability, the authentication
+    /// method and the host key's fingerprint and trust; exit 1 when a host fails.
+    Check {
+        /// Record host keys not yet in known_hosts, after printing their fingerprints.
+        #[arg(long)]
+        trust_new: bool,
+    },
 }
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let config = match load(&args) {
-        Ok(config) => config,
+    let (config, source) = match load(&args) {
+        Ok(loaded) => loaded,
         Err(error) => {
             eprintln!("nomos-server: {error:#}");
-            return ExitCode::from(2);
+            return ExitCode::from(EXIT_CONFIG);
         }
     };
     init_logs(config.log_format);
+    if let Some(Command::CheckConfig) = &args.command {
+        return check::check_config(&config, source.as_deref());
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {
@@ -56,6 +95,17 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if let Some(Command::Hosts {
+        command: HostsCommand::Check { trust_new },
+    }) = &args.command
+    {
+        let trust = if *trust_new {
+            hosts::NewKeys::Record
+        } else {
+            hosts::NewKeys::Report
+        };
+        return runtime.block_on(hosts::check(&config, trust));
+    }
     match runtime.block_on(serve(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -66,12 +116,16 @@ fn main() -> ExitCode {
     }
 }
 
-/// File, then environment, then flags; then validation.
-fn load(args: &Args) -> anyhow::Result<Config> {
+/// File, then environment, then flags; then validation. Also returns the file read.
+fn load(args: &Args) -> anyhow::Result<(Config, Option<PathBuf>)> {
     let default = PathBuf::from("nomos.toml");
-    let mut raw = match &args.config {
+    let source = match &args.config {
+        Some(path) => Some(path.clone()),
+        None if default.exists() => Some(default),
+        None => None,
+    };
+    let mut raw = match &source {
         Some(path) => RawConfig::from_file(path)?,
-        None if default.exists() => RawConfig::from_file(&default)?,
         None => RawConfig::default(),
     };
     raw.apply_env(|name| std::env::var(name).ok());
@@ -87,14 +141,16 @@ fn load(args: &Args) -> anyhow::Result<Config> {
     if args.no_auth {
         raw.auth.mode = Some("none".to_owned());
     }
-    Ok(Config::validate(raw)?)
+    Ok((Config::validate(raw)?, source))
 }
 
+/// Logs go to stderr, with colour only when it is a terminal.
 fn init_logs(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tower_http=info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
     match format {
         LogFormat::Json => builder.json().init(),

@@ -2,6 +2,7 @@
 //! or Postgres; migrations run at open), the model (a scripted model from `model.script`, an
 //! OpenAI-compatible endpoint, or the scripted demo), the executor over the inventory, the policy, the auth.
 
+use std::os::unix::fs::DirBuilderExt;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -36,17 +37,12 @@ pub struct Runtime {
 
 /// Builds everything; any failure stops start-up with what failed.
 pub async fn build(config: &Config) -> anyhow::Result<Runtime> {
-    std::fs::create_dir_all(&config.data_dir)
-        .with_context(|| format!("creating the data directory {}", config.data_dir.display()))?;
+    create_data_dir(&config.data_dir)?;
     let store = open_store(config).await?;
     let metrics = Arc::new(Metrics::default());
     let (model, demo) = model(config)?;
     let model: Arc<dyn ChatModel> = Arc::new(MeteredModel::new(model, metrics.clone()));
-    let inventory = match &config.inventory {
-        Some(path) => Inventory::load(path).context("loading the inventory")?,
-        None => Inventory::parse("[[host]]\nslug = \"local\"\n", "built-in inventory")
-            .context("building the built-in inventory")?,
-    };
+    let inventory = load_inventory(config)?;
     seed_entities(store.as_ref(), &inventory).await?;
     let ssh = SshConfig::new(&config.known_hosts).with_host_key_policy(config.host_key_policy);
     let executor = Arc::new(FleetExecutor::new(inventory, ssh));
@@ -62,6 +58,24 @@ pub async fn build(config: &Config) -> anyhow::Result<Runtime> {
         auth,
         new_token,
     })
+}
+
+/// Creates the data directory private to the user (0700); an existing one keeps its mode.
+pub fn create_data_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("creating the data directory {}", dir.display()))
+}
+
+/// The configured inventory, or one with only `local`.
+pub fn load_inventory(config: &Config) -> anyhow::Result<Inventory> {
+    match &config.inventory {
+        Some(path) => Inventory::load(path).context("loading the inventory"),
+        None => Inventory::parse("[[host]]\nslug = \"local\"\n", "built-in inventory")
+            .context("building the built-in inventory"),
+    }
 }
 
 async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
@@ -86,7 +100,7 @@ async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
 
 /// The model: a scripted model when `model.script` is set, else `NOMOS_LLM_*` (or `[llm]`)
 /// when set, else the demo.
-fn model(config: &Config) -> anyhow::Result<(Arc<dyn ChatModel>, bool)> {
+pub fn model(config: &Config) -> anyhow::Result<(Arc<dyn ChatModel>, bool)> {
     if let Some(path) = &config.model_script {
         // The error names the file and, for bad YAML, the line.
         let script = match ScriptedModel::from_yaml_file(path) {
@@ -152,7 +166,7 @@ fn agent_config(config: &Config) -> anyhow::Result<AgentConfig> {
 }
 
 /// GATE-8: a policy file that fails to load or check stops start-up.
-fn load_policy(path: &Path) -> anyhow::Result<Policy> {
+pub fn load_policy(path: &Path) -> anyhow::Result<Policy> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading the policy file {}", path.display()))?;
     match Policy::parse(&text, &path.display().to_string()) {

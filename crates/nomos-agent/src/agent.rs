@@ -23,6 +23,10 @@ use crate::tools::{ExtraTool, ExtraTools};
 const CONFLICT_RETRIES: u32 = 3;
 
 /// The runtime. Cheap to clone; every clone drives the same agent.
+///
+/// Every change it makes to a session is decided by the core and committed with its events
+/// in one transaction with a version check, then published on [`Agent::bus`]; one turn at
+/// a time runs per session in this process (TURN-8). Build it with [`Agent::builder`].
 #[derive(Clone)]
 pub struct Agent {
     pub(crate) inner: Arc<Inner>,
@@ -64,7 +68,9 @@ impl AgentBuilder {
         self
     }
 
-    /// Registers an extra tool.
+    /// Registers an extra tool; a later tool with the same name replaces an earlier one.
+    /// Its [`ExtraToolKind`](crate::tools::ExtraToolKind) is the gate it passes: a gated
+    /// tool is called only inside the operator's assent window, whatever the model asks.
     pub fn extra_tool(mut self, tool: Arc<dyn ExtraTool>) -> AgentBuilder {
         self.extra.register(tool);
         self
@@ -76,7 +82,7 @@ impl AgentBuilder {
         self
     }
 
-    /// The agent.
+    /// Builds the agent. Nothing runs in the background until [`Agent::start_workers`].
     pub fn build(self) -> Agent {
         Agent {
             inner: Arc::new(Inner {
@@ -112,12 +118,15 @@ impl Agent {
         }
     }
 
-    /// The event bus.
+    /// The event bus: each committed event is published here after its commit, in commit
+    /// order, with the model's streamed text between them. A subscriber that falls behind
+    /// lags and re-reads what it missed from the store's event log.
     pub fn bus(&self) -> &EventBus {
         &self.inner.bus
     }
 
-    /// The store.
+    /// The store every decision is committed to: the ground truth (sessions, executions,
+    /// approvals, transcripts and the per-session numbered event log).
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.inner.store
     }
@@ -142,7 +151,8 @@ impl Agent {
         self.inner.model.name()
     }
 
-    /// Creates a new, empty session.
+    /// Creates a new, empty session, committed with its `session.created` event before
+    /// this returns.
     pub async fn create_session(&self) -> Result<SessionId, AgentError> {
         let id = SessionId(Uuid::new_v4());
         let mut session = Session::create(id, self.now(), self.inner.config.session);

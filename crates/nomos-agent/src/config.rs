@@ -37,7 +37,30 @@ pub struct AgentConfig {
     pub system_prompt: String,
     /// The classifier the gate trusts.
     pub classifier: Classifier,
+    /// Who answers approval requests: an operator, or nobody (a headless embedding).
+    pub approvals: ApprovalPolicy,
 }
+
+/// Who answers approval requests (GATE-7). An embedding without an operator never waits
+/// forever: it either refuses every request at once or lets requests expire by their TTL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApprovalPolicy {
+    /// Someone answers each request through [`Agent::decide`](crate::Agent::decide): the
+    /// operator of a server, or an embedder's own code deciding by policy. A request nobody
+    /// answers expires after [`SessionConfig::approval_ttl`] (expiry means deny) when the next
+    /// sweep runs ([`Agent::sweep_once`](crate::Agent::sweep_once), which
+    /// [`Agent::start_workers`](crate::Agent::start_workers) runs every
+    /// [`AgentConfig::sweep_interval`]). The spec's default.
+    AwaitOperator,
+    /// Nobody answers. A request is denied in the same commit that persists it (decided by
+    /// [`NO_OPERATOR`]), its execution is cancelled and never runs, and the model's `run`
+    /// result says the command was refused because no operator can approve it, so the turn
+    /// goes on without waiting.
+    RefuseWithoutOperator,
+}
+
+/// The `decided_by` of a request denied by [`ApprovalPolicy::RefuseWithoutOperator`].
+pub const NO_OPERATOR: &str = "policy: no operator";
 
 impl AgentConfig {
     /// The values SPEC.md names, the built-in classifier and the shipped system prompt.
@@ -55,6 +78,7 @@ impl AgentConfig {
             resume: ResumeRetry::spec_defaults(),
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
             classifier: Arc::new(nomos_core::classify::classify),
+            approvals: ApprovalPolicy::AwaitOperator,
         }
     }
 }
@@ -68,6 +92,7 @@ impl std::fmt::Debug for AgentConfig {
             .field("step_limit", &self.step_limit)
             .field("empty_reply_retries", &self.empty_reply_retries)
             .field("exec_limits", &self.exec_limits)
+            .field("approvals", &self.approvals)
             .finish_non_exhaustive()
     }
 }

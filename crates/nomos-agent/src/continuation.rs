@@ -95,6 +95,17 @@ impl Agent {
             }
             Some(Action::AwaitApproval { .. }) | None => false,
         };
+        tracing::info!(
+            target: "nomos::audit",
+            session = %id,
+            execution = %approval.execution_id,
+            host = %approval.binding.host,
+            class = approval.binding.class.as_str(),
+            principal = decided_by.unwrap_or("-"),
+            decision = decision.as_str(),
+            dispatched,
+            "operator decided"
+        );
         let report = DecisionReport {
             session_id: id,
             execution_id: approval.execution_id,

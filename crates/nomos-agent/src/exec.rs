@@ -1,8 +1,14 @@
 //! Dispatching executions (EXEC-2, EXEC-5, EXEC-7): the command runs in a task of its
 //! own that always records how it ended, even when the caller goes away.
+//!
+//! Every gate decision and every command run is also one structured log line (target
+//! `nomos::audit`, fields `session`, `execution`, `host`, `class`, `principal` where
+//! known, and `exit` for a run), so an operator can follow them in the server's log.
 
 use nomos_core::ports::chat::ToolCall;
+use nomos_core::ports::exec::ExecError;
 use nomos_core::record::{ExecOutput, ToolCallOutcome, ToolCallRecord};
+use nomos_core::session::{Action, ToolInput, ToolReply};
 use nomos_core::{ExecutionId, SessionId, Timestamp};
 
 use crate::agent::Agent;
@@ -72,6 +78,7 @@ impl Agent {
             } else {
                 ToolCallOutcome::Error
             };
+            let exit = exit_text(&result);
             let result = result.map_err(|e| e.to_string());
             let recorded = agent
                 .mutate(id, |session, now| {
@@ -80,10 +87,30 @@ impl Agent {
                     if let Some(call) = &call {
                         session.record_tool_call(call.record(id, now, outcome, &text));
                     }
-                    finished
+                    let class = session.execution(execution_id).map(|e| e.class);
+                    let principal = session
+                        .approvals()
+                        .iter()
+                        .find(|a| a.execution_id == execution_id)
+                        .and_then(|a| a.decided_by.clone());
+                    (finished, class, principal)
                 })
                 .await;
-            match recorded {
+            let (class, principal) = match &recorded {
+                Ok((_, class, principal)) => (*class, principal.clone()),
+                Err(_) => (None, None),
+            };
+            tracing::info!(
+                target: "nomos::audit",
+                session = %id,
+                execution = %execution_id,
+                host = %host,
+                class = class.map(|c| c.as_str()).unwrap_or("unknown"),
+                principal = principal.as_deref().unwrap_or("-"),
+                exit = %exit,
+                "command ran"
+            );
+            match recorded.map(|(finished, _, _)| finished) {
                 Ok(Ok(())) => {}
                 Ok(Err(refused)) => {
                     tracing::warn!(%execution_id, error = %refused, "execution end refused by the core")
@@ -120,6 +147,46 @@ impl Agent {
             }
         }
     }
+}
+
+/// How a command ended, for the log: its exit code, the signal, or the failure.
+fn exit_text(result: &Result<ExecOutput, ExecError>) -> String {
+    match result {
+        Ok(ExecOutput {
+            exit_code: Some(code),
+            ..
+        }) => code.to_string(),
+        Ok(ExecOutput {
+            signal: Some(signal),
+            ..
+        }) => format!("signal {signal}"),
+        Ok(_) => "unknown".to_owned(),
+        Err(error) => format!("error: {error}"),
+    }
+}
+
+/// One log line for the gate's decision on a `run` call.
+pub(crate) fn log_gate_decision(id: SessionId, host: &str, input: &ToolInput, reply: &ToolReply) {
+    let class = match input {
+        ToolInput::Run { classification, .. } => classification.class.as_str(),
+        _ => "unknown",
+    };
+    let (decision, execution) = match &reply.action {
+        Some(Action::Dispatch { execution_id }) => ("run", Some(*execution_id)),
+        Some(Action::AwaitApproval { execution_id, .. }) => {
+            ("approval_requested", Some(*execution_id))
+        }
+        None => (reply.outcome.as_str(), None),
+    };
+    tracing::info!(
+        target: "nomos::audit",
+        session = %id,
+        execution = execution.map(|e| e.to_string()).as_deref().unwrap_or("-"),
+        host,
+        class,
+        decision,
+        "gate decided"
+    );
 }
 
 /// The tool result for a finished command: exit status, duration, output, and what the

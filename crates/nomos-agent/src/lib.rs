@@ -16,6 +16,8 @@
 //! Every change to a session goes through one path: load the aggregate, let the core
 //! decide, commit rows and events atomically with a version check, publish the events.
 
+#![deny(missing_docs)]
+
 mod agent;
 pub mod bus;
 mod cache;
@@ -33,7 +35,7 @@ mod turn;
 pub use agent::{Agent, AgentBuilder};
 pub use bus::{EventBus, LiveEvent};
 pub use clock::{Clock, ManualClock, SystemClock, TokioClock};
-pub use config::{AgentConfig, Classifier, DEFAULT_SYSTEM_PROMPT};
+pub use config::{AgentConfig, ApprovalPolicy, Classifier, DEFAULT_SYSTEM_PROMPT, NO_OPERATOR};
 pub use continuation::DecisionReport;
 pub use error::AgentError;
 pub use history::INTERRUPTED_RESULT;

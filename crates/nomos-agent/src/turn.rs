@@ -4,12 +4,13 @@
 use nomos_core::event::TurnCause;
 use nomos_core::ports::chat::{ChatDelta, ChatRequest, ChatResponse, ModelError, ToolCall, Usage};
 use nomos_core::record::{ToolCallOutcome, ToolCallRecord, ToolCallRequest};
-use nomos_core::session::{Action, ToolInput, TurnEnd};
-use nomos_core::{ApprovalId, SessionId, Timestamp};
+use nomos_core::session::{Action, ToolInput, ToolReply, TurnEnd};
+use nomos_core::{ApprovalId, Decision, SessionId, Timestamp};
 use tokio::task::JoinHandle;
 
 use crate::agent::Agent;
 use crate::bus::LiveEvent;
+use crate::config::{ApprovalPolicy, NO_OPERATOR};
 use crate::error::AgentError;
 use crate::exec::{CallToRecord, tool_call_record};
 use crate::history::{INTERRUPTED_RESULT, build_history};
@@ -27,7 +28,8 @@ pub struct TurnReport {
     pub final_text: Option<String>,
     /// The real cause when the turn failed (TURN-2).
     pub error: Option<String>,
-    /// Approvals requested during the turn.
+    /// Approvals requested during the turn and waiting for a decision (requests that
+    /// [`ApprovalPolicy::RefuseWithoutOperator`] denied at once are not listed).
     pub approvals_requested: Vec<ApprovalId>,
     /// Tokens (and cost) the turn spent.
     pub usage: Usage,
@@ -58,6 +60,44 @@ pub(crate) enum TurnFailure {
 impl Agent {
     /// Sends an operator message and runs the turn it starts, to its end. TURN-8: refused
     /// with [`AgentError::TurnInProgress`] while another turn of the session runs.
+    ///
+    /// The message is persisted before the model is asked; every tool call the model makes
+    /// goes through the core's gate; the turn ends with exactly one `turn.done` (TURN-1).
+    /// Model and executor failures do not fail the call: they end the turn with the real
+    /// cause in [`TurnReport::error`].
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use nomos_agent::Agent;
+    /// use nomos_core::record::ToolCallOutcome;
+    /// use nomos_llm::ScriptedModel;
+    /// use nomos_sqlite::SqliteStore;
+    /// use nomos_ssh::LocalExecutor;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let model = ScriptedModel::from_yaml_str(
+    ///     r#"
+    /// - tool_calls:
+    ///     - {name: run, arguments: {host: local, command: "systemctl restart nginx"}}
+    /// - text: "I will propose a plan first."
+    /// "#,
+    /// )?;
+    /// let store = Arc::new(SqliteStore::in_memory().await?);
+    /// let agent = Agent::builder(store, Arc::new(LocalExecutor::new()), Arc::new(model)).build();
+    /// let session = agent.create_session().await?;
+    ///
+    /// let turn = agent.send_message(session, "restart nginx").await?;
+    /// assert_eq!(turn.error, None);
+    /// assert_eq!(turn.final_text.as_deref(), Some("I will propose a plan first."));
+    /// // GATE-2: the restart was refused with a directive result, and nothing ran.
+    /// let calls = agent.store().tool_calls(session).await?;
+    /// assert_eq!(calls[0].outcome, ToolCallOutcome::Refused);
+    /// assert!(agent.session(session).await?.executions.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn send_message(&self, id: SessionId, text: &str) -> Result<TurnReport, AgentError> {
         let guard = self.begin_message(id, text).await?;
         Ok(self.drive_turn(id, guard, TurnCause::Operator).await)
@@ -369,14 +409,42 @@ impl Agent {
             command: command.clone(),
             classification,
         };
+        let policy = self.inner.config.approvals;
         // EXEC-6: a dispatch comes with `running` in the same commit, so the command starts
         // only after `running` is stored, and only when the core said so.
         let reply = self
             .mutate(id, |session, now| {
-                let reply = session.handle_tool(now, &call.id, input.clone());
+                let mut reply = session.handle_tool(now, &call.id, input.clone());
                 match reply.action {
                     // The execution's task records the call with the command's end.
                     Some(Action::Dispatch { .. }) => {}
+                    // Nobody will answer: deny in the commit that persists the request.
+                    Some(Action::AwaitApproval { approval_id, .. })
+                        if policy == ApprovalPolicy::RefuseWithoutOperator =>
+                    {
+                        let text = match session.handle_decision(
+                            now,
+                            approval_id,
+                            Decision::Deny,
+                            Some(NO_OPERATOR),
+                        ) {
+                            Ok(_) => no_operator_result(approval_id),
+                            Err(refused) => refused.to_string(),
+                        };
+                        reply = ToolReply {
+                            outcome: ToolCallOutcome::Refused,
+                            text,
+                            action: None,
+                        };
+                        session.record_tool_call(tool_call_record(
+                            id,
+                            call,
+                            started,
+                            now,
+                            reply.outcome,
+                            &reply.text,
+                        ));
+                    }
                     _ => session.record_tool_call(tool_call_record(
                         id,
                         call,
@@ -389,6 +457,7 @@ impl Agent {
                 reply
             })
             .await?;
+        crate::exec::log_gate_decision(id, &host, &input, &reply);
         match reply.action {
             Some(Action::Dispatch { execution_id }) => {
                 let to_record = CallToRecord {
@@ -502,6 +571,13 @@ fn finish_reason_text(reason: &nomos_core::ports::chat::FinishReason) -> String 
         FinishReason::ContentFilter => "content_filter".to_owned(),
         FinishReason::Other(other) => other.clone(),
     }
+}
+
+/// The `run` result when [`ApprovalPolicy::RefuseWithoutOperator`] denied the request.
+fn no_operator_result(approval_id: ApprovalId) -> String {
+    format!(
+        "Refused: this command needs the operator's approval, and nobody can approve it here (approval {approval_id} was denied by policy: no operator). It did not run. Do not call run for it again; report what it would change and finish with what you could do read-only."
+    )
 }
 
 fn step_limit_result(limit: u32) -> String {

@@ -21,12 +21,14 @@
 //!    or put before its subject (`is it`, `do you`), or a request to explain or review.
 //! 3. **Conditions** withhold it: `if`, `unless`, `but`, `only`, `except`, `without`,
 //!    `instead`, `make sure`...
-//! 4. **Doubt** withholds it: hedges (`maybe`, `i guess`, `hmm`) and sarcasm (`yeah right`,
-//!    `whatever`, `lol`, an eye roll).
+//! 4. **Doubt** withholds it: hedges (`maybe`, `i guess`, `hmm`, a message that trails off
+//!    with `...`) and sarcasm (`yeah right`, `whatever`, `lol`, an eye roll).
 //! 5. **Another sense** of an approval word withholds it: `go over`, `go back`, `go
 //!    through`, `go on`, `install go`, `ok so...`, `continue to monitor`, `continue
-//!    watching`, and an approval word in pasted output (`status: OK`, `200 OK`, `[ OK ]`,
-//!    `ok=3`, `[Y/n]`, `--yes`, a log line, text in backticks).
+//!    watching`, `continue the investigation`, someone else's words (`the reviewer said
+//!    lgtm`), and an approval word in pasted output (`status: OK`, `200 OK`, `[ OK ]`,
+//!    `ok=3`, `ok 1 - ...`, `--yes`, a log line, the lines after one ending in `:`, text in
+//!    backticks).
 //! 6. **Approval words** assent: `approved`, `approve`, `yes`, `y`, `go`, `go ahead`,
 //!    `proceed`, `continue`, `ok`, `okay`, `do it`, `lgtm`, plus the colloquial `yep`, `yup`,
 //!    `yeah`, `yea`, `sure`, `sgtm`. Their common misspellings count (`yess`, `okk`,
@@ -37,6 +39,8 @@
 //!    `now`, `then`, `for it`; `y` only alone.
 //!
 //! Anything else is [`AssentVerdict::Silent`].
+
+use std::sync::LazyLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -352,7 +356,6 @@ const INFORMATION_REQUESTS: &[&str] = &[
     "reconsider",
     "rethink",
     "talk",
-    "understand",
     "confused",
     "unclear",
 ];
@@ -362,6 +365,7 @@ const INFORMATION_PHRASES: &[(&str, &str)] = &[
     ("tell", "me"),
     ("show", "me"),
     ("walk", "me"),
+    ("help", "me"),
     ("show", "us"),
     ("tell", "us"),
 ];
@@ -693,7 +697,7 @@ impl Message {
             {
                 return Some(format!("{}{}t", word.raw, next.before));
             }
-            if is_negation(word) || is_deferral(word) {
+            if is_negation(word) || (is_deferral(word) && !self.is_time_not_deferral(idx)) {
                 return Some(word.raw.clone());
             }
             if let Some(next) = self.next(idx)
@@ -703,6 +707,23 @@ impl Message {
             }
         }
         self.negating_emoji.map(String::from)
+    }
+
+    /// A time word that does not put the plan off: a greeting (`good morning`) or a length
+    /// (`5 minutes of downtime`).
+    fn is_time_not_deferral(&self, idx: usize) -> bool {
+        let word = &self.words[idx];
+        let greeting = in_list(&["morning", "afternoon", "evening", "night"], &word.folded)
+            && self
+                .prev(idx)
+                .is_some_and(|prev| folds_to("good", &prev.folded));
+        let length = in_list(
+            &[
+                "minute", "minutes", "min", "mins", "hour", "hours", "sec", "secs",
+            ],
+            &word.folded,
+        ) && self.next(idx).is_some_and(|next| next.folded == "of");
+        greeting || length
     }
 
     fn is_question(&self) -> bool {
@@ -1069,20 +1090,56 @@ fn looks_like_output(line: &str) -> bool {
     ]
     .iter()
     .any(|level| {
-        line.contains(&format!("[{level}]"))
-            || line.contains(&format!("{level}:"))
-            || line.contains(&format!("level={level}"))
+        line.match_indices(level).any(|(at, _)| {
+            let before = &line[..at];
+            let after = &line[at + level.len()..];
+            (before.ends_with('[') && after.starts_with(']'))
+                || after.starts_with(':')
+                || before.ends_with("level=")
+        })
     });
     clock || log_level
 }
 
 fn in_list(list: &[&str], folded: &str) -> bool {
-    list.iter().any(|entry| fold(entry) == folded)
+    list.iter().any(|entry| folds_to(entry, folded))
 }
 
 fn phrase_in(list: &[(&str, &str)], first: &Word, second: &Word) -> bool {
     list.iter()
-        .any(|(a, b)| fold(a) == first.folded && fold(b) == second.folded)
+        .any(|(a, b)| folds_to(a, &first.folded) && folds_to(b, &second.folded))
+}
+
+/// `entry` with its letter runs collapsed is `folded` (compared without allocating).
+fn folds_to(entry: &str, folded: &str) -> bool {
+    let mut target = folded.chars();
+    let mut last = None;
+    for c in entry.chars() {
+        if last == Some(c) {
+            continue;
+        }
+        last = Some(c);
+        if target.next() != Some(c) {
+            return false;
+        }
+    }
+    target.next().is_none()
+}
+
+/// The folded letters of the negations and deferrals that are matched with misspellings,
+/// computed once.
+static NEGATION_FORMS: LazyLock<Vec<Vec<char>>> =
+    LazyLock::new(|| misspellable_forms(&[NEGATIONS, NEGATION_STEMS]));
+static DEFERRAL_FORMS: LazyLock<Vec<Vec<char>>> =
+    LazyLock::new(|| misspellable_forms(&[DEFERRALS]));
+
+fn misspellable_forms(lists: &[&[&str]]) -> Vec<Vec<char>> {
+    lists
+        .iter()
+        .flat_map(|list| list.iter())
+        .map(|entry| fold(entry).chars().collect::<Vec<char>>())
+        .filter(|form| form.len() >= 4)
+        .collect()
 }
 
 fn is_negation(word: &Word) -> bool {
@@ -1090,10 +1147,8 @@ fn is_negation(word: &Word) -> bool {
     if in_list(NEGATIONS, folded) || in_list(CONTRACTION_STEMS, folded) {
         return true;
     }
-    if NEGATION_STEMS
-        .iter()
-        .any(|stem| folded.starts_with(&fold(stem)))
-    {
+    // The stems are written folded.
+    if NEGATION_STEMS.iter().any(|stem| folded.starts_with(stem)) {
         return true;
     }
     // Any `n't` word: `isn't`, `mightn't`, `don’t`.
@@ -1101,12 +1156,12 @@ fn is_negation(word: &Word) -> bool {
     let contraction = chars
         .windows(3)
         .any(|w| w[0] == 'n' && is_apostrophe(w[1]) && w[2] == 't');
-    contraction || misspells(folded, NEGATIONS) || misspells(folded, NEGATION_STEMS)
+    contraction || misspells(folded, &NEGATION_FORMS)
 }
 
 fn is_deferral(word: &Word) -> bool {
     let folded = word.folded.as_str();
-    if in_list(DEFERRALS, folded) || misspells(folded, DEFERRALS) {
+    if in_list(DEFERRALS, folded) || misspells(folded, &DEFERRAL_FORMS) {
         return true;
     }
     // `5pm`, `10am`.
@@ -1119,15 +1174,14 @@ fn is_deferral(word: &Word) -> bool {
 
 /// `folded` is one of `list` with two adjacent letters swapped (words of four letters or
 /// more), or one edit away (words of six letters or more).
-fn misspells(folded: &str, list: &[&str]) -> bool {
-    if in_list(NOT_MISSPELLINGS, folded) {
+fn misspells(folded: &str, forms: &[Vec<char>]) -> bool {
+    let word: Vec<char> = folded.chars().collect();
+    if word.len() < 3 || in_list(NOT_MISSPELLINGS, folded) {
         return false;
     }
-    list.iter().any(|entry| {
-        let entry = fold(entry);
-        let n_chars = entry.chars().count();
-        (n_chars >= 4 && is_transposition(folded, &entry))
-            || (n_chars >= 6 && edit_distance(folded, &entry) <= 1)
+    forms.iter().any(|form| {
+        (form.len() == word.len() && is_transposition(&word, form))
+            || (form.len() >= 6 && within_one_edit(&word, form))
     })
 }
 
@@ -1136,39 +1190,48 @@ const NOT_MISSPELLINGS: &[&str] = &["should", "would", "could", "cancer"];
 
 /// `ahead` as typed after `go`: `ahead`, `ahed`, `aheda`, `aheaad`.
 fn is_ahead(folded: &str) -> bool {
-    folded == "ahead" || is_transposition(folded, "ahead") || edit_distance(folded, "ahead") <= 1
+    let chars: Vec<char> = folded.chars().collect();
+    within_one_edit(&chars, &['a', 'h', 'e', 'a', 'd'])
 }
 
 /// `a` is `b` with two adjacent letters swapped.
-fn is_transposition(a: &str, b: &str) -> bool {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
+fn is_transposition(a: &[char], b: &[char]) -> bool {
     if a.len() != b.len() {
         return false;
     }
-    let diffs: Vec<usize> = (0..a.len()).filter(|&idx| a[idx] != b[idx]).collect();
-    diffs.len() == 2
-        && diffs[1] == diffs[0] + 1
-        && a[diffs[0]] == b[diffs[1]]
-        && a[diffs[1]] == b[diffs[0]]
+    let Some(first) = (0..a.len()).find(|&idx| a[idx] != b[idx]) else {
+        return false;
+    };
+    let second = first + 1;
+    second < a.len()
+        && a[first] == b[second]
+        && a[second] == b[first]
+        && a[second + 1..] == b[second + 1..]
 }
 
 /// The canonical approval word `folded` stands for, if any.
 fn approval_word(folded: &str) -> Option<&'static str> {
-    if let Some((_, canonical)) = APPROVAL_WORDS.iter().find(|(word, _)| fold(word) == folded) {
+    if let Some((_, canonical)) = APPROVAL_WORDS
+        .iter()
+        .find(|(word, _)| folds_to(word, folded))
+    {
         return Some(canonical);
     }
-    if let Some(word) = SWAPPABLE_APPROVAL_WORDS
-        .iter()
-        .find(|word| is_transposition(folded, &fold(word)))
-    {
-        return approval_word(&fold(word));
+    let chars: Vec<char> = folded.chars().collect();
+    // The swappable words are written folded.
+    if let Some(word) = SWAPPABLE_APPROVAL_WORDS.iter().find(|word| {
+        let form: Vec<char> = word.chars().collect();
+        is_transposition(&chars, &form)
+    }) {
+        return approval_word(word);
     }
-    if folded.chars().count() < 5 {
+    if chars.len() < 5 {
         return None;
     }
     FUZZY_APPROVAL_WORDS.iter().copied().find(|word| {
-        !is_inflection_of(folded, &fold(word)) && edit_distance(folded, &fold(word)) <= 1
+        let form = fold(word);
+        let form_chars: Vec<char> = form.chars().collect();
+        !is_inflection_of(folded, &form) && within_one_edit(&chars, &form_chars)
     })
 }
 
@@ -1194,31 +1257,23 @@ fn fold(word: &str) -> String {
     out
 }
 
-/// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let width = b.len() + 1;
-    let mut table = vec![0usize; (a.len() + 1) * width];
-    for (i, row) in table.chunks_mut(width).enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in table.iter_mut().take(width).enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (table[(i - 1) * width + j] + 1)
-                .min(table[i * width + j - 1] + 1)
-                .min(table[(i - 1) * width + j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(table[(i - 2) * width + j - 2] + 1);
-            }
-            table[i * width + j] = best;
+/// `a` and `b` are at most one edit apart: equal, one letter changed, inserted or deleted,
+/// or two adjacent letters swapped (an optimal-string-alignment distance of at most one).
+fn within_one_edit(a: &[char], b: &[char]) -> bool {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    match long.len() - short.len() {
+        0 => {
+            let n_diffs = (0..short.len())
+                .filter(|&idx| short[idx] != long[idx])
+                .count();
+            n_diffs <= 1 || is_transposition(short, long)
         }
+        1 => {
+            let prefix = short.iter().zip(long).take_while(|(x, y)| x == y).count();
+            short[prefix..] == long[prefix + 1..]
+        }
+        _ => false,
     }
-    table[a.len() * width + b.len()]
 }
 
 /// The table of operator messages with their readings is `pub(crate)` so that session tests can

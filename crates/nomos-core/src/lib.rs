@@ -8,7 +8,22 @@
 //!   the rows and [`event::DomainEvent`]s they produce leave through
 //!   [`session::Session::take_commit`].
 //! * [`classify`] reads a shell command the way a shell would and returns its
-//!   [`status::CommandClass`] with a reason (CLASSIFY).
+//!   [`status::CommandClass`] with a reason (CLASSIFY). It is total: a command it cannot
+//!   read is never read-only.
+//!
+//!   ```
+//!   use nomos_core::CommandClass;
+//!   use nomos_core::classify::classify;
+//!
+//!   assert_eq!(classify("df -h | sort -k5").class, CommandClass::ReadOnly);
+//!   assert_eq!(classify("sudo systemctl restart nginx").class, CommandClass::ConfigMutation);
+//!   // A wrapper never hides what it runs, and the reason names the word that decided.
+//!   let verdict = classify("bash -c 'rm -rf /var/cache/app'");
+//!   assert_eq!(verdict.class, CommandClass::Destructive);
+//!   assert!(verdict.reason.contains("`rm`"), "{}", verdict.reason);
+//!   // Input it cannot parse is never read-only (CLASSIFY-5).
+//!   assert_ne!(classify("cat 'unterminated").class, CommandClass::ReadOnly);
+//!   ```
 //! * [`activity`] derives the operator's activity log from persisted facts (ACTIVITY).
 //! * [`sweep`] decides what to do with idle sessions and stale executions (SWEEP, EXEC-3),
 //!   for the runtime's sweeps and the backfill tool alike.
@@ -17,10 +32,10 @@
 //!
 //! Nothing here performs I/O, reads a clock, draws a random number or spawns a task.
 
+#![deny(missing_docs)]
+
 pub mod activity;
 pub mod assent;
-pub mod classification;
-pub mod classify;
 pub mod event;
 pub mod id;
 pub mod ports;
@@ -30,6 +45,11 @@ pub mod session;
 pub mod status;
 pub mod sweep;
 pub mod time;
+
+/// The command classifier (CLASSIFY), re-exported from `nomos-classify` so its paths
+/// stay `nomos_core::classify::...` and `nomos_core::classification::...`.
+pub use nomos_classify as classify;
+pub use nomos_classify::classification;
 
 pub use classification::Classification;
 pub use id::{ApprovalId, ExecutionId, MessageId, SessionId, StepId};

@@ -8,17 +8,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-/// A value that is not one of an enum's spellings.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown {kind} `{value}` (expected one of: {expected})")]
-pub struct UnknownVariant {
-    /// Which enum was being parsed.
-    pub kind: &'static str,
-    /// The text that did not match.
-    pub value: String,
-    /// The accepted spellings.
-    pub expected: &'static str,
-}
+pub use nomos_classify::{CommandClass, UnknownVariant};
 
 macro_rules! spelled_enum {
     ($(#[$doc:meta])* $name:ident, $kind:literal { $($(#[$vdoc:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
@@ -201,18 +191,6 @@ spelled_enum!(
         Expired => "expired",
         /// Voided (the task completed, or what it bound to changed).
         Cancelled => "cancelled",
-    }
-);
-
-spelled_enum!(
-    /// CLASSIFY-1: how dangerous a command is.
-    CommandClass, "command class" {
-        /// Reads state, changes nothing.
-        ReadOnly => "read_only",
-        /// Changes configuration or state in a recoverable way.
-        ConfigMutation => "config_mutation",
-        /// Destroys data or availability.
-        Destructive => "destructive",
     }
 );
 

@@ -13,6 +13,8 @@
 //! nothing secret) and the static UI. Everything else needs a bearer token unless auth is
 //! [`Auth::Disabled`].
 
+#![deny(missing_docs)]
+
 pub mod api;
 pub mod auth;
 pub mod dto;

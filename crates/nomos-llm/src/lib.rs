@@ -15,6 +15,8 @@
 //!
 //! Wire types (the OpenAI JSON format) live only in this crate and never leave it.
 
+#![deny(missing_docs)]
+
 mod config;
 mod demo;
 mod error;

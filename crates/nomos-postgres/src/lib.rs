@@ -8,6 +8,8 @@
 //! Event appends take a transaction-scoped advisory lock just before commit, so the
 //! global event order is the commit order.
 
+#![deny(missing_docs)]
+
 mod batch;
 mod codec;
 mod commit;

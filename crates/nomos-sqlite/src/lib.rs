@@ -9,6 +9,8 @@
 //! use a pool of read-only connections, so concurrent async writers queue rather than
 //! deadlock or fail with `SQLITE_BUSY`.
 
+#![deny(missing_docs)]
+
 mod batch;
 mod codec;
 mod commit;
@@ -18,4 +20,4 @@ mod open;
 mod read;
 mod store;
 
-pub use open::SqliteStore;
+pub use open::{DATABASE_FILE, SqliteStore};

@@ -1,6 +1,7 @@
 //! Opening a database: connection options, the two pools, and the schema check
 //! that runs before (and instead of) migrations.
 
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
@@ -15,6 +16,27 @@ use crate::error::{db_error, migrate_error};
 
 /// The migrations this binary ships, embedded at build time.
 pub(crate) static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/sqlite");
+
+/// The database's file name in a data directory.
+pub const DATABASE_FILE: &str = "nomos.db";
+
+/// Creates an empty file with mode 0600 unless one exists (SQLite takes an empty file
+/// as a new database).
+fn create_private(path: &Path) -> Result<(), StoreError> {
+    let created = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path);
+    match created {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(StoreError::Unavailable(format!(
+            "cannot create the database file {}: {e}",
+            path.display()
+        ))),
+    }
+}
 
 /// How long a connection waits for a lock held by another process.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -47,15 +69,24 @@ impl SqliteStore {
     }
 
     /// Opens `nomos.db` under a data directory, creating the directory if needed.
+    ///
+    /// A directory it creates is private to the user (mode 0700) and so is a database
+    /// file it creates (0600; SQLite gives its `-wal` and `-shm` files the same mode).
+    /// Existing files keep their modes.
     pub async fn open_in_data_dir(dir: impl AsRef<Path>) -> Result<SqliteStore, StoreError> {
         let dir = dir.as_ref();
-        std::fs::create_dir_all(dir).map_err(|e| {
-            StoreError::Unavailable(format!(
-                "cannot create data directory {}: {e}",
-                dir.display()
-            ))
-        })?;
-        let path = dir.join("nomos.db");
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| {
+                StoreError::Unavailable(format!(
+                    "cannot create data directory {}: {e}",
+                    dir.display()
+                ))
+            })?;
+        let path = dir.join(DATABASE_FILE);
+        create_private(&path)?;
         let path = path.to_str().ok_or_else(|| {
             StoreError::Invalid(format!(
                 "data directory path {} is not UTF-8",

@@ -49,7 +49,11 @@ pub enum SshError {
         line: usize,
     },
     /// The server's key is not in known_hosts and the policy is strict.
-    #[error("host key of {addr} is not in {} ({fingerprint})", known_hosts.display())]
+    #[error(
+        "host key of {addr} is not in {} ({fingerprint}); if that fingerprint is the host's, \
+         record it with `nomos-server hosts check --trust-new`",
+        known_hosts.display()
+    )]
     UnknownHostKey {
         /// `address:port`.
         addr: String,

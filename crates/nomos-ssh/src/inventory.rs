@@ -5,6 +5,7 @@
 //! user = "root"
 //! port = 22
 //! key_file = "keys/id_ed25519"
+//! passphrase_env = "NOMOS_KEY_PASSPHRASE"   # or passphrase_file = "keys/passphrase"
 //!
 //! [[host]]
 //! slug = "local"           # this machine, through the local executor
@@ -25,6 +26,12 @@
 //! relative are taken relative to the inventory file when it is read with
 //! [`Inventory::load`], and a leading `~/` means the home directory. A host with no
 //! `key_file` (and none in `[defaults]`) authenticates with the ssh-agent's keys.
+//!
+//! A key with a passphrase names where the passphrase is, never the passphrase itself:
+//! `passphrase_file` (a file holding it, relative paths resolved like `key_file`) or
+//! `passphrase_env` (an environment variable holding it), not both.
+//!
+//! `fixtures/inventory.example.toml` shows every field with a comment.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -79,11 +86,22 @@ pub struct SshTarget {
     pub port: u16,
     /// Login user.
     pub user: String,
-    /// Private key file (ed25519 or RSA, OpenSSH or PEM format, no passphrase);
-    /// `None` authenticates with the identities of the ssh-agent instead.
+    /// Private key file (ed25519 or RSA, OpenSSH or PEM format); `None`
+    /// authenticates with the identities of the ssh-agent instead.
     pub key_file: Option<PathBuf>,
+    /// Where the key file's passphrase is, when it has one.
+    pub passphrase: Option<Passphrase>,
     /// Slug of the host to tunnel through, if any.
     pub jump: Option<String>,
+}
+
+/// Where the passphrase of a key file is kept (never in the inventory itself).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Passphrase {
+    /// A file holding the passphrase (one trailing newline is dropped).
+    File(PathBuf),
+    /// An environment variable holding the passphrase.
+    Env(String),
 }
 
 /// Why an inventory could not be read.
@@ -161,6 +179,23 @@ pub enum HostProblem {
         /// Why.
         reason: String,
     },
+    /// Both `passphrase_file` and `passphrase_env` are set.
+    #[error("set passphrase_file or passphrase_env, not both")]
+    TwoPassphrases,
+    /// A passphrase is named but there is no `key_file` it would unlock.
+    #[error("`{field}` is set but there is no key_file (agent keys need no passphrase here)")]
+    PassphraseWithoutKey {
+        /// The field that is set.
+        field: &'static str,
+    },
+    /// `passphrase_env` is not a plausible environment variable name.
+    #[error(
+        "bad passphrase_env `{name}`: expected an environment variable name such as NOMOS_KEY_PASSPHRASE"
+    )]
+    BadPassphraseEnv {
+        /// The name given.
+        name: String,
+    },
     /// The `local` host was given SSH settings.
     #[error("the local host takes no `{field}`")]
     LocalTakesNoSsh {
@@ -184,6 +219,8 @@ struct RawDefaults {
     user: Option<String>,
     port: Option<i64>,
     key_file: Option<PathBuf>,
+    passphrase_file: Option<PathBuf>,
+    passphrase_env: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -195,6 +232,8 @@ struct RawHost {
     port: Option<i64>,
     user: Option<String>,
     key_file: Option<PathBuf>,
+    passphrase_file: Option<PathBuf>,
+    passphrase_env: Option<String>,
     jump: Option<String>,
     #[serde(default)]
     tags: Vec<String>,
@@ -254,12 +293,14 @@ impl Inventory {
         let mut inventory = Inventory::parse(&text, &path.display().to_string())?;
         let base = path.parent().unwrap_or(Path::new("."));
         for host in &mut inventory.hosts {
-            if let Target::Ssh(ssh) = &mut host.target
-                && let Some(key_file) = &mut ssh.key_file
-                && key_file.is_relative()
-                && !key_file.starts_with("~")
-            {
-                *key_file = base.join(&*key_file);
+            let Target::Ssh(ssh) = &mut host.target else {
+                continue;
+            };
+            if let Some(key_file) = &mut ssh.key_file {
+                resolve_relative(key_file, base);
+            }
+            if let Some(Passphrase::File(file)) = &mut ssh.passphrase {
+                resolve_relative(file, base);
             }
         }
         Ok(inventory)
@@ -428,11 +469,13 @@ fn build_host(
         None => slug.clone(),
     });
     if slug == LOCAL_SLUG {
-        let fields: [(&'static str, bool); 5] = [
+        let fields: [(&'static str, bool); 7] = [
             ("address", entry.address.is_some()),
             ("port", entry.port.is_some()),
             ("user", entry.user.is_some()),
             ("key_file", entry.key_file.is_some()),
+            ("passphrase_file", entry.passphrase_file.is_some()),
+            ("passphrase_env", entry.passphrase_env.is_some()),
             ("jump", entry.jump.is_some()),
         ];
         if let Some((field, _)) = fields.iter().find(|(_, present)| *present) {
@@ -459,6 +502,12 @@ fn build_host(
         .filter(|u| !u.is_empty())
         .ok_or(HostProblem::MissingUser)?;
     let key_file = entry.key_file.or_else(|| defaults.key_file.clone());
+    let passphrase = passphrase(
+        entry.passphrase_file,
+        entry.passphrase_env,
+        defaults,
+        key_file.as_ref(),
+    )?;
     Ok(Host {
         slug,
         name,
@@ -468,9 +517,56 @@ fn build_host(
             port,
             user,
             key_file,
+            passphrase,
             jump: entry.jump,
         }),
     })
+}
+
+fn resolve_relative(path: &mut PathBuf, base: &Path) {
+    if path.is_relative() && !path.starts_with("~") {
+        *path = base.join(&*path);
+    }
+}
+
+/// The passphrase source of a host: its own fields if it sets either, else the
+/// defaults'. Only meaningful with a key file.
+fn passphrase(
+    entry_file: Option<PathBuf>,
+    entry_env: Option<String>,
+    defaults: &RawDefaults,
+    key_file: Option<&PathBuf>,
+) -> Result<Option<Passphrase>, HostProblem> {
+    let (file, env) = if entry_file.is_some() || entry_env.is_some() {
+        (entry_file, entry_env)
+    } else {
+        (
+            defaults.passphrase_file.clone(),
+            defaults.passphrase_env.clone(),
+        )
+    };
+    let source = match (file, env) {
+        (Some(_), Some(_)) => return Err(HostProblem::TwoPassphrases),
+        (Some(file), None) => Passphrase::File(file),
+        (None, Some(name)) => {
+            let plausible = !name.is_empty()
+                && !name.starts_with(|c: char| c.is_ascii_digit())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !plausible {
+                return Err(HostProblem::BadPassphraseEnv { name });
+            }
+            Passphrase::Env(name)
+        }
+        (None, None) => return Ok(None),
+    };
+    if key_file.is_none() {
+        let field = match source {
+            Passphrase::File(_) => "passphrase_file",
+            Passphrase::Env(_) => "passphrase_env",
+        };
+        return Err(HostProblem::PassphraseWithoutKey { field });
+    }
+    Ok(Some(source))
 }
 
 fn check_port(port: i64) -> Result<u16, HostProblem> {
@@ -694,6 +790,94 @@ jump = "host:hubris"
             panic!("db is an ssh host");
         };
         assert_eq!(db.key_file, Some(dir.path().join("keys/id")));
+    }
+
+    #[test]
+    fn a_passphrase_comes_from_a_file_or_an_environment_variable_never_both() {
+        let text = "[defaults]\nuser='u'\nkey_file='/k/id'\npassphrase_env='KEY_PASS'\n\
+                    [[host]]\nslug='vm:a'\naddress='a'\n\
+                    [[host]]\nslug='vm:b'\naddress='b'\npassphrase_file='/k/pass'\n";
+        let inventory = Inventory::parse(text, "fleet.toml").unwrap();
+        let passphrase = |slug: &str| match &inventory.host(slug).unwrap().target {
+            Target::Ssh(ssh) => ssh.passphrase.clone(),
+            Target::Local => None,
+        };
+        assert_eq!(passphrase("vm:a"), Some(Passphrase::Env("KEY_PASS".into())));
+        assert_eq!(
+            passphrase("vm:b"),
+            Some(Passphrase::File(PathBuf::from("/k/pass")))
+        );
+        let both = "[[host]]\nslug='vm:a'\naddress='a'\nuser='u'\nkey_file='k'\n\
+                    passphrase_file='p'\npassphrase_env='P'\n";
+        assert_eq!(
+            problem(both),
+            "fleet.toml: host `vm:a`: set passphrase_file or passphrase_env, not both"
+        );
+    }
+
+    #[test]
+    fn a_passphrase_without_a_key_file_or_with_a_bad_variable_name_is_refused() {
+        let keyless = "[[host]]\nslug='vm:a'\naddress='a'\nuser='u'\npassphrase_env='P'\n";
+        assert!(
+            problem(keyless).starts_with(
+                "fleet.toml: host `vm:a`: `passphrase_env` is set but there is no key_file"
+            ),
+            "{}",
+            problem(keyless)
+        );
+        let secret = "[[host]]\nslug='vm:a'\naddress='a'\nuser='u'\nkey_file='k'\n\
+                      passphrase_env='hunter 2'\n";
+        assert!(
+            problem(secret).starts_with("fleet.toml: host `vm:a`: bad passphrase_env `hunter 2`"),
+            "{}",
+            problem(secret)
+        );
+    }
+
+    #[test]
+    fn load_resolves_a_relative_passphrase_file_like_the_key_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fleet.toml");
+        std::fs::write(
+            &path,
+            "[[host]]\nslug='vm:db'\naddress='a'\nuser='u'\nkey_file='keys/id'\n\
+             passphrase_file='keys/pass'\n",
+        )
+        .unwrap();
+        let inventory = Inventory::load(&path).unwrap();
+        let Target::Ssh(db) = &inventory.host("vm:db").unwrap().target else {
+            panic!("db is an ssh host");
+        };
+        assert_eq!(
+            db.passphrase,
+            Some(Passphrase::File(dir.path().join("keys/pass")))
+        );
+    }
+
+    #[test]
+    fn the_example_inventory_parses_and_shows_every_field() {
+        let text = include_str!("../../../fixtures/inventory.example.toml");
+        let inventory = Inventory::parse(text, "inventory.example.toml").unwrap();
+        assert_eq!(inventory.slugs(), ["local", "host:bastion", "vm:db"]);
+        let fields = [
+            "user",
+            "port",
+            "key_file",
+            "passphrase_file",
+            "passphrase_env",
+            "slug",
+            "name",
+            "tags",
+            "address",
+            "jump",
+        ];
+        for field in fields {
+            let shown = text.lines().any(|line| {
+                line.trim_start_matches(['#', ' '])
+                    .starts_with(&format!("{field} ="))
+            });
+            assert!(shown, "the example does not show `{field}`");
+        }
     }
 
     #[test]

@@ -11,6 +11,8 @@
 //! `/bin/sh -c STRING`, the SSH one as an `exec` request that the server hands to
 //! the user's login shell as `$SHELL -c STRING`.
 
+#![deny(missing_docs)]
+
 pub mod capture;
 pub mod error;
 pub mod fleet;
@@ -20,8 +22,11 @@ pub mod ssh;
 
 pub use error::SshError;
 pub use fleet::FleetExecutor;
-pub use inventory::{Host, HostProblem, Inventory, InventoryError, SshTarget, Target};
+pub use inventory::{Host, HostProblem, Inventory, InventoryError, Passphrase, SshTarget, Target};
 pub use local::LocalExecutor;
 pub use ssh::SshExecutor;
+pub use ssh::check::HostCheck;
 pub use ssh::config::{HostKeyPolicy, SshConfig};
+pub use ssh::connect::{AuthMethod, PassphraseUse};
 pub use ssh::pool::PoolStats;
+pub use ssh::verify::{KeyTrust, SeenKey, fingerprint, trust_key};

@@ -4,7 +4,7 @@
 //! temporary directory, authorizes the client key, picks a free port, starts
 //! `/usr/sbin/sshd` with `StrictModes no` and waits until the port accepts
 //! connections. Like Debian's stock config it accepts `LANG` and `LC_*` from
-//! clients. `Drop` stops the server and every process it started (its
+//! clients, and it allows TCP forwarding (said explicitly: jump hosts need it). `Drop` stops the server and every process it started (its
 //! per-connection children and their commands), then removes the directory.
 //!
 //! PID 1 on the test machines is not a normal init, so a killed daemon can linger as
@@ -173,6 +173,7 @@ impl Sshd {
              StrictModes no\n\
              LogLevel VERBOSE\n\
              AcceptEnv LANG LC_*\n\
+             AllowTcpForwarding yes\n\
              SetEnv HOME={dir}/home\n\
              {extra}\n",
             dir = dir.display()

@@ -1,5 +1,6 @@
-//! The real binary: dry-run text, `--apply`, `--json` shape, and exit status 2 for a
-//! database without the schema or with a newer one.
+//! The real binary: dry-run text, `--apply`, `--json` shape, and its exit status: 0 when
+//! nothing needs repair, 3 when a dry run found repairs, 2 for usage errors and for a
+//! database that is missing, without the schema or newer than the tool.
 
 use std::process::{Command, Output};
 
@@ -34,7 +35,8 @@ async fn dry_run_prints_counts_and_samples_then_apply_repairs(backend: Backend) 
     let trivial = seeded.iter().find(|s| s.kind == Kind::Trivial).unwrap().id;
 
     let dry = backfill(&db.url, &[]);
-    assert!(dry.status.success(), "{}", stderr(&dry));
+    // A dry run that found repairs exits 3, so a cron job can alert on it.
+    assert_eq!(dry.status.code(), Some(3), "{}", stderr(&dry));
     let text = stdout(&dry);
     assert!(text.contains("dry run: nothing was changed"), "{text}");
     assert!(text.contains("would change 4 session(s)"), "{text}");
@@ -70,6 +72,11 @@ async fn dry_run_prints_counts_and_samples_then_apply_repairs(backend: Backend) 
         "{}",
         stdout(&again)
     );
+    assert_eq!(again.status.code(), Some(0));
+    // Nothing left to repair: a dry run now exits 0.
+    let clean = backfill(&db.url, &[]);
+    assert_eq!(clean.status.code(), Some(0), "{}", stdout(&clean));
+    assert!(stdout(&clean).contains("would change 0 session(s)"));
 }
 on_both_backends!(
     cli_dry_run,
@@ -81,7 +88,7 @@ async fn json_summary_has_counts_samples_and_conflicts(backend: Backend) {
     let db = fresh(backend).await;
     seed_one_of_each(db.store.as_ref(), ten_days_ago(now())).await;
     let output = backfill(&db.url, &["--json", "--batch-size", "3"]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(json["mode"], "dry_run");
     assert_eq!(json["scanned"], 8);
@@ -181,25 +188,39 @@ on_both_backends!(
 );
 
 #[test]
-fn a_missing_sqlite_file_is_refused_with_exit_2() {
+fn a_missing_sqlite_file_is_refused_with_exit_2_even_with_migrate_and_never_created() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("absent.db");
-    let output = backfill(path.to_str().unwrap(), &[]);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("no database at"),
-        "{}",
-        stderr(&output)
-    );
-    assert!(!path.exists(), "a dry run created the file");
+    for args in [&[][..], &["--migrate"][..], &["--migrate", "--apply"][..]] {
+        let output = backfill(path.to_str().unwrap(), args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let text = stderr(&output);
+        assert!(
+            text.contains(&format!("no database at {}", path.display())),
+            "{text}"
+        );
+        assert!(text.contains("--database-url"), "{text}");
+        assert!(
+            !text.contains("create") && !text.contains("--migrate"),
+            "{text}"
+        );
+        assert!(!path.exists(), "{args:?} created the file");
+    }
 }
 
 #[test]
-fn a_bad_age_is_an_error_that_names_the_flag() {
+fn an_unknown_flag_is_a_usage_error_with_exit_2() {
+    let output = backfill("./unused.db", &["--aply"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("--aply"), "{}", stderr(&output));
+}
+
+#[test]
+fn a_bad_age_is_a_usage_error_with_exit_2_that_names_the_flag() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("absent.db");
     let output = backfill(path.to_str().unwrap(), &["--older-than", "7y"]);
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr(&output).contains("--older-than: bad age `7y`: unknown unit `y`"),
         "{}",

@@ -25,6 +25,10 @@ pub enum Backend {
 /// A fresh, migrated database.
 pub async fn fresh(backend: Backend) -> Db {
     let (url, dir) = empty_url(backend).await;
+    if let Backend::Sqlite = backend {
+        // The tool refuses a missing file; an empty one is a database without a schema.
+        std::fs::write(&url, b"").unwrap();
+    }
     let store = open_store(&url, SchemaPolicy::Migrate).await.unwrap();
     Db {
         url,

@@ -15,14 +15,21 @@ pub enum ExtraToolKind {
     Gated,
 }
 
-/// A tool an embedder adds to the agent.
+/// A tool an embedder adds to the agent ([`AgentBuilder::extra_tool`](crate::AgentBuilder::extra_tool)).
+///
+/// The model sees its [`ToolSpec`] beside the built-in tools. The runtime calls it only
+/// when its [`ExtraToolKind`] allows: a [`ExtraToolKind::Gated`] tool is refused, without
+/// being called, until the operator assented to a plan (GATE-3). Every call is recorded
+/// with its arguments and result like any tool call (TURN-4).
 #[async_trait]
 pub trait ExtraTool: Send + Sync {
     /// Name, description and argument schema.
     fn spec(&self) -> ToolSpec;
     /// Whether it is gated.
     fn kind(&self) -> ExtraToolKind;
-    /// Runs it with the model's arguments (a JSON value); `Err` is an error result text.
+    /// Runs it with the model's arguments (the JSON value it sent; `{}` when it sent none).
+    /// `Ok` is the result the model reads; `Err` is an error result text, which ends
+    /// nothing but this call.
     async fn call(&self, arguments: serde_json::Value) -> Result<String, String>;
 }
 

@@ -376,3 +376,63 @@ async fn denied_execution_never_runs_and_the_model_is_told() {
     );
     std::fs::remove_file(&marker).unwrap();
 }
+
+// rule: GATE-7
+#[tokio::test]
+async fn without_an_operator_a_destructive_request_is_denied_at_once_and_the_turn_goes_on() {
+    let marker = std::env::temp_dir().join(format!("nomos-unattended-{}", uuid::Uuid::new_v4()));
+    std::fs::write(&marker, "keep").unwrap();
+    let script = format!(
+        r#"
+- tool_calls:
+    - {{name: set_goal, arguments: {{goal: "remove a file"}}}}
+    - {{name: propose_plan, arguments: {{steps: [{{title: "remove"}}, {{title: "write back"}}]}}}}
+- text: "plan ready"
+- tool_calls:
+    - {{name: run, arguments: {{host: local, command: "rm -f {path}"}}}}
+- text: "Nobody can approve the delete; I left the file alone."
+  expect: {{last_tool_result_contains: "nobody can approve it here"}}
+"#,
+        path = marker.display()
+    );
+    let w = super::world_with(&script, |config| {
+        config.approvals = nomos_agent::ApprovalPolicy::RefuseWithoutOperator;
+    })
+    .await;
+    let id = w.agent.create_session().await.unwrap();
+    w.agent.send_message(id, "remove it").await.unwrap();
+    let turn = w.agent.send_message(id, "ok").await.unwrap();
+    assert_eq!(turn.error, None, "{turn:?}");
+    assert!(
+        turn.approvals_requested.is_empty(),
+        "nothing waits: {turn:?}"
+    );
+    assert!(marker.exists(), "a refused command must not run");
+    let snapshot = w.snapshot(id).await;
+    assert_eq!(
+        snapshot.approvals.len(),
+        1,
+        "the request is still persisted"
+    );
+    assert_eq!(
+        snapshot.approvals[0].status,
+        nomos_core::ApprovalStatus::Denied
+    );
+    assert_eq!(
+        snapshot.approvals[0].decided_by.as_deref(),
+        Some(nomos_agent::NO_OPERATOR)
+    );
+    assert_eq!(snapshot.executions[0].status, ExecutionStatus::Cancelled);
+    let run = w.calls_named(id, "run").await;
+    assert_eq!(run[0].outcome, ToolCallOutcome::Refused);
+    let events = w.events(id).await;
+    let requested = events
+        .iter()
+        .position(|e| matches!(e, DomainEvent::ApprovalRequested { .. }));
+    let resolved = events
+        .iter()
+        .position(|e| matches!(e, DomainEvent::ApprovalResolved { .. }));
+    assert!(requested < resolved, "requested, then denied: {events:?}");
+    assert_eq!(w.model.remaining(), 0);
+    std::fs::remove_file(&marker).unwrap();
+}

@@ -6,6 +6,7 @@
 // Helpers outside #[test] functions panic on setup failures, like the tests do.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod audit;
 mod flow;
 mod sweeps;
 mod turns;

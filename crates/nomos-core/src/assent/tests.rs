@@ -114,6 +114,9 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("yes, nonstop", A("yes")),
     ("upgrade to 1.2. go", A("go")),
     ("run the read-only checks, then proceed", A("proceed")),
+    ("I understand the risk, proceed", A("proceed")),
+    ("5 minutes of downtime is fine, go ahead", A("go ahead")),
+    ("good morning! approved", A("approved")),
     // Common misspellings count.
     ("procceed", A("proceed")),
     ("proced", A("proceed")),
@@ -230,6 +233,7 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("explain step 2 please, then ok", Q),
     ("tell me more about step 3", Q),
     ("show me the diff", Q),
+    ("help me understand step 2", Q),
     ("go ahead with v1.2?", Q),
     ("wdym by step 2", Q),
     ("could you approve it yourself", Q),
@@ -383,12 +387,23 @@ fn table_messages_are_unique() {
 }
 
 #[test]
-fn edit_distance_counts_transpositions_as_one() {
-    assert_eq!(edit_distance("contiune", "continue"), 1);
-    assert_eq!(edit_distance("approve", "approved"), 1);
-    assert_eq!(edit_distance("abc", "abc"), 0);
-    assert_eq!(edit_distance("", "abc"), 3);
-    assert_eq!(edit_distance("going", "go"), 3);
+fn one_edit_is_a_change_an_insertion_a_deletion_or_a_swap() {
+    let check = |a: &str, b: &str| {
+        let a: Vec<char> = a.chars().collect();
+        let b: Vec<char> = b.chars().collect();
+        within_one_edit(&a, &b)
+    };
+    assert!(check("contiune", "continue"));
+    assert!(check("approve", "approved"));
+    assert!(check("approved", "approve"));
+    assert!(check("aproved", "approved"));
+    assert!(check("tomorow", "tomorrow"));
+    assert!(check("abc", "abc"));
+    assert!(check("cancel", "cancal"));
+    assert!(!check("", "abc"));
+    assert!(!check("going", "go"));
+    assert!(!check("cancel", "cnacle"));
+    assert!(!check("abcd", "badc"));
 }
 
 // --- Properties. The generators are a small grammar written from GATE-4's lists. ---

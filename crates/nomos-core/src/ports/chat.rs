@@ -215,6 +215,11 @@ impl ModelError {
 }
 
 /// A chat model: OpenAI-compatible HTTP, a scripted stub, a replay of recordings.
+///
+/// Nothing a model returns bypasses the gate: every tool call in a [`ChatResponse`] goes
+/// through the core before anything runs, and a call the rules forbid is answered with a
+/// directive refusal. An `Err` ends the turn with that error as its real cause (TURN-2);
+/// an empty reply is asked again a bounded number of times (TURN-3).
 #[async_trait]
 pub trait ChatModel: Send + Sync {
     /// Sends the conversation and returns the assembled reply, streaming deltas to `sink`.

@@ -67,7 +67,10 @@ pub enum ExecError {
         actual: String,
     },
     /// The host's key is not known and trust-on-first-use is off.
-    #[error("host key of {host} is not known ({fingerprint}); add it to known_hosts")]
+    #[error(
+        "host key of {host} is not known ({fingerprint}); if that fingerprint is the host's, \
+         record it with `nomos-server hosts check --trust-new`"
+    )]
     UnknownHostKey {
         /// Host slug.
         host: String,
@@ -102,6 +105,12 @@ pub enum ExecError {
 }
 
 /// Runs commands on hosts. Implementations run exactly the string given (EXEC-7).
+///
+/// The runtime calls [`Executor::run`] only for a command the gate allowed, at most once per
+/// execution (EXEC-6), and records whatever it returns: an `Err` ends the execution as
+/// failed with the error's text (EXEC-2). An implementation should honour
+/// [`ExecLimits`] (stop the command at the timeout, cap the output) and should stop the
+/// command when the returned future is dropped.
 #[async_trait]
 pub trait Executor: Send + Sync {
     /// Runs `command` on `host` and returns its captured output.

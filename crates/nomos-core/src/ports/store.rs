@@ -228,6 +228,17 @@ pub enum StoreError {
 }
 
 /// The persistence port.
+///
+/// What an implementation must guarantee (the contract suite in `nomos-test-support`
+/// checks each of these against both shipped stores; run it against your own):
+///
+/// * [`Store::commit`] writes the rows and the events of one [`Commit`] in one
+///   transaction, or nothing; it refuses with [`StoreError::Conflict`] when the stored
+///   version is not [`Commit::expected_version`], and then writes nothing.
+/// * Events are numbered per session 1, 2, 3... without gaps, in commit order, and
+///   globally by a `global_seq` that increases in commit order, so a reader following
+///   [`Store::events_after`] never skips a commit that lands late.
+/// * Readers see only committed state.
 #[async_trait]
 pub trait Store: Send + Sync {
     /// Checks the database is reachable and migrated (for `/readyz`).
@@ -268,7 +279,8 @@ pub trait Store: Send + Sync {
         Ok(last)
     }
 
-    /// Commits one decision atomically, with the optimistic version check.
+    /// Commits one decision atomically, with the optimistic version check: all of its rows
+    /// and events, or (on any error, a [`StoreError::Conflict`] included) none of them.
     async fn commit(&self, commit: Commit) -> Result<CommitReceipt, StoreError>;
 
     /// Commits several decisions in one transaction. A commit whose version check fails

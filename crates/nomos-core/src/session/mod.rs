@@ -83,6 +83,50 @@ impl SessionConfig {
 }
 
 /// One session and the rules that govern it. See the module docs for the protocol.
+///
+/// Whatever the model asks, the gate decides: a command that changes state before a plan
+/// is refused (GATE-2), a read-only one is dispatched at once (GATE-1), and everything
+/// decided leaves in one [`Commit`] that the shell stores atomically.
+///
+/// ```
+/// use nomos_core::classify::classify;
+/// use nomos_core::record::{ExecOutput, ToolCallOutcome};
+/// use nomos_core::session::{Action, Session, SessionConfig, ToolInput};
+/// use nomos_core::{ExecutionStatus, SessionId, Timestamp};
+///
+/// let now = Timestamp::from_millis(1_800_000_000_000);
+/// let id = SessionId(uuid::Uuid::from_u128(1));
+/// let mut session = Session::create(id, now, SessionConfig::spec_defaults());
+/// let run = |command: &str| ToolInput::Run {
+///     host: "local".into(),
+///     command: command.into(),
+///     classification: classify(command),
+/// };
+///
+/// // GATE-2: nothing that changes state before a plan exists.
+/// let reply = session.handle_tool(now, "call-1", run("systemctl restart nginx"));
+/// assert_eq!(reply.outcome, ToolCallOutcome::Refused);
+/// assert!(reply.action.is_none());
+///
+/// // GATE-1: a read-only command is dispatched at once, already marked `running` (EXEC-6);
+/// // the shell runs it once, after the commit, and reports its end.
+/// let reply = session.handle_tool(now, "call-2", run("uptime"));
+/// let Some(Action::Dispatch { execution_id }) = reply.action else {
+///     panic!("uptime is read-only: {reply:?}");
+/// };
+/// assert_eq!(session.executions()[0].status, ExecutionStatus::Running);
+/// let output = ExecOutput { exit_code: Some(0), stdout: "up 3 days".into(), ..ExecOutput::default() };
+/// session.handle_execution_finished(now, execution_id, Ok(output))?;
+/// assert_eq!(session.executions()[0].status, ExecutionStatus::Completed);
+///
+/// // Rows and events leave in one commit; the shell stores it and reports the version.
+/// let commit = session.take_commit();
+/// assert_eq!(commit.expected_version, None, "a new session is inserted");
+/// assert_eq!(commit.executions.len(), 1);
+/// session.committed(1);
+/// assert!(session.take_commit().is_empty(), "nothing was decided since");
+/// # Ok::<(), nomos_core::session::ExecutionError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Session {
     config: SessionConfig,

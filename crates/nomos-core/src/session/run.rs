@@ -36,9 +36,10 @@ impl Session {
         if self.record.knowledge == KnowledgeLoop::Untouched {
             self.record.knowledge = KnowledgeLoop::Discovered;
         }
-        if class == CommandClass::Destructive {
-            // GATE-5: a destructive command always waits for its own approval. An
-            // identical request already waiting is not asked twice.
+        if class == CommandClass::Destructive || classification.program_unknown() {
+            // GATE-5: a destructive command, and one whose program nobody knows
+            // (CLASSIFY-7), always waits for its own approval. An identical request
+            // already waiting is not asked twice.
             if let Some(existing) = self.pending_approval_for(&host, &command, class) {
                 return ToolReply::ok(text::approval_already_pending(&existing.to_string()));
             }

@@ -238,3 +238,28 @@ async fn a_memory_url_opens_one_shared_in_memory_database() {
         StoreError::NotMigrated
     );
 }
+
+#[tokio::test]
+async fn a_new_data_directory_and_its_database_files_are_private_to_the_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let store = SqliteStore::open_in_data_dir(&data).await.unwrap();
+    // A write makes sure the WAL and its index exist.
+    create(&store, session_id(70), SessionStatus::Active).await;
+    let mode = |name: &str| {
+        std::fs::metadata(data.join(name))
+            .map(|m| m.permissions().mode() & 0o777)
+            .ok()
+    };
+    assert_eq!(mode(""), Some(0o700));
+    assert_eq!(mode("nomos.db"), Some(0o600));
+    for companion in ["nomos.db-wal", "nomos.db-shm"] {
+        if let Some(found) = mode(companion) {
+            assert_eq!(found, 0o600, "{companion}");
+        }
+    }
+    drop(store);
+    // Reopening keeps working on the file made empty at first.
+    SqliteStore::open_in_data_dir(&data).await.unwrap();
+}

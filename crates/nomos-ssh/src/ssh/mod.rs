@@ -3,9 +3,10 @@
 //! See [`command`] for how a command is run and stopped, [`pool`] for connection
 //! reuse, and [`verify`] for host-key checking.
 
+pub mod check;
 pub mod command;
 pub mod config;
-mod connect;
+pub mod connect;
 pub mod pool;
 pub mod verify;
 

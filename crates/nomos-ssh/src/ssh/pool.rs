@@ -24,7 +24,8 @@ use tokio::time::Instant;
 use crate::error::SshError;
 use crate::inventory::{Inventory, Target};
 use crate::ssh::config::SshConfig;
-use crate::ssh::connect::{self, SshHandle};
+use crate::ssh::connect::{self, AuthMethod, SshHandle};
+use crate::ssh::verify::{SeenKey, SeenSlot};
 
 /// Counters of the pool, for tests, benches and operators.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -88,6 +89,7 @@ impl Drop for Lease {
 /// One pooled, authenticated connection.
 pub(crate) struct Connection {
     pub(crate) handle: SshHandle,
+    pub(crate) auth: AuthMethod,
     pub(crate) channels: Arc<Semaphore>,
     usage: Arc<Usage>,
     counters: Arc<Counters>,
@@ -137,6 +139,8 @@ struct Slot {
     current: tokio::sync::Mutex<Option<Arc<Connection>>>,
     // The last failed connect: when it ended, and why.
     failure: Mutex<Option<(Instant, Arc<SshError>)>>,
+    // The host key the last connect attempt saw, and its verdict.
+    seen: SeenSlot,
 }
 
 /// The pool of connections, one per host slug.
@@ -173,6 +177,15 @@ impl Pool {
             open: self.counters.open.load(Ordering::Relaxed),
             channels: self.counters.channels.load(Ordering::Relaxed),
         }
+    }
+
+    /// The host key the last connect attempt to `slug` saw, refused or not.
+    pub(crate) fn seen_key(&self, slug: &str) -> Option<SeenKey> {
+        self.slot(slug)
+            .seen
+            .lock()
+            .ok()
+            .and_then(|seen| seen.clone())
     }
 
     fn slot(&self, slug: &str) -> Arc<Slot> {
@@ -264,13 +277,17 @@ impl Pool {
                     host: slug.to_string(),
                 });
             };
-            let (handle, via) = match &target.jump {
+            let seen = self.slot(slug).seen.clone();
+            if let Ok(mut seen) = seen.lock() {
+                *seen = None;
+            }
+            let ((handle, auth), via) = match &target.jump {
                 None => {
                     let stream =
                         connect::bounded(self.config.connect_timeout, target, connect::tcp(target))
                             .await?;
                     (
-                        connect::handshake(stream, target, &self.config).await?,
+                        connect::handshake(stream, target, &self.config, seen).await?,
                         None,
                     )
                 }
@@ -296,9 +313,10 @@ impl Pool {
                             })
                     })
                     .await?;
-                    let handle =
-                        connect::handshake(tunnel.into_stream(), target, &self.config).await?;
-                    (handle, Some((jump_conn, lease)))
+                    let connected =
+                        connect::handshake(tunnel.into_stream(), target, &self.config, seen)
+                            .await?;
+                    (connected, Some((jump_conn, lease)))
                 }
             };
             self.counters.connects.fetch_add(1, Ordering::Relaxed);
@@ -306,6 +324,7 @@ impl Pool {
             tracing::debug!(host = slug, "connected");
             Ok(Connection {
                 handle,
+                auth,
                 channels: Arc::new(Semaphore::new(self.config.max_channels.max(1))),
                 usage: Arc::new(Usage {
                     active: AtomicUsize::new(0),

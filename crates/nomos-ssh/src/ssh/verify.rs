@@ -9,6 +9,7 @@
 //! is treated as a mismatch, never learnt.
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use russh::client;
 use russh::keys::{HashAlg, PublicKey, PublicKeyOrCertificate};
@@ -16,12 +17,48 @@ use russh::keys::{HashAlg, PublicKey, PublicKeyOrCertificate};
 use crate::error::SshError;
 use crate::ssh::config::HostKeyPolicy;
 
+/// What a connect saw of the server's host key, and what known_hosts made of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeenKey {
+    /// The key the server presented.
+    pub key: PublicKey,
+    /// Whether it is trusted.
+    pub trust: KeyTrust,
+}
+
+impl SeenKey {
+    /// The key's SHA256 fingerprint (`SHA256:...`).
+    pub fn fingerprint(&self) -> String {
+        fingerprint(&self.key)
+    }
+}
+
+/// How known_hosts judged a presented host key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyTrust {
+    /// It was on record.
+    Trusted,
+    /// It was unknown and has just been recorded ([`HostKeyPolicy::AcceptNew`]).
+    Learnt,
+    /// It is not on record; the connection was refused.
+    Unknown,
+    /// A different key is on record; the connection was refused.
+    Changed {
+        /// The recorded key's fingerprint.
+        expected: String,
+    },
+}
+
+/// Where a connect leaves what it saw of the host key, also when it refuses it.
+pub(crate) type SeenSlot = Arc<Mutex<Option<SeenKey>>>;
+
 /// The russh client handler: checks the server's key, nothing else.
 pub(crate) struct HostKeyCheck {
     pub(crate) address: String,
     pub(crate) port: u16,
     pub(crate) known_hosts: PathBuf,
     pub(crate) policy: HostKeyPolicy,
+    pub(crate) seen: SeenSlot,
 }
 
 impl client::Handler for HostKeyCheck {
@@ -30,13 +67,28 @@ impl client::Handler for HostKeyCheck {
     async fn check_server_key(&mut self, key: &PublicKeyOrCertificate) -> Result<bool, SshError> {
         match key {
             PublicKeyOrCertificate::PublicKey { key, .. } => {
-                verify(
+                let verdict = verify(
                     &self.address,
                     self.port,
                     key,
                     &self.known_hosts,
                     self.policy,
-                )?;
+                );
+                let trust = match &verdict {
+                    Ok(trust) => Some(trust.clone()),
+                    Err(SshError::UnknownHostKey { .. }) => Some(KeyTrust::Unknown),
+                    Err(SshError::HostKeyMismatch { expected, .. }) => Some(KeyTrust::Changed {
+                        expected: expected.clone(),
+                    }),
+                    Err(_) => None,
+                };
+                if let (Some(trust), Ok(mut seen)) = (trust, self.seen.lock()) {
+                    *seen = Some(SeenKey {
+                        key: key.clone(),
+                        trust,
+                    });
+                }
+                verdict?;
                 Ok(true)
             }
             PublicKeyOrCertificate::Certificate(_) => Err(SshError::HostCertificate {
@@ -55,6 +107,23 @@ fn addr(address: &str, port: u16) -> String {
     format!("{address}:{port}")
 }
 
+/// Records `key` as the host key of `address:port` in `known_hosts` (the file and its
+/// directory are created when missing). For an operator who has seen the key's
+/// fingerprint and trusts it.
+pub fn trust_key(
+    address: &str,
+    port: u16,
+    key: &PublicKey,
+    known_hosts: &Path,
+) -> Result<(), SshError> {
+    russh::keys::known_hosts::learn_known_hosts_path(address, port, key, known_hosts).map_err(|e| {
+        SshError::KnownHosts {
+            path: known_hosts.to_path_buf(),
+            message: e.to_string(),
+        }
+    })
+}
+
 /// Checks `key` for `address:port` against `known_hosts` under `policy`.
 pub(crate) fn verify(
     address: &str,
@@ -62,7 +131,7 @@ pub(crate) fn verify(
     key: &PublicKey,
     known_hosts: &Path,
     policy: HostKeyPolicy,
-) -> Result<(), SshError> {
+) -> Result<KeyTrust, SshError> {
     let known_error = |e: russh::keys::Error| SshError::KnownHosts {
         path: known_hosts.to_path_buf(),
         message: e.to_string(),
@@ -70,7 +139,7 @@ pub(crate) fn verify(
     let recorded = russh::keys::known_hosts::known_host_keys_path(address, port, known_hosts)
         .map_err(known_error)?;
     if recorded.iter().any(|(_, known)| known == key) {
-        return Ok(());
+        return Ok(KeyTrust::Trusted);
     }
     let same_type = recorded
         .iter()
@@ -91,8 +160,7 @@ pub(crate) fn verify(
             known_hosts: known_hosts.to_path_buf(),
         }),
         HostKeyPolicy::AcceptNew => {
-            russh::keys::known_hosts::learn_known_hosts_path(address, port, key, known_hosts)
-                .map_err(known_error)?;
+            trust_key(address, port, key, known_hosts)?;
             tracing::info!(
                 address,
                 port,
@@ -100,7 +168,7 @@ pub(crate) fn verify(
                 known_hosts = %known_hosts.display(),
                 "accepted new host key"
             );
-            Ok(())
+            Ok(KeyTrust::Learnt)
         }
     }
 }
@@ -126,7 +194,8 @@ mod tests {
     #[test]
     fn recorded_key_is_accepted() {
         let (_dir, path) = known_hosts(&format!("[10.0.0.2]:2222 ssh-ed25519 {KEY_A}\n"));
-        verify("10.0.0.2", 2222, &key(KEY_A), &path, HostKeyPolicy::Strict).unwrap();
+        let trust = verify("10.0.0.2", 2222, &key(KEY_A), &path, HostKeyPolicy::Strict).unwrap();
+        assert_eq!(trust, KeyTrust::Trusted);
     }
 
     #[test]
@@ -168,7 +237,7 @@ mod tests {
     #[test]
     fn unknown_key_is_learnt_under_accept_new_then_recognised() {
         let (_dir, path) = known_hosts("");
-        verify(
+        let first = verify(
             "10.0.0.9",
             2200,
             &key(KEY_A),
@@ -176,7 +245,9 @@ mod tests {
             HostKeyPolicy::AcceptNew,
         )
         .unwrap();
-        verify("10.0.0.9", 2200, &key(KEY_A), &path, HostKeyPolicy::Strict).unwrap();
+        assert_eq!(first, KeyTrust::Learnt);
+        let again = verify("10.0.0.9", 2200, &key(KEY_A), &path, HostKeyPolicy::Strict).unwrap();
+        assert_eq!(again, KeyTrust::Trusted);
         let text = std::fs::read_to_string(&path).unwrap();
         let learnt: Vec<&str> = text.lines().filter(|line| !line.is_empty()).collect();
         assert_eq!(learnt.len(), 1, "{text}");

@@ -3,6 +3,7 @@
 mod failures;
 mod fleet;
 mod host_keys;
+mod operators;
 mod pool;
 mod run;
 

@@ -48,6 +48,7 @@ const READ_ONLY_PARTS: &[&str] = &[
     "ip addr show",
     "dpkg -l",
     "echo hello",
+    "/usr/bin/uptime",
 ];
 
 /// Parts that change state but destroy nothing (CLASSIFY-4).
@@ -80,6 +81,9 @@ const DESTRUCTIVE_PARTS: &[&str] = &[
     "dd if=/dev/zero of=/dev/sdb",
 ];
 
+/// Programs no rule knows (CLASSIFY-7): never read-only, always their own approval.
+const UNKNOWN_PARTS: &[&str] = &["mytool --sync", "/opt/tools/cleanup --all"];
+
 /// Variable assignments before a command: harmless, or changing what runs.
 const ASSIGNMENTS: &[(&str, Label)] = &[
     ("LC_ALL=C ", Label::ReadOnly),
@@ -88,8 +92,8 @@ const ASSIGNMENTS: &[(&str, Label)] = &[
 ];
 
 /// Commands the option-by-option classifier (rev. 2 of the contract) reads as changing
-/// state and the first classifier read as read-only; enable them with
-/// `CLASSIFY6_PARTS_ENABLED` once that classifier is in.
+/// state and the first classifier read as read-only (kept apart so they can be switched
+/// off to compare the two).
 const CLASSIFY6_PARTS: &[(&str, Label)] = &[
     ("export PATH=/tmp/evil:$PATH", Label::Config),
     ("export GIT_SSH_COMMAND=/tmp/x", Label::Config),
@@ -97,7 +101,7 @@ const CLASSIFY6_PARTS: &[(&str, Label)] = &[
     ("rg --pre /tmp/x foo", Label::Config),
     ("base64 -o /tmp/out /etc/hostname", Label::Config),
 ];
-const CLASSIFY6_PARTS_ENABLED: bool = false;
+const CLASSIFY6_PARTS_ENABLED: bool = true;
 
 /// Wrappers that run their command unchanged (CLASSIFY-2); `{}` is the command.
 const WRAPPERS: &[&str] = &["sudo {}", "timeout 30 {}", "nice {}", "env LC_ALL=C {}"];
@@ -131,6 +135,11 @@ fn labelled_part() -> impl Strategy<Value = Cmd> {
         DESTRUCTIVE_PARTS
             .iter()
             .map(|p| ((*p).to_owned(), Label::Destructive)),
+    );
+    parts.extend(
+        UNKNOWN_PARTS
+            .iter()
+            .map(|p| ((*p).to_owned(), Label::UnknownProgram)),
     );
     if CLASSIFY6_PARTS_ENABLED {
         parts.extend(CLASSIFY6_PARTS.iter().map(|(p, l)| ((*p).to_owned(), *l)));
@@ -347,11 +356,12 @@ fn step_state(status: StepStatus) -> StepState {
     }
 }
 
-fn label_of(class: CommandClass) -> Label {
-    match class {
+fn label_of(classification: &Classification) -> Label {
+    match classification.class {
+        CommandClass::Destructive => Label::Destructive,
+        _ if classification.program_unknown() => Label::UnknownProgram,
         CommandClass::ReadOnly => Label::ReadOnly,
         CommandClass::ConfigMutation => Label::Config,
-        CommandClass::Destructive => Label::Destructive,
     }
 }
 
@@ -378,6 +388,7 @@ fn token(op: &Op) -> String {
         Op::Run(cmd) => match cmd.label {
             Label::ReadOnly => ".".into(),
             Label::Config => "C".into(),
+            Label::UnknownProgram => "U".into(),
             Label::Destructive => "D".into(),
         },
         Op::Decide(Pick::Foreign, _) => "x".into(),
@@ -464,7 +475,7 @@ fn apply(
         Op::Run(cmd) => {
             let classification: Classification = crate::classify::classify(&cmd.text);
             prop_assert_eq!(
-                label_of(classification.class),
+                label_of(&classification),
                 cmd.label,
                 "the classifier and the hand label disagree on `{}` ({})",
                 &cmd.text,

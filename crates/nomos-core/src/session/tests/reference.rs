@@ -8,11 +8,13 @@
 
 use crate::time::{Span, Timestamp};
 
-/// The class a command was labelled with by hand (CLASSIFY-1).
+/// The class a command was labelled with by hand (CLASSIFY-1), with the programs nobody
+/// knows (CLASSIFY-7) as a class of their own, between a known change and a destruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Label {
     ReadOnly,
     Config,
+    UnknownProgram,
     Destructive,
 }
 
@@ -324,7 +326,8 @@ impl Reference {
         }
         match label {
             Label::ReadOnly | Label::Config => RunVerdict::Dispatch,
-            Label::Destructive => {
+            // GATE-5: destructive, or a program nobody knows: its own approval.
+            Label::UnknownProgram | Label::Destructive => {
                 let generation = self.generation;
                 let waiting = self.approvals.iter().any(|a| {
                     a.state == ApprovalState::Waiting

@@ -1,0 +1,59 @@
+//! The verdict of the command classifier, as the gate consumes it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::class::CommandClass;
+
+/// Who knew the programs of a command (CLASSIFY-7): the gate asks for its own approval of
+/// a command whose program nobody knew (GATE-5).
+///
+/// Ordered from most to least known; a command takes the least known of its parts.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Knowledge {
+    /// The built-in rules know every program of the command.
+    #[default]
+    Rule,
+    /// A program no rule knows is classified by an operator policy rule with examples.
+    Policy,
+    /// Some program is known to nothing: not a rule, not the policy (a path outside the
+    /// system directories, a name known only at run time, a program not in the vocabulary).
+    Unknown,
+}
+
+/// A command's class and the reason for it (CLASSIFY-1).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Classification {
+    /// How dangerous the command is.
+    pub class: CommandClass,
+    /// Which word of which part of the command decided it.
+    pub reason: String,
+    /// Whether the rules, the policy or nothing knew the command's programs (CLASSIFY-7).
+    #[serde(default)]
+    pub knowledge: Knowledge,
+}
+
+impl Classification {
+    /// Builds a classification of a command whose programs the rules know.
+    pub fn new(class: CommandClass, reason: impl Into<String>) -> Classification {
+        Classification {
+            class,
+            reason: reason.into(),
+            knowledge: Knowledge::Rule,
+        }
+    }
+
+    /// The same verdict with who knew the programs.
+    pub fn with_knowledge(mut self, knowledge: Knowledge) -> Classification {
+        self.knowledge = knowledge;
+        self
+    }
+
+    /// GATE-5 (rev. 2): whether the command needs its own approval even inside an assent
+    /// window because nobody knows one of its programs (CLASSIFY-7).
+    pub fn program_unknown(&self) -> bool {
+        self.knowledge == Knowledge::Unknown
+    }
+}

@@ -1,0 +1,729 @@
+//! Wrappers that run another command (`sudo`, `env`, `timeout`, `xargs`, ...), shells that
+//! run a script (`bash -c`, `... | sh`, `ssh host CMD`, `eval`), and interpreters.
+
+use super::super::opts::{Opt, Opts, Spec};
+use super::super::walk::{Arg, Cx, Stdin, Subject};
+use crate::class::CommandClass;
+
+/// Shells whose scripts the classifier reads.
+pub(crate) const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "ash", "mksh", "yash", "busybox", "fish", "csh", "tcsh",
+];
+
+/// Interpreters of other languages: their code is never read.
+pub(crate) const INTERPRETERS: &[&str] = &[
+    "python",
+    "python2",
+    "python3",
+    "pypy",
+    "pypy3",
+    "perl",
+    "ruby",
+    "irb",
+    "node",
+    "nodejs",
+    "deno",
+    "bun",
+    "php",
+    "lua",
+    "luajit",
+    "Rscript",
+    "tclsh",
+    "wish",
+    "pwsh",
+    "powershell",
+    "osascript",
+    "groovy",
+    "java",
+    "jshell",
+    "awk",
+    "gawk",
+    "mawk",
+    "nawk",
+    "expect",
+    "guile",
+];
+
+/// Programs that run another command given in their arguments.
+pub(crate) const WRAPPERS: &[&str] = &[
+    "sudo",
+    "doas",
+    "su",
+    "runuser",
+    "env",
+    "ssh",
+    "eval",
+    "exec",
+    "command",
+    "builtin",
+    "time",
+    "timeout",
+    "nice",
+    "ionice",
+    "nohup",
+    "xargs",
+    "stdbuf",
+    "setsid",
+    "chroot",
+    "flock",
+    "nsenter",
+    "watch",
+    "unbuffer",
+    "systemd-run",
+    "source",
+    ".",
+    "trap",
+];
+
+/// Whether assigning variable `name` can change which program runs or what it executes.
+pub(crate) fn changes_program(name: &str) -> bool {
+    matches!(
+        name,
+        "PATH"
+            | "IFS"
+            | "ENV"
+            | "BASH_ENV"
+            | "SHELLOPTS"
+            | "BASHOPTS"
+            | "PS4"
+            | "PROMPT_COMMAND"
+            | "PAGER"
+            | "MANPAGER"
+            | "SYSTEMD_PAGER"
+            | "EDITOR"
+            | "VISUAL"
+            | "LESSOPEN"
+            | "LESSCLOSE"
+            | "PYTHONSTARTUP"
+            | "PYTHONPATH"
+            | "PERL5OPT"
+            | "PERL5LIB"
+            | "NODE_OPTIONS"
+            | "RUBYOPT"
+            | "SUDO_ASKPASS"
+            | "SSH_ASKPASS"
+            | "SUDO_EDITOR"
+            | "SYSTEMD_EDITOR"
+            | "SYSTEMD_LESS"
+            | "FCEDIT"
+            | "PS0"
+            | "PS1"
+            | "PS2"
+            | "PS3"
+            | "BASH_XTRACEFD"
+            | "BASH_LOADABLES_PATH"
+            | "FPATH"
+            | "ZDOTDIR"
+            | "HOME"
+            | "XDG_CONFIG_HOME"
+            | "LESS"
+            | "LESSKEY"
+            | "LESSKEYIN"
+            | "LESSEDIT"
+            | "MANOPT"
+            | "BROWSER"
+            | "TAR_OPTIONS"
+            | "RIPGREP_CONFIG_PATH"
+            | "PSQLRC"
+            | "MYSQL_HOME"
+            | "CURL_HOME"
+            | "WGETRC"
+            | "SHELL"
+            | "TERMINFO"
+            | "INPUTRC"
+            | "DOCKER_CONFIG"
+            | "KUBECONFIG"
+            | "SSH_AUTH_SOCK"
+    ) || name.starts_with("LD_")
+        || name.starts_with("GIT_")
+        || name.starts_with("DYLD_")
+        || name.starts_with("BASH_FUNC_")
+}
+
+/// Handles the wrappers and shells; `false` when `args[0]` is none of them.
+pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
+    let program = args[0].text;
+    match program {
+        "sudo" | "doas" => sudo(cx, args),
+        "env" => env(cx, args),
+        "timeout" => {
+            let spec = Spec {
+                short_values: "ks",
+                long_values: &["kill-after", "signal"],
+            };
+            let (_, at) = Opts::leading(&args[1..], &spec);
+            inner(cx, args, at + 2, "prints its usage");
+        }
+        "nice" => {
+            let spec = Spec {
+                short_values: "n",
+                long_values: &["adjustment"],
+            };
+            let (_, at) = Opts::leading(&args[1..], &spec);
+            inner(cx, args, at + 1, "prints the niceness");
+        }
+        "ionice" => {
+            let spec = Spec {
+                short_values: "cnpPu",
+                long_values: &["class", "classdata", "pid", "pgid", "uid"],
+            };
+            let (opts, at) = Opts::leading(&args[1..], &spec);
+            let targets = opts.short('p') || opts.short('P') || opts.short('u') || opts.long("pid");
+            if targets && (opts.short('c') || opts.short('n')) {
+                cx.mutation(program, "changes the I/O priority of running processes");
+            } else {
+                inner(cx, args, at + 1, "prints the I/O priority");
+            }
+        }
+        "builtin" => {
+            // CLASSIFY-6: `builtin` bypasses functions; it is never read-only.
+            cx.mutation(program, "runs a builtin past any function of that name");
+            let (_, at) = Opts::leading(&args[1..], &Spec::FLAGS_ONLY);
+            inner(cx, args, at + 1, "runs nothing");
+        }
+        "nohup" | "setsid" | "unbuffer" => {
+            let (_, at) = Opts::leading(&args[1..], &Spec::FLAGS_ONLY);
+            inner(cx, args, at + 1, "runs nothing");
+        }
+        "exec" => {
+            let spec = Spec {
+                short_values: "a",
+                long_values: &[],
+            };
+            let (_, at) = Opts::leading(&args[1..], &spec);
+            // CLASSIFY-6: `exec` replaces the shell or rewires its descriptors for good.
+            let predicate = if args.len() > at + 1 {
+                "replaces the shell with the command"
+            } else {
+                "changes the shell's open files"
+            };
+            cx.mutation(program, predicate);
+            inner(cx, args, at + 1, "only applies its redirections");
+        }
+        "command" => {
+            let (opts, at) = Opts::leading(&args[1..], &Spec::FLAGS_ONLY);
+            let odd = opts.items.iter().find_map(|item| match item {
+                Opt::Short('v' | 'V' | 'p', _) => None,
+                Opt::Short(c, _) => Some(format!("-{c}")),
+                Opt::Long(name, _) => Some(format!("--{name}")),
+                Opt::Positional(_) => None,
+            });
+            if let Some(option) = odd {
+                let predicate =
+                    format!("has option `{option}`, which is not known to be read-only");
+                cx.mutation(program, &predicate);
+            }
+            if opts.short('v') || opts.short('V') {
+                cx.read_only(program, "only looks a command up");
+            } else {
+                inner(cx, args, at + 1, "runs nothing");
+            }
+        }
+        "time" => {
+            let spec = Spec {
+                short_values: "of",
+                long_values: &["output", "format"],
+            };
+            let (opts, at) = Opts::leading(&args[1..], &spec);
+            if opts.either('o', "output") {
+                cx.mutation(program, "writes its report to a file");
+            }
+            inner(cx, args, at + 1, "runs nothing");
+        }
+        "stdbuf" => {
+            let spec = Spec {
+                short_values: "ioe",
+                long_values: &["input", "output", "error"],
+            };
+            let (_, at) = Opts::leading(&args[1..], &spec);
+            inner(cx, args, at + 1, "runs nothing");
+        }
+        "chroot" => {
+            let spec = Spec {
+                short_values: "",
+                long_values: &["userspec", "groups"],
+            };
+            let (_, at) = Opts::leading(&args[1..], &spec);
+            if args.len() <= at + 2 {
+                cx.mutation(program, "opens a shell in another root");
+            } else {
+                inner(cx, args, at + 2, "runs nothing");
+            }
+        }
+        "nsenter" => {
+            let spec = Spec {
+                short_values: "tSGrw",
+                long_values: &["target", "setuid", "setgid"],
+            };
+            let (_, at) = Opts::leading(&args[1..], &spec);
+            if args.len() <= at + 1 {
+                cx.mutation(program, "opens a shell in another namespace");
+            } else {
+                inner(cx, args, at + 1, "runs nothing");
+            }
+        }
+        "flock" => flock(cx, args),
+        "xargs" => xargs(cx, args),
+        "watch" => {
+            let spec = Spec {
+                short_values: "nq",
+                long_values: &["interval"],
+            };
+            let (opts, at) = Opts::leading(&args[1..], &spec);
+            if opts.either('x', "exec") {
+                inner(cx, args, at + 1, "runs nothing");
+            } else {
+                let joined = join(&args[(at + 1).min(args.len())..]);
+                script_or_nothing(cx, program, &joined);
+            }
+        }
+        "systemd-run" => {
+            let spec = Spec {
+                short_values: "upEMHs",
+                long_values: &[
+                    "unit",
+                    "property",
+                    "setenv",
+                    "slice",
+                    "description",
+                    "machine",
+                    "host",
+                    "uid",
+                    "gid",
+                    "working-directory",
+                ],
+            };
+            let (_, at) = Opts::leading(&args[1..], &spec);
+            cx.mutation(program, "starts a transient systemd unit");
+            inner(cx, args, at + 1, "runs nothing");
+        }
+        "su" | "runuser" => su(cx, args),
+        "ssh" => ssh(cx, args),
+        "eval" => {
+            // CLASSIFY-6: `eval` is never read-only; what it runs is classified too.
+            cx.mutation(program, "runs its arguments as a script");
+            let joined = join(&args[1..]);
+            script_or_nothing(cx, program, &joined);
+        }
+        "alias" => {
+            let definitions: Vec<&str> = args[1..]
+                .iter()
+                .filter_map(|arg| arg.text.split_once('='))
+                .map(|(_, value)| value)
+                .collect();
+            if definitions.is_empty() {
+                cx.read_only(program, "only lists aliases");
+            }
+            for value in definitions {
+                cx.mutation(
+                    program,
+                    "defines an alias, which changes what a later word runs",
+                );
+                cx.script_without_input(value, program);
+            }
+        }
+        "source" | "." => cx.mutation(program, "runs a script file the classifier cannot read"),
+        "trap" => match args.get(1).map(|arg| arg.text) {
+            None | Some("-l" | "-p" | "-" | "") => cx.read_only(program, "only lists traps"),
+            Some(action) => {
+                cx.mutation(program, "sets a trap, which runs code later");
+                cx.script_without_input(action, program);
+            }
+        },
+        _ if SHELLS.contains(&program) => shell(cx, args),
+        _ if INTERPRETERS.contains(&program) && !program.ends_with("awk") => interpreter(cx, args),
+        _ => return false,
+    }
+    true
+}
+
+/// Classifies `args[at..]` as the wrapped command, or reports `bare` when there is none.
+fn inner(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>], at: usize, bare: &str) {
+    let program = args[0].text;
+    if let Some(arg) = args[1..at.min(args.len())].iter().find(|arg| arg.dynamic) {
+        let predicate = format!("has an option known only at run time (`{}`)", arg.text);
+        cx.mutation(program, &predicate);
+    }
+    match args.get(at..) {
+        Some(rest) if !rest.is_empty() => cx.run(rest),
+        _ => cx.read_only(program, bare),
+    }
+}
+
+fn sudo(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    let program = args[0].text;
+    let spec = Spec {
+        short_values: "CDgpRrtTUuh",
+        long_values: &[
+            "chdir",
+            "close-from",
+            "group",
+            "prompt",
+            "chroot",
+            "role",
+            "type",
+            "command-timeout",
+            "other-user",
+            "user",
+            "host",
+        ],
+    };
+    let (opts, mut at) = Opts::leading(&args[1..], &spec);
+    at += 1;
+    while args
+        .get(at)
+        .is_some_and(|arg| arg.text.contains('=') && !arg.text.starts_with('='))
+    {
+        let name = args[at].text.split('=').next().unwrap_or_default();
+        if !super::super::ast::is_name(name) {
+            break;
+        }
+        if changes_program(name) {
+            cx.mutation(
+                name,
+                "is set for the command, which changes what programs run",
+            );
+        }
+        at += 1;
+    }
+    if opts.either('l', "list") || opts.either('V', "version") {
+        cx.read_only(program, "only lists privileges");
+        return;
+    }
+    if opts.either('e', "edit") {
+        cx.mutation(program, "edits files");
+        return;
+    }
+    if args.len() <= at {
+        if opts.either('s', "shell") || opts.either('i', "login") {
+            cx.mutation(program, "opens a root shell");
+        } else {
+            cx.read_only(program, "runs nothing");
+        }
+        return;
+    }
+    inner(cx, args, at, "runs nothing");
+}
+
+fn env(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    let program = args[0].text;
+    let spec = Spec {
+        short_values: "uCS",
+        long_values: &["unset", "chdir", "split-string"],
+    };
+    let (opts, mut at) = Opts::leading(&args[1..], &spec);
+    at += 1;
+    while let Some(arg) = args.get(at) {
+        let Some((name, _)) = arg.text.split_once('=') else {
+            break;
+        };
+        if !super::super::ast::is_name(name) {
+            break;
+        }
+        if changes_program(name) {
+            cx.mutation(
+                name,
+                "is set for the command, which changes what programs run",
+            );
+        }
+        at += 1;
+    }
+    if let Some(split) = opts.short_value('S').or(opts.long_value("split-string")) {
+        let mut text = split.to_owned();
+        for arg in &args[at..] {
+            text.push(' ');
+            text.push_str(arg.text);
+        }
+        cx.script(&text, program);
+        return;
+    }
+    inner(cx, args, at, "prints the environment");
+}
+
+fn flock(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    let program = args[0].text;
+    let spec = Spec {
+        short_values: "wEc",
+        long_values: &["timeout", "conflict-exit-code", "command"],
+    };
+    let (opts, at) = Opts::leading(&args[1..], &spec);
+    if let Some(command) = opts.short_value('c').or(opts.long_value("command")) {
+        cx.script(command, program);
+        return;
+    }
+    let rest = &args[(at + 2).min(args.len())..];
+    if let Some(Arg {
+        text: "-c" | "--command",
+        ..
+    }) = rest.first()
+    {
+        match rest.get(1) {
+            Some(command) => cx.script(command.text, program),
+            None => cx.read_only(program, "runs nothing"),
+        }
+        return;
+    }
+    inner(cx, args, at + 2, "only takes a lock");
+}
+
+fn xargs(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    let program = args[0].text;
+    let spec = Spec {
+        short_values: "adEILnPs",
+        long_values: &[
+            "arg-file",
+            "delimiter",
+            "eof",
+            "max-lines",
+            "max-args",
+            "max-procs",
+            "max-chars",
+            "process-slot-var",
+        ],
+    };
+    let (opts, at) = Opts::leading(&args[1..], &spec);
+    let replace = match opts.short_value('I') {
+        Some(text) => Some(text),
+        None if opts.short('i') || opts.long("replace") => {
+            Some(opts.long_value("replace").unwrap_or("{}"))
+        }
+        None => None,
+    };
+    let Some(rest) = args.get(at + 1..).filter(|rest| !rest.is_empty()) else {
+        cx.read_only(program, "echoes its input");
+        return;
+    };
+    // Each item read from the input becomes an argument known only at run time.
+    let mut inner: Vec<Arg<'_>> = rest
+        .iter()
+        .map(|arg| match replace {
+            Some(marker) if !marker.is_empty() && arg.text.contains(marker) => {
+                Arg::dynamic(arg.text)
+            }
+            _ => *arg,
+        })
+        .collect();
+    if replace.is_none() {
+        inner.push(Arg::dynamic("(input)"));
+    }
+    cx.run_with_input(&inner, &Stdin::Empty);
+}
+
+fn su(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    let program = args[0].text;
+    let spec = Spec {
+        short_values: "cgGsuw",
+        long_values: &[
+            "command",
+            "group",
+            "supp-group",
+            "shell",
+            "user",
+            "whitelist-environment",
+        ],
+    };
+    let (opts, at) = Opts::leading(&args[1..], &spec);
+    // `su` takes options after the user name too (`su postgres -c '...'`).
+    let all = Opts::parse(&args[1..], &spec);
+    if let Some(command) = all.short_value('c').or(all.long_value("command")) {
+        cx.script(command, program);
+        return;
+    }
+    // `runuser -u user -- cmd` runs the command directly.
+    if program == "runuser" && opts.either('u', "user") && args.len() > at + 1 {
+        cx.run(&args[at + 1..]);
+        return;
+    }
+    cx.mutation(program, "opens a shell as another user");
+}
+
+fn shell(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    let program = args[0].text;
+    let spec = Spec {
+        short_values: "oO",
+        long_values: &["rcfile", "init-file"],
+    };
+    let (opts, at) = Opts::leading(&args[1..], &spec);
+    if opts.long("version") || opts.long("help") {
+        cx.read_only(program, "only prints its version");
+        return;
+    }
+    let first = args.get(at + 1);
+    if opts.short('c') {
+        match first {
+            Some(script) => {
+                cx.read_only(program, "runs the script given with -c");
+                cx.script(script.text, program);
+            }
+            None => cx.read_only(program, "runs nothing"),
+        }
+        return;
+    }
+    if let Some(file) = first.filter(|_| !opts.short('s')) {
+        let predicate = format!(
+            "runs script file `{}`, which the classifier cannot read",
+            file.text
+        );
+        cx.mutation(program, &predicate);
+        return;
+    }
+    match cx.stdin() {
+        Stdin::Text(text) => {
+            cx.read_only(program, "runs the script on its input");
+            // The script's commands read what is left of that input: nothing known.
+            cx.script_without_input(&text, program);
+        }
+        Stdin::Pipe(producer) => {
+            let predicate =
+                format!("runs a script piped from `{producer}`, which the classifier cannot read");
+            cx.report(
+                CommandClass::Destructive,
+                Subject::Word(program),
+                &predicate,
+            );
+        }
+        Stdin::File => cx.mutation(program, "runs a script file the classifier cannot read"),
+        Stdin::Empty => cx.mutation(program, "starts an interactive shell"),
+    }
+}
+
+fn interpreter(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    let program = args[0].text;
+    let version_only =
+        args.len() == 2 && matches!(args[1].text, "--version" | "-V" | "-v" | "version");
+    if version_only {
+        cx.read_only(program, "only prints its version");
+    } else {
+        cx.mutation(program, "runs code the classifier does not read");
+    }
+}
+
+fn ssh(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    let program = args[0].text;
+    let spec = Spec {
+        short_values: "BbcDEeFIiJLlmOopQRSWw",
+        long_values: &[],
+    };
+    let (opts, at) = Opts::leading(&args[1..], &spec);
+    if opts.short('V') || opts.short('G') || opts.short('Q') {
+        cx.read_only(program, "only prints its configuration");
+        return;
+    }
+    if opts.short('O') {
+        cx.mutation(program, "controls a master connection");
+        return;
+    }
+    // CLASSIFY-6: options that run a local program, read a config that may, or write.
+    if let Some(option) = ssh_unsafe_option(&opts) {
+        let predicate = format!("has option `{option}`, which is not known to be read-only");
+        cx.mutation(program, &predicate);
+    }
+    let Some(host) = args.get(at + 1) else {
+        cx.read_only(program, "prints its usage");
+        return;
+    };
+    if host.dynamic {
+        cx.mutation(program, "connects to a host known only at run time");
+    }
+    let remote = &args[at + 2..];
+    if !remote.is_empty() {
+        cx.read_only(program, "runs the remote command");
+        cx.script(&join(remote), program);
+        return;
+    }
+    if opts.short('L') || opts.short('R') || opts.short('D') || opts.short('N') || opts.short('W') {
+        cx.mutation(program, "forwards ports");
+        return;
+    }
+    match cx.stdin() {
+        Stdin::Text(text) => {
+            cx.read_only(program, "runs its input on the remote host");
+            cx.script_without_input(&text, program);
+        }
+        Stdin::Pipe(producer) => {
+            let predicate = format!(
+                "runs a script piped from `{producer}` on the remote host, which the classifier cannot read"
+            );
+            cx.report(
+                CommandClass::Destructive,
+                Subject::Word(program),
+                &predicate,
+            );
+        }
+        Stdin::File | Stdin::Empty => cx.mutation(program, "opens an interactive session"),
+    }
+}
+
+/// `ssh -o` settings that only tune the connection (no `ProxyCommand`, `LocalCommand`,
+/// `KnownHostsCommand`, `Include`, `ControlMaster`, ...).
+const SSH_SAFE_SETTINGS: &[&str] = &[
+    "connecttimeout",
+    "batchmode",
+    "stricthostkeychecking",
+    "userknownhostsfile",
+    "loglevel",
+    "serveraliveinterval",
+    "serveralivecountmax",
+    "connectionattempts",
+    "port",
+    "user",
+    "identityfile",
+    "identitiesonly",
+    "passwordauthentication",
+    "pubkeyauthentication",
+    "preferredauthentications",
+    "hostkeyalgorithms",
+    "compression",
+    "addressfamily",
+    "requesttty",
+    "tcpkeepalive",
+    "checkhostip",
+    "hostname",
+    "numberofpasswordprompts",
+    "kbdinteractiveauthentication",
+    "gssapiauthentication",
+    "updatehostkeys",
+    "visualhostkey",
+];
+
+/// The first `ssh` option that is not known to leave the local side alone.
+fn ssh_unsafe_option(opts: &Opts<'_>) -> Option<String> {
+    opts.items.iter().find_map(|item| match item {
+        Opt::Short('o', value) => {
+            let value = value.unwrap_or_default();
+            let key = value
+                .split(['=', ' ', '\t'])
+                .next()
+                .unwrap_or_default()
+                .to_ascii_lowercase();
+            (!SSH_SAFE_SETTINGS.contains(&key.as_str())).then(|| format!("-o {value}"))
+        }
+        Opt::Short(c, _) if "EFMSwWLRDef".contains(*c) => Some(format!("-{c}")),
+        Opt::Short(c, _) if !"46AaCgKkNnqsTtVvXxYyBbcIiJlmpPQ".contains(*c) => {
+            Some(format!("-{c}"))
+        }
+        Opt::Long(name, _) => Some(format!("--{name}")),
+        _ => None,
+    })
+}
+
+/// `eval` and `watch`: the arguments joined by spaces are a script.
+fn script_or_nothing(cx: &mut Cx<'_, '_, '_, '_>, program: &str, joined: &str) {
+    if joined.trim().is_empty() {
+        cx.read_only(program, "runs nothing");
+    } else {
+        cx.script(joined, program);
+    }
+}
+
+/// Arguments joined with spaces, as `ssh` and `eval` hand them to a shell.
+fn join(args: &[Arg<'_>]) -> String {
+    let mut text = String::new();
+    for (idx, arg) in args.iter().enumerate() {
+        if idx > 0 {
+            text.push(' ');
+        }
+        text.push_str(arg.text);
+    }
+    text
+}

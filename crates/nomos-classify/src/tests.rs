@@ -1,0 +1,1309 @@
+//! Classifier tests: one-line behaviour tests per rule, the shipped corpus, the policy file,
+//! and property tests (totality, determinism, wrappers never make a command less strict).
+
+use proptest::prelude::*;
+
+use super::corpus::parse_corpus;
+use super::{Policy, PolicyErrorKind, Script, classify};
+use crate::class::CommandClass::{self, ConfigMutation, Destructive, ReadOnly};
+
+const CORPUS: &str = include_str!("../../../fixtures/classify/corpus.tsv");
+const EXAMPLE_POLICY: &str = include_str!("../../../fixtures/classify/policy.example.toml");
+
+#[track_caller]
+fn check(command: &str, expected: CommandClass) {
+    let got = classify(command);
+    assert_eq!(got.class, expected, "`{command}`: {}", got.reason);
+}
+
+#[track_caller]
+fn check_reason(command: &str, expected: CommandClass, reason: &str) {
+    let got = classify(command);
+    assert_eq!(got.class, expected, "`{command}`: {}", got.reason);
+    assert!(
+        got.reason.contains(reason),
+        "`{command}`: reason `{}` lacks `{reason}`",
+        got.reason
+    );
+}
+
+// rule: CLASSIFY-1
+#[test]
+fn classify_1_reason_names_the_deciding_word_and_part() {
+    check_reason(
+        "ls; rm -rf /tmp/x",
+        Destructive,
+        "`rm` in part 2 (`rm -rf /tmp/x`) deletes files",
+    );
+}
+// rule: CLASSIFY-1
+#[test]
+fn classify_1_unknown_command_is_config_mutation() {
+    check_reason(
+        "frobnicate --all",
+        ConfigMutation,
+        "unknown command `frobnicate`",
+    );
+}
+// rule: CLASSIFY-1
+#[test]
+fn classify_1_path_qualified_reader_is_unknown() {
+    check_reason(
+        "./cat /etc/passwd",
+        ConfigMutation,
+        "unknown command `./cat`",
+    );
+}
+// rule: CLASSIFY-7 (replaces CLASSIFY-1's "a path-qualified reader is unknown")
+#[test]
+fn classify_7_a_program_in_a_system_directory_is_its_basename() {
+    check_reason(
+        "/usr/bin/ls -la",
+        ReadOnly,
+        "`/usr/bin/ls` is read as `ls`, a program in a system directory",
+    );
+    check_reason("/usr/bin/rm -rf x", Destructive, "`rm`");
+    check_reason("/bin/rm -rf x", Destructive, "`/bin/rm` is read as `rm`");
+    for dir in ["/sbin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"] {
+        check(&format!("{dir}/reboot"), Destructive);
+        check(&format!("sudo {dir}/cat /etc/shadow"), ReadOnly);
+    }
+}
+// rule: CLASSIFY-1
+#[test]
+fn classify_1_program_known_only_at_run_time_is_unknown() {
+    check_reason("$CMD --force", ConfigMutation, "unknown command `$CMD`");
+}
+// rule: CLASSIFY-1
+#[test]
+fn classify_1_read_only_reason_lists_every_part() {
+    check_reason(
+        "uptime; df -h",
+        ReadOnly,
+        "all 2 parts only read (`uptime`, `df`)",
+    );
+}
+// rule: CLASSIFY-1
+#[test]
+fn classify_1_flag_sensitive_reader_with_a_dynamic_argument_is_a_mutation() {
+    check("find . $FLAGS", ConfigMutation);
+}
+// rule: CLASSIFY-1
+#[test]
+fn classify_1_plain_reader_with_a_dynamic_argument_still_reads() {
+    check("cat \"$FILE\"", ReadOnly);
+}
+
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_semicolon_list_takes_the_strictest_part() {
+    check("ls; rm -rf /", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_and_list_is_read_part_by_part() {
+    check("true && reboot", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_or_list_is_read_part_by_part() {
+    check("false || systemctl restart nginx", ConfigMutation);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_background_job_is_classified() {
+    check("sleep 1 & rm x", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_pipeline_parts_are_each_classified() {
+    check("ps aux | grep nginx | tee /etc/x", ConfigMutation);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_command_substitution_is_classified() {
+    check_reason("echo $(reboot)", Destructive, "`reboot` in part 2");
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_backtick_substitution_is_classified() {
+    check("echo `rm -rf /tmp/x`", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_substitution_inside_double_quotes_is_classified() {
+    check("echo \"now: $(shutdown -h now)\"", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_single_quotes_hide_substitutions() {
+    check("echo '$(reboot)'", ReadOnly);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_substitution_in_parameter_default_is_classified() {
+    check("echo ${X:-$(reboot)}", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_process_substitution_is_classified() {
+    check("diff <(rm -rf /tmp/a) /dev/null", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_subshell_is_classified() {
+    check("(cd /tmp && rm -rf build)", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_brace_group_is_classified() {
+    check("{ ls; rm x; }", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_if_condition_is_classified() {
+    check("if rm -rf /tmp/x; then echo ok; fi", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_if_else_branch_is_classified() {
+    check(
+        "if true; then ls; elif false; then ls; else reboot; fi",
+        Destructive,
+    );
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_for_body_is_classified() {
+    check("for f in /tmp/*.log; do rm \"$f\"; done", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_arithmetic_for_body_is_classified() {
+    check(
+        "for ((i=0; i<3; i++)); do echo $i > /tmp/f; done",
+        ConfigMutation,
+    );
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_while_loop_reading_lines_only_reads() {
+    check(
+        "while read -r l; do echo \"$l\"; done < /etc/hosts",
+        ReadOnly,
+    );
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_until_body_is_classified() {
+    check("until false; do systemctl stop app; done", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_case_arms_are_classified() {
+    check(
+        "case $1 in start) ls;; stop) rm -f /run/app.pid;; esac",
+        Destructive,
+    );
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_function_body_is_classified() {
+    check("cleanup() { rm -rf /tmp/x; }", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_calling_a_defined_reader_function_reads() {
+    check("f() { ls; }; f", ReadOnly);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_test_brackets_keep_their_operators() {
+    check(
+        "[[ -f /a && -d /b || $x =~ ^(a|b)$ ]] && echo yes",
+        ReadOnly,
+    );
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_redirection_to_a_file_is_a_mutation() {
+    check_reason("echo x > /etc/motd", ConfigMutation, "`> /etc/motd`");
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_append_redirection_is_a_mutation() {
+    check("echo x >> /etc/hosts", ConfigMutation);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_redirection_of_both_streams_to_a_file_is_a_mutation() {
+    check("ls &> /tmp/all", ConfigMutation);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_redirection_to_dev_null_is_harmless() {
+    check("ls > /dev/null 2>&1", ReadOnly);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_fd_duplication_is_harmless() {
+    check("ls 2>&1 >&2", ReadOnly);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_redirection_to_a_block_device_is_destructive() {
+    check("echo x > /dev/sda", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_redirection_to_a_device_mapper_volume_is_destructive() {
+    check("cat img >> /dev/mapper/vg0-root", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_redirection_after_a_group_is_classified() {
+    check("{ ls; } > /tmp/out", ConfigMutation);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_tee_to_a_file_is_a_mutation() {
+    check("echo x | tee /etc/x", ConfigMutation);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_tee_to_dev_null_only_reads() {
+    check("ls | tee /dev/null", ReadOnly);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_here_document_fed_to_a_shell_is_classified() {
+    check("bash <<EOF\nsystemctl stop nginx\nEOF", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_here_document_through_cat_to_a_shell_is_classified() {
+    check("cat <<'EOF' | sh\nreboot\nEOF", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_here_document_substitution_is_classified() {
+    check("cat <<EOF\n$(rm -rf /tmp/x)\nEOF", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_quoted_here_document_does_not_expand() {
+    check("cat <<'EOF'\n$(rm -rf /tmp/x)\nEOF", ReadOnly);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_here_document_of_sql_is_read() {
+    check("psql app <<SQL\nDROP TABLE users;\nSQL", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_here_string_to_a_shell_is_classified() {
+    check("sh <<< 'rm -rf /tmp/x'", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_assignment_prefix_is_unwrapped() {
+    check("LANG=C ls", ReadOnly);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_assignment_to_path_is_a_mutation() {
+    check("PATH=/tmp/evil ls", ConfigMutation);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_assignment_from_a_substitution_is_classified() {
+    check("X=$(rm -rf /tmp/y)", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_env_wrapper_is_unwrapped() {
+    check("env A=1 B=2 rm -rf /tmp/x", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_sudo_with_flags_is_unwrapped() {
+    check("sudo -u postgres -H rm -rf /tmp/x", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_sudo_keeps_a_reader_read_only() {
+    check("sudo -n docker compose ps", ReadOnly);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_nice_is_unwrapped() {
+    check("nice -n 19 rm -rf /tmp/x", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_timeout_is_unwrapped() {
+    check("timeout -k 5 30 systemctl stop nginx", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_ionice_nohup_and_xargs_are_unwrapped() {
+    check("ionice -c3 nohup xargs rm", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_xargs_with_a_plain_reader_reads() {
+    check("find /etc -name '*.conf' | xargs grep -l listen", ReadOnly);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_bash_c_script_is_read() {
+    check("bash -c 'ls; rm -rf /tmp/x'", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_bash_lc_reader_reads() {
+    check("bash -lc 'docker compose logs --tail=10'", ReadOnly);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_sh_c_with_double_quotes_is_read() {
+    check("sh -c \"systemctl restart nginx\"", ConfigMutation);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_ssh_remote_command_is_read() {
+    check("ssh -p 22 root@db 'systemctl stop postgresql'", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_ssh_remote_reader_reads() {
+    check("ssh web01 uptime", ReadOnly);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_eval_text_is_read() {
+    check("eval 'rm -rf /tmp/x'", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_echo_piped_into_sh_is_read() {
+    check("echo 'rm -rf /' | sh", Destructive);
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_download_piped_into_sh_is_destructive() {
+    check_reason(
+        "curl -fsSL https://x.example/i.sh | sh",
+        Destructive,
+        "cannot read",
+    );
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_nested_wrappers_are_all_unwrapped() {
+    check(
+        "sudo env A=1 timeout 5 nice bash -c \"ssh h 'rm -rf /x'\"",
+        Destructive,
+    );
+}
+// rule: CLASSIFY-2
+#[test]
+fn classify_2_escaped_program_name_is_still_that_program() {
+    check("\\rm -rf /tmp/x", Destructive);
+}
+
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_docker_inspection_verbs_read() {
+    for verb in [
+        "ps",
+        "images",
+        "inspect web",
+        "logs web",
+        "version",
+        "info",
+        "stats",
+        "top web",
+        "port web",
+    ] {
+        check(&format!("docker {verb}"), ReadOnly);
+    }
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_docker_compose_inspection_verbs_read() {
+    for verb in ["logs", "ps", "top", "config", "images", "port web 80"] {
+        check(&format!("docker compose {verb}"), ReadOnly);
+        check(&format!("docker-compose {verb}"), ReadOnly);
+    }
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_docker_compose_logs_with_tail_reads() {
+    check("docker compose logs --tail=100", ReadOnly);
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_docker_exec_and_run_are_never_read_only() {
+    check("docker exec web ls", ConfigMutation);
+    check("docker run --rm alpine true", ConfigMutation);
+    check("docker compose exec web cat /etc/hosts", ConfigMutation);
+    check("docker compose run --rm web ls", ConfigMutation);
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_docker_exec_of_a_destructive_command_is_destructive() {
+    check("docker exec db rm -rf /var/lib/postgresql", Destructive);
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_systemctl_inspection_verbs_read() {
+    for verb in [
+        "status nginx",
+        "is-active nginx",
+        "list-units",
+        "show nginx",
+    ] {
+        check(&format!("systemctl {verb}"), ReadOnly);
+    }
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_journalctl_reads() {
+    check("journalctl -u nginx -n 100 --no-pager", ReadOnly);
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_journalctl_vacuum_and_rotate_are_not_read_only() {
+    check("journalctl --vacuum-time=7d", Destructive);
+    check("journalctl --rotate", ConfigMutation);
+    check("journalctl --flush", ConfigMutation);
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_find_without_actions_reads() {
+    check("find /var/log -name '*.gz' -mtime +7 -print", ReadOnly);
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_find_actions_are_not_read_only() {
+    check("find . -exec cat {} \\;", ConfigMutation);
+    check("find . -execdir ls {} +", ConfigMutation);
+    check("find . -ok ls {} \\;", ConfigMutation);
+    check("find / -fprint /tmp/list", ConfigMutation);
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_find_exec_of_rm_is_destructive() {
+    check("find /tmp -exec rm {} \\;", Destructive);
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_sed_n_reads() {
+    check("sed -n '1,10p' /etc/passwd", ReadOnly);
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_sed_in_place_is_a_mutation() {
+    check("sed -i 's/a/b/' /etc/x", ConfigMutation);
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_sed_write_command_is_a_mutation() {
+    check("sed -n 's/a/b/w /tmp/out' file", ConfigMutation);
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_package_queries_read() {
+    check("apt list --installed", ReadOnly);
+    check("apt-cache policy nginx", ReadOnly);
+    check("dpkg -l", ReadOnly);
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_basic_readers_read() {
+    for command in [
+        "cat /etc/hosts",
+        "head -5 f",
+        "tail -n 5 f",
+        "grep -r x /etc",
+        "ls -la",
+        "df -h",
+        "du -sh /",
+        "free -m",
+        "uptime",
+        "ps aux",
+        "ss -tlnp",
+        "ip addr show",
+        "ip route show",
+        "ip link show",
+        "hostname",
+        "uname -a",
+        "id",
+        "whoami",
+        "sensors",
+        "lsblk",
+        "mount",
+    ] {
+        check(command, ReadOnly);
+    }
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_mount_with_arguments_is_a_mutation() {
+    check("mount /dev/sdb1 /mnt", ConfigMutation);
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_git_inspection_verbs_read() {
+    for verb in ["status", "log --oneline", "diff HEAD~1", "show HEAD"] {
+        check(&format!("git {verb}"), ReadOnly);
+    }
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_git_c_makes_a_reader_a_mutation() {
+    check("git -c core.pager=less log", ConfigMutation);
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_git_log_output_file_is_a_mutation() {
+    check("git log --output=/tmp/x", ConfigMutation);
+}
+// rule: CLASSIFY-3
+#[test]
+fn classify_3_sort_output_file_is_a_mutation() {
+    check("sort -o /tmp/s in.txt", ConfigMutation);
+}
+
+// rule: CLASSIFY-4
+#[test]
+fn classify_4_rm_of_any_path_is_destructive() {
+    check("rm /tmp/x", Destructive);
+    check("rm -rf /", Destructive);
+}
+// rule: CLASSIFY-4
+#[test]
+fn classify_4_disk_tools_are_destructive() {
+    for command in [
+        "shred -u f",
+        "truncate -s 0 f",
+        "mkfs.ext4 /dev/sdb1",
+        "mkfs -t xfs /dev/sdc",
+        "dd if=/dev/zero of=/dev/sda",
+        "wipefs -a /dev/sdb",
+        "fdisk /dev/sda",
+        "parted /dev/sda rm 1",
+    ] {
+        check(command, Destructive);
+    }
+}
+// rule: CLASSIFY-4
+#[test]
+fn classify_4_partition_listing_only_reads() {
+    check("fdisk -l", ReadOnly);
+    check("parted /dev/sda print", ReadOnly);
+}
+// rule: CLASSIFY-4
+#[test]
+fn classify_4_power_commands_are_destructive() {
+    for command in ["shutdown -h now", "reboot", "poweroff", "halt"] {
+        check(command, Destructive);
+    }
+}
+// rule: CLASSIFY-4
+#[test]
+fn classify_4_systemctl_stop_disable_mask_are_destructive() {
+    for verb in ["stop", "disable", "mask"] {
+        check(&format!("systemctl {verb} nginx"), Destructive);
+    }
+}
+// rule: CLASSIFY-4
+#[test]
+fn classify_4_docker_removals_are_destructive() {
+    for command in [
+        "docker stop web",
+        "docker rm web",
+        "docker rmi img",
+        "docker system prune -f",
+        "docker volume rm data",
+    ] {
+        check(command, Destructive);
+    }
+}
+// rule: CLASSIFY-4
+#[test]
+fn classify_4_docker_compose_stop_and_down_are_destructive() {
+    check("docker compose stop", Destructive);
+    check("docker compose down", Destructive);
+    check("docker compose down -v", Destructive);
+}
+// rule: CLASSIFY-4
+#[test]
+fn classify_4_proxmox_and_zfs_destroy_are_destructive() {
+    check("zfs destroy tank/x", Destructive);
+    check("pct destroy 101", Destructive);
+    check("qm destroy 100", Destructive);
+}
+// rule: CLASSIFY-4
+#[test]
+fn classify_4_sql_drop_and_truncate_are_destructive() {
+    check("psql -c 'DROP TABLE users'", Destructive);
+    check("mysql -e 'truncate sessions'", Destructive);
+    check("sqlite3 db 'drop table t'", Destructive);
+}
+// rule: CLASSIFY-4
+#[test]
+fn classify_4_sql_select_reads() {
+    check("psql -c 'SELECT * FROM users'", ReadOnly);
+}
+// rule: CLASSIFY-4
+#[test]
+fn classify_4_sql_keyword_inside_a_string_literal_is_ignored() {
+    check("psql -c \"SELECT 'DROP TABLE x'\"", ReadOnly);
+}
+// rule: CLASSIFY-4
+#[test]
+fn classify_4_recursive_chmod_or_chown_of_root_is_destructive() {
+    check("chmod -R 777 /", Destructive);
+    check("chown -R nobody /", Destructive);
+    check("chmod -R 755 /srv/app", ConfigMutation);
+}
+// rule: CLASSIFY-4
+#[test]
+fn classify_4_find_delete_is_destructive() {
+    check("find /tmp -delete", Destructive);
+}
+// rule: CLASSIFY-4
+#[test]
+fn classify_4_kill_9_1_is_destructive() {
+    check("kill -9 1", Destructive);
+    check("kill 1234", ConfigMutation);
+}
+// rule: CLASSIFY-4
+#[test]
+fn classify_4_fork_bomb_is_destructive() {
+    check_reason(":(){ :|:& };:", Destructive, "fork bomb");
+}
+// rule: CLASSIFY-4
+#[test]
+fn classify_4_state_changes_are_config_mutation() {
+    for command in [
+        "apt-get update",
+        "apt-get upgrade -y",
+        "apt-get install -y nginx",
+        "docker compose pull",
+        "docker compose up -d",
+        "docker compose restart",
+        "systemctl restart nginx",
+        "sed -i s/a/b/ f",
+        "cp a b",
+        "echo x > f",
+    ] {
+        check(command, ConfigMutation);
+    }
+}
+
+// rule: CLASSIFY-5
+#[test]
+fn classify_5_unterminated_quote_could_not_parse() {
+    check_reason("echo 'oops", Destructive, "could not parse");
+}
+// rule: CLASSIFY-5
+#[test]
+fn classify_5_dangling_pipe_could_not_parse() {
+    check_reason("ls |", Destructive, "could not parse");
+}
+// rule: CLASSIFY-5
+#[test]
+fn classify_5_missing_fi_could_not_parse() {
+    check_reason("if true; then ls", Destructive, "could not parse");
+}
+// rule: CLASSIFY-5
+#[test]
+fn classify_5_unparseable_bash_c_script_is_destructive() {
+    check_reason("bash -c 'echo \"oops'", Destructive, "could not parse");
+}
+// rule: CLASSIFY-5
+#[test]
+fn classify_5_deep_nesting_is_refused_not_overflowed() {
+    let command = format!("{}ls{}", "( ".repeat(10_000), " )".repeat(10_000));
+    check_reason(&command, Destructive, "could not parse");
+}
+// rule: CLASSIFY-5
+#[test]
+fn classify_5_deeply_nested_wrappers_are_refused() {
+    check_reason(
+        &format!("{}ls", "sudo ".repeat(40)),
+        Destructive,
+        "nested too deeply",
+    );
+    check_reason(
+        &format!("{}ls", "eval ".repeat(40)),
+        Destructive,
+        "nested too deeply",
+    );
+}
+// rule: CLASSIFY-5
+#[test]
+fn classify_5_shells_reading_shells_from_their_input_stay_bounded() {
+    // Found by the fuzzer: each `sh` once re-read the whole input, exponentially.
+    let line = "sh\n";
+    let command = format!("cat <<EOF | sh\n{}EOF\nrcp", line.repeat(200));
+    check(&command, ConfigMutation);
+    let command = format!("cat <<EOF | sh\n{}EOF\n", "sh\nrm x\n".repeat(50));
+    check(&command, Destructive);
+}
+// rule: CLASSIFY-5
+#[test]
+fn classify_5_many_parts_are_refused_not_walked_forever() {
+    let command = "ls;".repeat(5000);
+    check_reason(
+        &command,
+        Destructive,
+        "more parts than the classifier reads",
+    );
+}
+// rule: CLASSIFY-5
+#[test]
+fn classify_5_empty_command_runs_nothing() {
+    check("", ReadOnly);
+    check("   # just a comment", ReadOnly);
+}
+
+#[test]
+fn parse_reads_words_after_quote_removal() {
+    let script = Script::parse("echo 'a b' \"c$HOME\" d\\ e").unwrap();
+    let super::ast::Command::Simple(simple) = &script.body.items[0].and_or.first.commands[0] else {
+        panic!("expected a simple command");
+    };
+    let words: Vec<&str> = simple.words.iter().map(|word| word.text.as_str()).collect();
+    assert_eq!(words, ["echo", "a b", "c$HOME", "d e"]);
+    assert!(simple.words[2].literal().is_none());
+}
+
+// rule: CLASSIFY-5
+#[test]
+fn parse_error_names_the_offset() {
+    let err = Script::parse("ls; echo \"x").unwrap_err();
+    assert_eq!(err.to_string(), "unterminated double quote at byte 9");
+}
+
+// rule: CLASSIFY-1
+#[test]
+fn the_shipped_corpus_is_classified_without_a_miss() {
+    let entries = parse_corpus(CORPUS).unwrap();
+    assert!(
+        entries.len() >= 400,
+        "corpus has only {} commands",
+        entries.len()
+    );
+    let mut misses = Vec::new();
+    for entry in &entries {
+        let got = classify(&entry.command);
+        if got.class != entry.expected {
+            misses.push(format!(
+                "line {}: expected {}, got {} for `{}` ({})",
+                entry.line, entry.expected, got.class, entry.command, got.reason
+            ));
+        }
+    }
+    assert!(
+        misses.is_empty(),
+        "{} misses:\n{}",
+        misses.len(),
+        misses.join("\n")
+    );
+}
+
+// rule: GATE-8
+#[test]
+fn gate_8_example_policy_loads_and_applies() {
+    let policy = Policy::parse(EXAMPLE_POLICY, "policy.example.toml").unwrap();
+    assert!(!policy.rules().is_empty());
+    assert_eq!(policy.classify("healthcheck --quick").class, ReadOnly);
+    assert_eq!(
+        policy.classify("docker compose restart web").class,
+        Destructive
+    );
+}
+// rule: GATE-8
+#[test]
+fn gate_8_empty_policy_is_the_built_in_classifier() {
+    assert_eq!(Policy::empty().classify("rm x"), classify("rm x"));
+}
+// rule: GATE-8
+#[test]
+fn gate_8_rule_without_examples_only_makes_stricter() {
+    let policy = Policy::parse(
+        "[[rule]]\nprefix = [\"rm\"]\nclass = \"read_only\"\nreason = \"r\"\n",
+        "p.toml",
+    )
+    .unwrap();
+    assert_eq!(policy.classify("rm -rf /tmp/x").class, Destructive);
+    let policy = Policy::parse(
+        "[[rule]]\nprefix = [\"ls\"]\nclass = \"destructive\"\nreason = \"no\"\n",
+        "p.toml",
+    )
+    .unwrap();
+    let got = policy.classify("ls -la");
+    assert_eq!(got.class, Destructive);
+    assert!(
+        got.reason.contains("policy rule `ls` (p.toml:1)"),
+        "{}",
+        got.reason
+    );
+}
+// rule: GATE-8
+#[test]
+fn gate_8_rule_with_examples_can_make_less_strict() {
+    let text = "[[rule]]\nprefix = [\"deploy-status\"]\nclass = \"read_only\"\nreason = \"our tool\"\nmatch = [\"deploy-status --all\"]\nnot_match = [\"deploy --all\"]\n";
+    let policy = Policy::parse(text, "p.toml").unwrap();
+    assert_eq!(policy.classify("deploy-status").class, ReadOnly);
+    assert_eq!(policy.classify("sudo deploy-status").class, ReadOnly);
+    assert_eq!(policy.classify("deploy-status; rm x").class, Destructive);
+}
+// rule: GATE-8
+#[test]
+fn gate_8_relaxing_rule_never_hides_what_a_wrapped_command_runs() {
+    let text = "[[rule]]\nprefix = [\"docker\", \"exec\"]\nclass = \"read_only\"\nreason = \"r\"\nmatch = [\"docker exec web cat /etc/hosts\"]\n";
+    let policy = Policy::parse(text, "p.toml").unwrap();
+    assert_eq!(policy.classify("docker exec web cat /x").class, ReadOnly);
+    assert_eq!(
+        policy.classify("docker exec web rm -rf /x").class,
+        Destructive
+    );
+}
+// rule: GATE-8
+#[test]
+fn gate_8_relaxing_a_shell_interpreter_sudo_env_or_ssh_is_a_load_error() {
+    for program in ["bash", "python3", "sudo", "env", "ssh"] {
+        let text = format!(
+            "[[rule]]\nprefix = [\"{program}\"]\nclass = \"read_only\"\nreason = \"r\"\nmatch = [\"{program} x\"]\n"
+        );
+        let err = Policy::parse(&text, "p.toml").unwrap_err();
+        assert_eq!(err.kind, PolicyErrorKind::CannotRelax(program.into()));
+        assert_eq!(err.line, 1);
+        assert!(err.to_string().starts_with("p.toml:1: rule for `"), "{err}");
+    }
+}
+// rule: GATE-8
+#[test]
+fn gate_8_example_with_another_class_is_a_load_error() {
+    let text = "# header\n\n[[rule]]\nprefix = [\"mytool\"]\nclass = \"read_only\"\nreason = \"r\"\nmatch = [\"mytool > /etc/x\"]\n";
+    let err = Policy::parse(text, "ops.toml").unwrap_err();
+    assert_eq!(err.line, 3, "{err}");
+    assert!(
+        matches!(
+            err.kind,
+            PolicyErrorKind::ExampleClass {
+                got: ConfigMutation,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+// rule: GATE-8
+#[test]
+fn gate_8_unmatched_example_is_a_load_error() {
+    let text = "[[rule]]\nprefix = [\"mytool\", \"status\"]\nclass = \"read_only\"\nreason = \"r\"\nmatch = [\"mytool stats\"]\n";
+    let err = Policy::parse(text, "p.toml").unwrap_err();
+    assert_eq!(
+        err.kind,
+        PolicyErrorKind::ExampleNotMatched("mytool stats".into())
+    );
+}
+// rule: GATE-8
+#[test]
+fn gate_8_matched_counterexample_is_a_load_error() {
+    let text = "[[rule]]\nprefix = [\"ls\"]\nclass = \"destructive\"\nreason = \"r\"\nnot_match = [\"sudo ls\"]\n";
+    let err = Policy::parse(text, "p.toml").unwrap_err();
+    assert_eq!(
+        err.kind,
+        PolicyErrorKind::CounterexampleMatched("sudo ls".into())
+    );
+}
+// rule: GATE-8
+#[test]
+fn gate_8_broken_toml_names_file_and_line() {
+    let err = Policy::parse("[[rule]]\nprefix = [\"ls\"\nclass = 1\n", "broken.toml").unwrap_err();
+    assert_eq!(err.origin, "broken.toml");
+    assert!(err.line >= 2, "{err}");
+    assert!(err.to_string().starts_with("broken.toml:"), "{err}");
+}
+// rule: GATE-8
+#[test]
+fn gate_8_unknown_field_and_bad_class_are_load_errors() {
+    let err = Policy::parse(
+        "[[rule]]\nprefix = [\"ls\"]\nclass = \"safe\"\nreason = \"r\"\n",
+        "p.toml",
+    )
+    .unwrap_err();
+    assert!(matches!(err.kind, PolicyErrorKind::Syntax(_)), "{err}");
+    let err = Policy::parse(
+        "[[rule]]\nprefix = [\"ls\"]\nclass = \"read_only\"\nreason = \"r\"\nmatches = []\n",
+        "p.toml",
+    )
+    .unwrap_err();
+    assert!(matches!(err.kind, PolicyErrorKind::Syntax(_)), "{err}");
+}
+// rule: GATE-8
+#[test]
+fn gate_8_empty_prefix_is_a_load_error() {
+    let err = Policy::parse(
+        "[[rule]]\nprefix = []\nclass = \"read_only\"\nreason = \"r\"\n",
+        "p.toml",
+    )
+    .unwrap_err();
+    assert_eq!(err.kind, PolicyErrorKind::EmptyPrefix);
+}
+
+/// Quotes `text` as one single-quoted shell word.
+fn shell_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+fn metachar_string() -> impl Strategy<Value = String> {
+    let pieces = prop::sample::select(vec![
+        " ", "\t", "\n", ";", ";;", "&", "&&", "|", "||", "|&", "(", ")", "{", "}", "<", ">", ">>",
+        "<<", "<<-", "<<<", "2>&1", "&>", "'", "\"", "\\", "`", "$", "$(", "${", "$((", "))", "*",
+        "?", "[", "]", "[[", "]]", "#", "=", "!", "~", "if", "then", "fi", "for", "in", "do",
+        "done", "while", "case", "esac", "function", "ls", "rm", "sudo", "bash", "-c", "EOF", "x",
+        "-rf",
+    ]);
+    prop::collection::vec(pieces, 0..24).prop_map(|pieces| pieces.concat())
+}
+
+fn base_command() -> impl Strategy<Value = &'static str> {
+    prop::sample::select(vec![
+        "ls -la /etc",
+        "cat /etc/hosts | grep x",
+        "docker compose logs --tail=5",
+        "rm -rf /tmp/x",
+        "systemctl restart nginx",
+        "systemctl stop nginx",
+        "echo x > /etc/x",
+        "find . -delete",
+        "git log --oneline",
+        "sed -i s/a/b/ f",
+        "frobnicate",
+        "./cat x",
+        "echo $(reboot)",
+        "psql -c 'DROP TABLE t'",
+        "apt-get install -y x",
+        "df -h; free -m",
+        "kill -9 1",
+        "ls > /dev/sda",
+        "echo 'unterminated",
+        "for f in a b; do rm $f; done",
+        "mkfs.ext4 /dev/sdb",
+        "journalctl -u x",
+    ])
+}
+
+proptest! {
+    // rule: CLASSIFY-5
+    #[test]
+    fn classify_5_never_panics_and_is_deterministic_on_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+        let command = String::from_utf8_lossy(&bytes);
+        prop_assert_eq!(classify(&command), classify(&command));
+    }
+
+    // rule: CLASSIFY-5
+    #[test]
+    fn classify_5_never_panics_and_is_deterministic_on_shell_metacharacters(command in metachar_string()) {
+        let first = classify(&command);
+        prop_assert_eq!(&first, &classify(&command));
+        if first.reason.starts_with("could not parse") {
+            prop_assert_eq!(first.class, Destructive);
+        }
+    }
+
+    // rule: CLASSIFY-2
+    #[test]
+    fn classify_2_wrapping_never_makes_a_command_less_strict(command in base_command(), wrapper in 0usize..10) {
+        let wrapped = match wrapper {
+            0 => format!("sudo {command}"),
+            1 => format!("bash -c {}", shell_quote(command)),
+            2 => format!("{command}; true"),
+            3 => format!("true && {command}"),
+            4 => format!("({command})"),
+            5 => format!("{command} | cat"),
+            6 => format!("env A=1 {command}"),
+            7 => format!("timeout 5 {command}"),
+            8 => format!("sh -c {}", shell_quote(command)),
+            _ => format!("nice -n 5 {command}"),
+        };
+        let bare = classify(command);
+        let outer = classify(&wrapped);
+        prop_assert!(outer.class >= bare.class, "`{}` is {} but `{}` is {} ({})", command, bare.class, wrapped, outer.class, outer.reason);
+    }
+}
+
+// rule: CLASSIFY-6
+#[test]
+fn classify_6_an_option_that_writes_or_runs_a_program_is_never_read_only() {
+    for (command, option) in [
+        ("rg --pre cat foo", "--pre"),
+        ("rg --pre=cat foo", "--pre=cat"),
+        ("rg -n --hostname-bin /tmp/x foo", "--hostname-bin"),
+        ("rg --search-zip foo", "--search-zip"),
+        ("base64 -o out.txt in", "-o"),
+        ("base64 -oout.txt in", "-oout.txt"),
+        ("sort --out=x in", "--out=x"),
+        ("less +!id x", "+!id"),
+        ("less -O log x", "-O"),
+        ("tree -o out /etc", "-o"),
+        ("cat --frobnicate x", "--frobnicate"),
+        ("grep --pre x y", "--pre"),
+        ("lastlog -C -u bob", "-C"),
+        ("ping -f host", "-f"),
+        ("file -C -m magic", "-C"),
+        ("find / -fls /tmp/x", "-fls"),
+        ("find / -newer x -frob", "-frob"),
+        ("git --exec-path=/tmp log", "--exec-path"),
+        ("git --frob log", "--frob"),
+        ("git diff --ext-diff", "--ext-diff"),
+        ("git grep -Ovim x", "-Ovim"),
+        ("git ls-remote --upload-pack=id origin", "--upload-pack=id"),
+        ("git log --output=/tmp/x", "--output"),
+        ("command -x ls", "-x"),
+    ] {
+        let got = classify(command);
+        assert_eq!(got.class, ConfigMutation, "`{command}`: {}", got.reason);
+        assert!(
+            got.reason.contains(option),
+            "`{command}`: reason `{}` does not name `{option}`",
+            got.reason
+        );
+    }
+}
+
+// rule: CLASSIFY-6
+#[test]
+fn classify_6_writing_forms_of_the_readers_are_not_read_only() {
+    for command in [
+        "sed -n 'w /tmp/f' x",
+        "sed -n 's/a/b/w /tmp/f' x",
+        "sed -n '1e id' x",
+        "sed 's/a/id/e' x",
+        "sed -n 'W /tmp/f' x",
+        "find . -fprint /tmp/x",
+        "find . -fprintf /tmp/x %p",
+        "sort -o out in",
+        "git -c core.pager=id log",
+        "git -ccore.pager=id log",
+        "git --config-env=core.pager=X log",
+        "tar -cf x.tar dir",
+        "tar -xf x.tar",
+        "tar -tf x.tar --to-command=id",
+        "curl -o x http://a",
+        "curl -ox http://a",
+        "curl -O http://a/x",
+        "curl -K cfg http://a",
+        "curl -d a=b http://a",
+        "date -s 10:00",
+        "date --set=10:00",
+        "date 010101012020",
+        "hostname newname",
+        "hostname -F /etc/x",
+        "ip link set eth0 up",
+        "uniq in out",
+        "xxd in out",
+        "dmesg -C",
+        "journalctl --rotate",
+    ] {
+        let got = classify(command);
+        assert!(got.class >= ConfigMutation, "`{command}`: {}", got.reason);
+    }
+    check("journalctl --vacuum-size=1G", Destructive);
+}
+
+// rule: CLASSIFY-6
+#[test]
+fn classify_6_every_getopt_form_of_an_allowed_option_stays_read_only() {
+    for command in [
+        "rg -n foo src",
+        "rg -i --glob '*.rs' -C 3 foo",
+        "rg --glob=*.rs -C3 foo",
+        "grep -rnE 'a|b' /etc",
+        "grep -A 2 -B2 --context=3 --max-count 5 x f",
+        "sort -u -k2,2 -t: x",
+        "sort -nrk 3 x",
+        "uniq -c",
+        "date +%s",
+        "date -u -d yesterday +%F",
+        "hostname -f",
+        "base64 -d x",
+        "base64 -w0 x",
+        "curl -sS -I https://a",
+        "git log --oneline -n 5",
+        "git --no-pager -C /srv/app log -1",
+        "tar -tvf x.tar",
+        "find /var -name '*.log' -mtime +7 -size +1M -print",
+        "find . -type f -newermt 2024-01-01 -printf '%p\\n'",
+        "ls -la /etc",
+        "ls --sort=size -lh",
+        "ps aux",
+        "ps -eo pid,comm --sort=-%mem",
+        "df -hT",
+        "du -sh --max-depth=1 /var",
+        "tail -n 100 -f /var/log/syslog",
+        "head -20 x",
+        "less +F /var/log/syslog",
+        "less -R x",
+        "sed -n '1,20p' x",
+        "sed -n -e '/x/p' x",
+        "set",
+        "export",
+        "export FOO=bar",
+        "declare -p",
+        "shopt",
+        "alias",
+        "trap -p",
+        "command -v ls",
+        "printf -v line '%s' x",
+        "read -r line",
+    ] {
+        check(command, ReadOnly);
+    }
+}
+
+// rule: CLASSIFY-6
+#[test]
+fn classify_6_a_variable_that_changes_what_runs_is_config_mutation_however_set() {
+    for (command, name) in [
+        ("export PS4='$(touch /tmp/x)'; set -x; true", "PS4"),
+        (
+            "export GIT_SSH_COMMAND='touch /tmp/x'; git ls-remote origin",
+            "GIT_SSH_COMMAND",
+        ),
+        ("declare -x PAGER=id; man ls", "PAGER"),
+        ("typeset PATH=/tmp; ls", "PATH"),
+        ("readonly IFS=x", "IFS"),
+        ("local LD_PRELOAD=/tmp/x.so", "LD_PRELOAD"),
+        ("export LD_LIBRARY_PATH=/tmp", "LD_LIBRARY_PATH"),
+        ("PS4='$(id)' bash -x -c true", "PS4"),
+        ("PROMPT_COMMAND=id true", "PROMPT_COMMAND"),
+        ("BASH_ENV=/tmp/x bash -c true", "BASH_ENV"),
+        ("ENV=/tmp/x sh -c true", "ENV"),
+        ("env GIT_PAGER=id git log", "GIT_PAGER"),
+        ("env GIT_EXTERNAL_DIFF=id git diff", "GIT_EXTERNAL_DIFF"),
+        ("export GIT_EDITOR=id", "GIT_EDITOR"),
+        ("export GIT_ASKPASS=/tmp/x", "GIT_ASKPASS"),
+        ("export GIT_CONFIG_GLOBAL=/tmp/x", "GIT_CONFIG_GLOBAL"),
+        ("export GIT_SSH=/tmp/x", "GIT_SSH"),
+        ("export EDITOR=id VISUAL=id", "EDITOR"),
+        ("export LESSOPEN='|id %s'; less x", "LESSOPEN"),
+        ("LESSOPEN='|id %s' less x", "LESSOPEN"),
+        ("MANPAGER=id man ls", "MANPAGER"),
+        ("SYSTEMD_PAGER=id systemctl status x", "SYSTEMD_PAGER"),
+        ("declare -g PATH+=:/tmp", "PATH"),
+        ("export -n FOO PATH=/tmp", "PATH"),
+        ("printf -v PATH %s /tmp", "PATH"),
+        ("read PATH", "PATH"),
+        ("read -a IFS", "IFS"),
+        ("unset PATH", "PATH"),
+    ] {
+        let got = classify(command);
+        assert_eq!(got.class, ConfigMutation, "`{command}`: {}", got.reason);
+        assert!(got.reason.contains(name), "`{command}`: {}", got.reason);
+    }
+}
+
+// rule: CLASSIFY-6
+#[test]
+fn classify_6_builtins_that_change_the_shell_are_never_read_only() {
+    for command in [
+        "set -x",
+        "set -o xtrace",
+        "set -e; ls",
+        "set -- a b",
+        "shopt -s extdebug",
+        "shopt -u expand_aliases",
+        "trap 'id' EXIT",
+        "trap - DEBUG; trap 'echo' DEBUG",
+        "alias ls='id'",
+        "enable -n echo",
+        "enable -f ./x.so x",
+        "source x",
+        ". x",
+        "eval true",
+        "eval ls",
+        "exec ls",
+        "exec 3>&1",
+        "builtin echo",
+        "hash -p /tmp/x ls",
+        "umask 000",
+        "ulimit -n 10",
+        "history -c",
+        "history -w /tmp/h",
+        "complete -C id ls",
+        "compgen -C id x",
+        "mapfile -C id -c 1 arr",
+        "unalias ls",
+        "declare -n ref=PATH",
+    ] {
+        let got = classify(command);
+        assert!(got.class >= ConfigMutation, "`{command}`: {}", got.reason);
+    }
+}
+
+// rule: CLASSIFY-7
+#[test]
+fn classify_7_the_classification_says_whether_anything_knew_the_program() {
+    use crate::Knowledge;
+    for (command, knowledge) in [
+        ("ls -la", Knowledge::Rule),
+        ("/usr/bin/ls -la", Knowledge::Rule),
+        ("/usr/local/sbin/reboot", Knowledge::Rule),
+        ("sudo systemctl restart nginx", Knowledge::Rule),
+        ("frobnicate --all", Knowledge::Unknown),
+        ("./cat /etc/passwd", Knowledge::Unknown),
+        ("/tmp/x/cat /etc/passwd", Knowledge::Unknown),
+        ("~/bin/ls", Knowledge::Unknown),
+        ("/usr/bin/../../tmp/cat x", Knowledge::Unknown),
+        ("$CMD x", Knowledge::Unknown),
+        ("ls; sudo ./install.sh", Knowledge::Unknown),
+        ("bash -c 'frobnicate'", Knowledge::Unknown),
+    ] {
+        let got = classify(command);
+        assert_eq!(got.knowledge, knowledge, "`{command}`: {}", got.reason);
+        if knowledge == Knowledge::Unknown {
+            assert_ne!(got.class, ReadOnly, "`{command}`: {}", got.reason);
+            assert!(got.program_unknown());
+        }
+    }
+}
+
+// rule: CLASSIFY-7
+#[test]
+fn classify_7_a_policy_rule_with_examples_knows_an_unknown_program_and_a_floor_does_not() {
+    use crate::Knowledge;
+    let known = Policy::parse(
+        "[[rule]]\nprefix = [\"frobnicate\"]\nclass = \"read_only\"\nreason = \"ours\"\n\
+         match = [\"frobnicate --list\"]\n",
+        "p.toml",
+    )
+    .unwrap();
+    let got = known.classify("frobnicate --list");
+    assert_eq!(
+        (got.class, got.knowledge),
+        (ReadOnly, Knowledge::Policy),
+        "{}",
+        got.reason
+    );
+    let floor = Policy::parse(
+        "[[rule]]\nprefix = [\"frobnicate\"]\nclass = \"destructive\"\nreason = \"no\"\n",
+        "p.toml",
+    )
+    .unwrap();
+    let got = floor.classify("frobnicate --list");
+    assert_eq!(
+        (got.class, got.knowledge),
+        (Destructive, Knowledge::Unknown),
+        "{}",
+        got.reason
+    );
+}

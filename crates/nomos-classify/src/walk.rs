@@ -1,0 +1,812 @@
+//! Walks a parsed script, numbers its parts, unwraps wrappers and keeps the strictest finding.
+//!
+//! Every simple command is a *part*, numbered in the order a reader meets it (substitutions
+//! and re-read strings such as `bash -c '...'` get their own numbers). Each part is
+//! classified by the per-program rules in `rules/`; the strictest finding wins, the first
+//! one on a tie, and its reason names the deciding word and the part.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use super::ast::{
+    Command, Compound, Expansion, HereDoc, List, Pipeline, Redirect, RedirectOp, RedirectTarget,
+    Script, SimpleCommand, Word,
+};
+use super::parser::ParseError;
+use super::policy::{Policy, PolicyMatch};
+use super::rules;
+use crate::class::CommandClass;
+use crate::classification::{Classification, Knowledge};
+
+/// How deeply wrappers and re-read strings may nest before the walker gives up.
+const MAX_NESTING: usize = 24;
+
+/// How many parts one classification reads before it gives up (bounds the work).
+const MAX_PARTS: u32 = 4096;
+
+/// How many bytes of re-read text (`bash -c`, `eval`, ...) one classification may parse.
+const MAX_REREAD_BYTES: usize = 1 << 20;
+
+/// How deeply lists may nest across substitutions and re-read strings (bounds the stack).
+const MAX_LIST_DEPTH: usize = 96;
+
+/// How much of a part's text a reason quotes.
+const MAX_PART_TEXT: usize = 80;
+
+/// One argument of a command as the rules see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Arg<'a> {
+    /// The text after quote removal (expansions keep their source spelling).
+    pub text: &'a str,
+    /// Whether the value is only known when the shell runs.
+    pub dynamic: bool,
+}
+
+impl<'a> Arg<'a> {
+    fn from_word(word: &'a Word) -> Arg<'a> {
+        Arg {
+            text: &word.text,
+            dynamic: !word.expansions.is_empty(),
+        }
+    }
+
+    /// An argument whose value is only known at run time (`xargs` input, `find {}`).
+    pub(crate) fn dynamic(text: &'a str) -> Arg<'a> {
+        Arg {
+            text,
+            dynamic: true,
+        }
+    }
+
+    /// A static argument.
+    pub(crate) fn literal(text: &'a str) -> Arg<'a> {
+        Arg {
+            text,
+            dynamic: false,
+        }
+    }
+}
+
+/// Where a command's standard input comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Stdin<'a> {
+    /// Nothing (the command runs without input).
+    Empty,
+    /// Text known before the command runs: a here-document, here-string or `echo` output.
+    Text(Cow<'a, str>),
+    /// A file on the host.
+    File,
+    /// The output of another command (named) that the classifier cannot predict.
+    Pipe(&'a str),
+}
+
+/// The subject of a reason: what decided the class.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Subject<'a> {
+    /// A program or word, quoted in backticks.
+    Word(&'a str),
+    /// A program and its subcommand, quoted together (`docker stop`).
+    Command(&'a str, &'a str),
+    /// A program the classifier does not know.
+    Unknown(&'a str),
+    /// A redirection with its target.
+    Redirect(&'a str, &'a str),
+    /// Free text.
+    Phrase(&'a str),
+}
+
+/// The part being classified: its number and its text for reasons.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Part<'s> {
+    number: u32,
+    text: &'s str,
+}
+
+#[derive(Debug)]
+struct Winner {
+    class: CommandClass,
+    subject: String,
+    predicate: String,
+    part: u32,
+    part_text: String,
+}
+
+/// The text a script's spans index, and its here-documents.
+#[derive(Clone, Copy)]
+struct Src<'s> {
+    source: &'s str,
+    heredocs: &'s [HereDoc],
+}
+
+/// The walker's state for one classification.
+pub(crate) struct Walker<'p> {
+    policy: Option<&'p Policy>,
+    parts: u32,
+    worst: Option<Winner>,
+    readers: Vec<String>,
+    functions: Vec<String>,
+    defining: Vec<String>,
+    nesting: usize,
+    reread_bytes: usize,
+    list_depth: usize,
+    policy_trace: Option<Vec<usize>>,
+    knowledge: Knowledge,
+    system_path: Option<(String, String)>,
+}
+
+impl<'p> Walker<'p> {
+    pub(crate) fn new(policy: Option<&'p Policy>) -> Walker<'p> {
+        Walker {
+            policy,
+            parts: 0,
+            worst: None,
+            readers: Vec::new(),
+            functions: Vec::new(),
+            defining: Vec::new(),
+            nesting: 0,
+            reread_bytes: 0,
+            list_depth: 0,
+            policy_trace: None,
+            knowledge: Knowledge::Rule,
+            system_path: None,
+        }
+    }
+
+    /// Records which policy rules match (to check a policy's examples).
+    pub(crate) fn trace_policy(&mut self) {
+        self.policy_trace = Some(Vec::new());
+    }
+
+    /// Classifies a command and returns the indexes of the policy rules that matched.
+    pub(crate) fn classify_traced(mut self, command: &str) -> (Classification, Vec<usize>) {
+        match Script::parse(command) {
+            Ok(script) => {
+                self.walk_script(&script, &Stdin::Empty);
+                let trace = self.policy_trace.take().unwrap_or_default();
+                (self.finish(), trace)
+            }
+            Err(error) => (parse_failure(&error), Vec::new()),
+        }
+    }
+
+    /// Classifies a command string.
+    pub(crate) fn classify(self, command: &str) -> Classification {
+        self.classify_traced(command).0
+    }
+
+    fn finish(self) -> Classification {
+        let knowledge = self.knowledge;
+        let system_path = self.system_path.clone();
+        let mut found = self.verdict();
+        // CLASSIFY-7: a program from a system directory was read as its basename.
+        if let Some((path, name)) = system_path {
+            let _ = write!(
+                found.reason,
+                " (`{path}` is read as `{name}`, a program in a system directory)"
+            );
+        }
+        found.with_knowledge(knowledge)
+    }
+
+    fn verdict(self) -> Classification {
+        let Some(winner) = self.worst else {
+            return Classification::new(CommandClass::ReadOnly, "empty command runs nothing");
+        };
+        if winner.class == CommandClass::ReadOnly && self.parts > 1 {
+            let mut reason = format!("all {} parts only read (", self.parts);
+            for (idx, reader) in self.readers.iter().enumerate() {
+                let sep = if idx == 0 { "" } else { ", " };
+                let _ = write!(reason, "{sep}`{reader}`");
+            }
+            reason.push(')');
+            return Classification::new(CommandClass::ReadOnly, reason);
+        }
+        let mut reason = winner.subject;
+        if self.parts > 1 {
+            let _ = write!(reason, " in part {} (`{}`)", winner.part, winner.part_text);
+        }
+        if !winner.predicate.is_empty() {
+            reason.push(' ');
+            reason.push_str(&winner.predicate);
+        }
+        Classification::new(winner.class, reason)
+    }
+
+    fn next_part<'s>(&mut self, text: &'s str) -> Part<'s> {
+        self.parts += 1;
+        Part {
+            number: self.parts,
+            text: clip(text.trim()),
+        }
+    }
+
+    /// Records a finding; it becomes the reason when it is the strictest so far.
+    pub(crate) fn report(
+        &mut self,
+        part: Part<'_>,
+        class: CommandClass,
+        subject: Subject<'_>,
+        predicate: &str,
+    ) {
+        if class == CommandClass::ReadOnly && self.readers.len() < 8 {
+            let reader = match subject {
+                Subject::Word(word) => Some(Cow::Borrowed(clip(word))),
+                Subject::Command(program, verb) => {
+                    Some(Cow::Owned(format!("{program} {}", clip(verb))))
+                }
+                _ => None,
+            };
+            if let Some(reader) = reader
+                && self.readers.last().map(String::as_str) != Some(&reader)
+            {
+                self.readers.push(reader.into_owned());
+            }
+        }
+        if self
+            .worst
+            .as_ref()
+            .is_some_and(|worst| worst.class >= class)
+        {
+            return;
+        }
+        let subject = match subject {
+            Subject::Word(word) => format!("`{}`", clip(word)),
+            Subject::Command(program, verb) => format!("`{program} {}`", clip(verb)),
+            Subject::Unknown(word) => format!("unknown command `{}`", clip(word)),
+            Subject::Redirect(op, target) => format!("`{op} {}`", clip(target)),
+            Subject::Phrase(text) => text.to_owned(),
+        };
+        self.worst = Some(Winner {
+            class,
+            subject,
+            predicate: predicate.to_owned(),
+            part: part.number,
+            part_text: part.text.to_owned(),
+        });
+    }
+
+    fn walk_script<'s>(&mut self, script: &'s Script, stdin: &Stdin<'s>) {
+        let src = Src {
+            source: &script.source,
+            heredocs: &script.heredocs,
+        };
+        self.walk_list(&script.body, src, stdin);
+    }
+
+    fn walk_list<'s>(&mut self, list: &'s List, src: Src<'s>, stdin: &Stdin<'s>) {
+        if self.list_depth >= MAX_LIST_DEPTH {
+            let part = self.next_part("nested commands");
+            let predicate = "are nested too deeply to read";
+            self.report(
+                part,
+                CommandClass::Destructive,
+                Subject::Phrase("commands"),
+                predicate,
+            );
+            return;
+        }
+        self.list_depth += 1;
+        for item in &list.items {
+            self.walk_pipeline(&item.and_or.first, src, stdin);
+            for (_, pipeline) in &item.and_or.rest {
+                self.walk_pipeline(pipeline, src, stdin);
+            }
+        }
+        self.list_depth -= 1;
+    }
+
+    fn walk_pipeline<'s>(&mut self, pipeline: &'s Pipeline, src: Src<'s>, stdin: &Stdin<'s>) {
+        let mut input = stdin.clone();
+        for command in &pipeline.commands {
+            self.walk_command(command, src, &input);
+            input = pipe_output(command, src, &input);
+        }
+    }
+
+    fn walk_command<'s>(&mut self, command: &'s Command, src: Src<'s>, stdin: &Stdin<'s>) {
+        match command {
+            Command::Simple(simple) => self.walk_simple(simple, src, stdin),
+            Command::Compound(compound, redirects) => {
+                self.walk_compound(compound, src, stdin);
+                self.walk_redirects(redirects, src);
+            }
+            Command::FunctionDef(def) => {
+                self.functions.push(def.name.clone());
+                self.defining.push(def.name.clone());
+                self.walk_compound(&def.body, src, stdin);
+                self.defining.pop();
+                self.walk_redirects(&def.redirects, src);
+            }
+        }
+    }
+
+    fn walk_redirects(&mut self, redirects: &[Redirect], src: Src<'_>) {
+        for redirect in redirects {
+            let text = match &redirect.target {
+                RedirectTarget::Word(word) => word.text.as_str(),
+                RedirectTarget::HereDoc(_) => "here-document",
+            };
+            let part = self.next_part(text);
+            self.walk_redirect(redirect, src, part);
+        }
+    }
+
+    fn walk_compound<'s>(&mut self, compound: &'s Compound, src: Src<'s>, stdin: &Stdin<'s>) {
+        match compound {
+            Compound::Group(list) | Compound::Subshell(list) => self.walk_list(list, src, stdin),
+            Compound::If {
+                branches,
+                otherwise,
+            } => {
+                for (condition, body) in branches {
+                    self.walk_list(condition, src, stdin);
+                    self.walk_list(body, src, stdin);
+                }
+                if let Some(body) = otherwise {
+                    self.walk_list(body, src, stdin);
+                }
+            }
+            Compound::Loop {
+                condition, body, ..
+            } => {
+                self.walk_list(condition, src, stdin);
+                self.walk_list(body, src, stdin);
+            }
+            Compound::For { words, body, .. } => {
+                for word in words {
+                    self.walk_expansions(&word.expansions, src);
+                }
+                self.walk_list(body, src, stdin);
+            }
+            Compound::ArithFor { header, body } => {
+                self.walk_expansions(header, src);
+                self.walk_list(body, src, stdin);
+            }
+            Compound::Case { word, arms } => {
+                self.walk_expansions(&word.expansions, src);
+                for (patterns, body) in arms {
+                    for pattern in patterns {
+                        self.walk_expansions(&pattern.expansions, src);
+                    }
+                    self.walk_list(body, src, stdin);
+                }
+            }
+            Compound::Test(words) => {
+                let part = self.next_part("[[ ... ]]");
+                self.report(
+                    part,
+                    CommandClass::ReadOnly,
+                    Subject::Word("[["),
+                    "only tests",
+                );
+                for word in words {
+                    self.walk_expansions(&word.expansions, src);
+                }
+            }
+            Compound::Arith(expansions) => {
+                let part = self.next_part("(( ... ))");
+                self.report(
+                    part,
+                    CommandClass::ReadOnly,
+                    Subject::Word("(("),
+                    "only computes",
+                );
+                self.walk_expansions(expansions, src);
+            }
+        }
+    }
+
+    fn walk_expansions<'s>(&mut self, expansions: &'s [Expansion], src: Src<'s>) {
+        for expansion in expansions {
+            match expansion {
+                Expansion::Command(list) | Expansion::Process(list) => {
+                    self.walk_list(list, src, &Stdin::Empty);
+                }
+                Expansion::Backtick(script) => self.walk_script(script, &Stdin::Empty),
+                Expansion::Parameter | Expansion::Arithmetic => {}
+            }
+        }
+    }
+
+    fn walk_simple<'s>(&mut self, simple: &'s SimpleCommand, src: Src<'s>, stdin: &Stdin<'s>) {
+        let text = src.source.get(simple.span.clone()).unwrap_or_default();
+        let part = self.next_part(text);
+        if self.parts > MAX_PARTS {
+            let predicate =
+                "is one part too many: the command has more parts than the classifier reads";
+            self.report(
+                part,
+                CommandClass::Destructive,
+                Subject::Word(text),
+                predicate,
+            );
+            return;
+        }
+        for word in simple.assignments.iter().chain(&simple.words) {
+            self.walk_expansions(&word.expansions, src);
+        }
+        for redirect in &simple.redirects {
+            self.walk_redirect(redirect, src, part);
+        }
+        let input = simple_input(simple, src, stdin);
+        for assignment in &simple.assignments {
+            let name = assignment.assignment_name().unwrap_or_default();
+            if rules::env::changes_program(name) {
+                self.report(
+                    part,
+                    CommandClass::ConfigMutation,
+                    Subject::Word(name),
+                    "is assigned, which changes what programs run",
+                );
+            }
+        }
+        if simple.words.is_empty() {
+            let class = CommandClass::ReadOnly;
+            match simple.assignments.first() {
+                Some(first) => {
+                    let name = first.assignment_name().unwrap_or_default();
+                    self.report(
+                        part,
+                        class,
+                        Subject::Word(name),
+                        "only sets a shell variable",
+                    );
+                }
+                None => self.report(
+                    part,
+                    class,
+                    Subject::Phrase("a bare redirection"),
+                    "runs nothing",
+                ),
+            }
+            return;
+        }
+        let args: Vec<Arg<'_>> = simple.words.iter().map(Arg::from_word).collect();
+        self.invoke(&args, part, &input);
+    }
+
+    fn walk_redirect(&mut self, redirect: &Redirect, src: Src<'_>, part: Part<'_>) {
+        let word = match &redirect.target {
+            RedirectTarget::Word(word) => word,
+            RedirectTarget::HereDoc(id) => {
+                if let Some(heredoc) = src.heredocs.get(id.0) {
+                    self.walk_expansions(&heredoc.expansions, src);
+                }
+                return;
+            }
+        };
+        self.walk_expansions(&word.expansions, src);
+        let op = match redirect.op {
+            RedirectOp::Write => ">",
+            RedirectOp::Append => ">>",
+            RedirectOp::ReadWrite => "<>",
+            RedirectOp::WriteAll => "&>",
+            RedirectOp::AppendAll => "&>>",
+            RedirectOp::Read
+            | RedirectOp::Duplicate
+            | RedirectOp::HereDoc
+            | RedirectOp::HereString => return,
+        };
+        let (class, predicate) = rules::paths::write_target(Arg::from_word(word));
+        self.report(part, class, Subject::Redirect(op, &word.text), predicate);
+    }
+
+    /// Classifies one command given as words: policy rules, then the program's rule.
+    pub(crate) fn invoke(&mut self, args: &[Arg<'_>], part: Part<'_>, stdin: &Stdin<'_>) {
+        let Some(program) = args.first() else { return };
+        if self.nesting >= MAX_NESTING {
+            let subject = Subject::Word(program.text);
+            self.report(
+                part,
+                CommandClass::Destructive,
+                subject,
+                "is nested too deeply to read",
+            );
+            return;
+        }
+        self.nesting += 1;
+        let policy_match = match self.policy {
+            Some(policy) => policy.check(args),
+            None => PolicyMatch::default(),
+        };
+        if let Some(trace) = &mut self.policy_trace {
+            trace.extend_from_slice(&policy_match.indexes);
+        }
+        for floor in &policy_match.floors {
+            self.report(
+                part,
+                floor.class,
+                Subject::Phrase(&floor.subject),
+                &floor.reason,
+            );
+        }
+        let mut cx = Cx {
+            walker: self,
+            part,
+            stdin,
+            own: None,
+            overridden: false,
+        };
+        if let Some(rule) = &policy_match.overriding {
+            cx.walker.report(
+                part,
+                rule.class,
+                Subject::Phrase(&rule.subject),
+                &rule.reason,
+            );
+            cx.overridden = true;
+        }
+        cx.dispatch(args);
+        self.nesting -= 1;
+    }
+
+    /// Reads `text` as a script (`bash -c`, `ssh host CMD`, `eval`) and classifies it.
+    fn reread(&mut self, text: &str, part: Part<'_>, stdin: &Stdin<'_>, what: &str) {
+        if self.nesting >= MAX_NESTING {
+            self.report(
+                part,
+                CommandClass::Destructive,
+                Subject::Word(what),
+                "is nested too deeply to read",
+            );
+            return;
+        }
+        self.reread_bytes += text.len();
+        if self.reread_bytes > MAX_REREAD_BYTES || self.parts >= MAX_PARTS {
+            self.report(
+                part,
+                CommandClass::Destructive,
+                Subject::Word(what),
+                "runs more text than the classifier reads",
+            );
+            return;
+        }
+        match Script::parse(text) {
+            Ok(script) => {
+                self.nesting += 1;
+                self.walk_script(&script, stdin);
+                self.nesting -= 1;
+            }
+            Err(error) => {
+                let predicate = format!("runs text that could not parse: {error}");
+                self.report(
+                    part,
+                    CommandClass::Destructive,
+                    Subject::Word(what),
+                    &predicate,
+                );
+            }
+        }
+    }
+}
+
+/// The context a program's rule works in: report findings, run inner commands.
+pub(crate) struct Cx<'w, 'p, 's, 'i> {
+    walker: &'w mut Walker<'p>,
+    part: Part<'s>,
+    stdin: &'i Stdin<'i>,
+    own: Option<CommandClass>,
+    overridden: bool,
+}
+
+impl<'i> Cx<'_, '_, '_, 'i> {
+    fn dispatch(&mut self, args: &[Arg<'_>]) {
+        let program = args[0];
+        if program.dynamic {
+            self.report(
+                CommandClass::ConfigMutation,
+                Subject::Unknown(program.text),
+                "",
+            );
+            return;
+        }
+        if program.text.contains('/') {
+            // CLASSIFY-7: `/usr/bin/rm` is `rm`; any other path is a program nobody knows.
+            let Some(name) = rules::paths::system_program(program.text) else {
+                self.report(
+                    CommandClass::ConfigMutation,
+                    Subject::Unknown(program.text),
+                    "(a program named by a path outside the system directories is unknown)",
+                );
+                return;
+            };
+            if self.walker.system_path.is_none() {
+                self.walker.system_path = Some((program.text.to_owned(), name.to_owned()));
+            }
+            let mut named = args.to_vec();
+            named[0] = Arg {
+                text: name,
+                dynamic: false,
+            };
+            self.dispatch(&named);
+            return;
+        }
+        if self.walker.defining.iter().any(|name| name == program.text) {
+            self.report(
+                CommandClass::Destructive,
+                Subject::Word(program.text),
+                "calls the function it is defined in (fork bomb)",
+            );
+            return;
+        }
+        if self
+            .walker
+            .functions
+            .iter()
+            .any(|name| name == program.text)
+        {
+            self.report(
+                CommandClass::ReadOnly,
+                Subject::Word(program.text),
+                "calls a function defined above",
+            );
+            return;
+        }
+        rules::classify(self, args);
+        // CLASSIFY-6: a read-only verdict holds only when every option is known to read.
+        if self.own == Some(CommandClass::ReadOnly)
+            && let Some(found) = rules::options::vet(args, rules::is_reader(program.text))
+        {
+            self.report(
+                CommandClass::ConfigMutation,
+                Subject::Word(program.text),
+                &found.predicate(),
+            );
+        }
+        if self.own == Some(CommandClass::ReadOnly)
+            && !rules::ignores_dynamic_args(program.text)
+            && let Some(arg) = args[1..].iter().find(|arg| arg.dynamic)
+        {
+            let predicate = format!(
+                "has an argument known only at run time (`{}`)",
+                clip(arg.text)
+            );
+            self.report(
+                CommandClass::ConfigMutation,
+                Subject::Word(program.text),
+                &predicate,
+            );
+        }
+    }
+
+    /// Records the rule's own finding (dropped when a policy rule overrides this command).
+    pub(crate) fn report(&mut self, class: CommandClass, subject: Subject<'_>, predicate: &str) {
+        self.own = Some(self.own.map_or(class, |own| own.max(class)));
+        if let Subject::Unknown(_) = subject {
+            // CLASSIFY-7: no rule knows this program; a policy rule with examples may.
+            let knowledge = if self.overridden {
+                Knowledge::Policy
+            } else {
+                Knowledge::Unknown
+            };
+            self.walker.knowledge = self.walker.knowledge.max(knowledge);
+        }
+        if !self.overridden {
+            self.walker.report(self.part, class, subject, predicate);
+        }
+    }
+
+    /// Shorthand for a read-only finding about `program`.
+    pub(crate) fn read_only(&mut self, program: &str, predicate: &str) {
+        self.report(CommandClass::ReadOnly, Subject::Word(program), predicate);
+    }
+
+    /// Shorthand for a config-mutation finding about `word`.
+    pub(crate) fn mutation(&mut self, word: &str, predicate: &str) {
+        self.report(CommandClass::ConfigMutation, Subject::Word(word), predicate);
+    }
+
+    /// Shorthand for a destructive finding about `word`.
+    pub(crate) fn destructive(&mut self, word: &str, predicate: &str) {
+        self.report(CommandClass::Destructive, Subject::Word(word), predicate);
+    }
+
+    /// Classifies an inner command a wrapper runs, with this command's input.
+    pub(crate) fn run(&mut self, args: &[Arg<'_>]) {
+        let stdin = self.stdin.clone();
+        self.walker.invoke(args, self.part, &stdin);
+    }
+
+    /// Classifies an inner command that reads the given input.
+    pub(crate) fn run_with_input(&mut self, args: &[Arg<'_>], stdin: &Stdin<'_>) {
+        self.walker.invoke(args, self.part, stdin);
+    }
+
+    /// Reads `text` as a shell script and classifies it (`what` names the wrapper).
+    pub(crate) fn script(&mut self, text: &str, what: &str) {
+        let stdin = self.stdin.clone();
+        self.walker.reread(text, self.part, &stdin, what);
+    }
+
+    /// Reads `text` as a script that gets no input of its own.
+    pub(crate) fn script_without_input(&mut self, text: &str, what: &str) {
+        self.walker.reread(text, self.part, &Stdin::Empty, what);
+    }
+
+    /// Where this command's standard input comes from.
+    pub(crate) fn stdin(&self) -> Stdin<'i> {
+        self.stdin.clone()
+    }
+}
+
+/// CLASSIFY-5: unparseable input is destructive.
+fn parse_failure(error: &ParseError) -> Classification {
+    Classification::new(
+        CommandClass::Destructive,
+        format!("could not parse: {error}"),
+    )
+}
+
+/// The input a simple command reads: its last here-document, here-string or `<` file,
+/// or else what its pipeline gives it.
+fn simple_input<'s>(simple: &'s SimpleCommand, src: Src<'s>, stdin: &Stdin<'s>) -> Stdin<'s> {
+    let mut input = stdin.clone();
+    for redirect in &simple.redirects {
+        match (&redirect.op, &redirect.target) {
+            (RedirectOp::HereDoc, RedirectTarget::HereDoc(id)) => {
+                let body = src
+                    .heredocs
+                    .get(id.0)
+                    .map_or("", |heredoc| heredoc.body.as_str());
+                input = Stdin::Text(Cow::Borrowed(body));
+            }
+            (RedirectOp::HereString, RedirectTarget::Word(word)) if word.literal().is_some() => {
+                input = Stdin::Text(Cow::Owned(format!("{}\n", word.text)));
+            }
+            (RedirectOp::HereString, _) => input = Stdin::Pipe("<<<"),
+            (RedirectOp::Read | RedirectOp::ReadWrite, _) => input = Stdin::File,
+            _ => {}
+        }
+    }
+    input
+}
+
+/// What a pipeline stage hands to the next one as input: the text of a static `echo`,
+/// the input of a bare `cat`, or else output the classifier cannot predict.
+fn pipe_output<'s>(command: &'s Command, src: Src<'s>, stdin: &Stdin<'s>) -> Stdin<'s> {
+    let Command::Simple(simple) = command else {
+        return Stdin::Pipe("a compound command");
+    };
+    let Some(program) = simple.words.first() else {
+        return Stdin::Pipe("a redirection");
+    };
+    let all_literal = simple.words.iter().all(|word| word.literal().is_some());
+    match program.literal() {
+        Some("echo") if all_literal => {
+            let mut text = String::new();
+            let args = simple.words[1..]
+                .iter()
+                .skip_while(|word| matches!(word.text.as_str(), "-n" | "-e" | "-E"));
+            for (idx, word) in args.enumerate() {
+                if idx > 0 {
+                    text.push(' ');
+                }
+                text.push_str(&word.text);
+            }
+            text.push('\n');
+            Stdin::Text(Cow::Owned(text))
+        }
+        Some("cat")
+            if simple.words.len() == 1
+                || all_literal && simple.words[1..].iter().all(|word| word.text == "-") =>
+        {
+            match simple_input(simple, src, stdin) {
+                Stdin::Empty => Stdin::Pipe("cat"),
+                input => input,
+            }
+        }
+        _ => Stdin::Pipe(&program.text),
+    }
+}
+
+/// At most [`MAX_PART_TEXT`] bytes of `text`, cut at a character boundary.
+fn clip(text: &str) -> &str {
+    if text.len() <= MAX_PART_TEXT {
+        return text;
+    }
+    let mut end = MAX_PART_TEXT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
