@@ -3,7 +3,9 @@
 //!
 //! * `--corpus FILE` reads `expected<TAB>command` lines, prints accuracy, a confusion
 //!   matrix and every miss with its line number (`--json` for machines), and exits 1 on
-//!   any miss.
+//!   any miss. It also counts, apart, the commands labelled as writing, executing or
+//!   changing state (`config_mutation`, `destructive`) that came out `read_only`: the one
+//!   miss that lets a command run with no plan (GATE-1); it must be 0.
 //! * `-` reads commands from stdin and prints `class<TAB>reason<TAB>command` per line.
 //! * `--policy FILE` applies an operator policy on top of the built-in rules.
 
@@ -163,6 +165,16 @@ impl Report<'_> {
         self.total - self.misses.len()
     }
 
+    /// Commands labelled as changing state that the classifier called read-only.
+    fn state_changing_read_only(&self) -> usize {
+        let read_only = index(CommandClass::ReadOnly);
+        CommandClass::ALL
+            .iter()
+            .filter(|class| **class != CommandClass::ReadOnly)
+            .map(|class| self.confusion[index(*class)][read_only])
+            .sum()
+    }
+
     fn accuracy(&self) -> f64 {
         if self.total == 0 {
             1.0
@@ -187,6 +199,11 @@ impl Report<'_> {
             self.correct(),
             self.total,
             self.misses.len()
+        );
+        let _ = writeln!(
+            text,
+            "state-changing commands classified read_only: {} (must be 0)",
+            self.state_changing_read_only()
         );
         let _ = writeln!(
             text,
@@ -237,6 +254,7 @@ impl Report<'_> {
             "correct": self.correct(),
             "accuracy": self.accuracy(),
             "confusion": confusion,
+            "state_changing_read_only": self.state_changing_read_only(),
             "misses": misses,
         })
     }
@@ -245,6 +263,23 @@ impl Report<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // rule: CLASSIFY-6
+    #[test]
+    fn a_state_changing_command_classified_read_only_is_counted_apart() {
+        let entries =
+            parse_corpus("config_mutation\tls\ndestructive\tcat x\nread_only\trm x\n").unwrap();
+        let report = score(&Policy::empty(), &entries);
+        assert_eq!(report.state_changing_read_only(), 2);
+        assert!(
+            report
+                .to_text()
+                .contains("state-changing commands classified read_only: 2"),
+            "{}",
+            report.to_text()
+        );
+        assert_eq!(report.to_json()["state_changing_read_only"], 2);
+    }
 
     #[test]
     fn a_miss_is_counted_in_the_confusion_matrix() {

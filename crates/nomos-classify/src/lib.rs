@@ -62,6 +62,8 @@
 //! dependencies, compiles in seconds on two cores, never panics (it is fuzzed), bounds its
 //! nesting, and yields exactly the tree the classifier walks.
 
+#![deny(missing_docs)]
+
 pub mod ast;
 pub mod class;
 pub mod classification;

@@ -1002,6 +1002,75 @@ fn base_command() -> impl Strategy<Value = &'static str> {
     ])
 }
 
+// rule: CLASSIFY-6
+#[test]
+fn no_corpus_command_that_writes_executes_or_changes_state_is_read_only() {
+    let entries = parse_corpus(CORPUS).unwrap();
+    let changing: Vec<_> = entries
+        .iter()
+        .filter(|entry| entry.expected != ReadOnly)
+        .collect();
+    assert!(
+        changing.len() >= 700,
+        "only {} state-changing cases",
+        changing.len()
+    );
+    let passed: Vec<String> = changing
+        .iter()
+        .filter(|entry| classify(&entry.command).class == ReadOnly)
+        .map(|entry| format!("line {}: `{}`", entry.line, entry.command))
+        .collect();
+    assert!(
+        passed.is_empty(),
+        "read_only but labelled as changing state:\n{}",
+        passed.join("\n")
+    );
+}
+
+/// Every command of the shipped corpus.
+fn corpus_command() -> impl Strategy<Value = String> {
+    let commands: Vec<String> = parse_corpus(CORPUS)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|entry| entry.command)
+        .collect();
+    prop::sample::select(commands)
+}
+
+proptest! {
+    // rule: CLASSIFY-2
+    // rule: CLASSIFY-6
+    #[test]
+    fn classify_2_wrapping_or_adding_a_part_never_lowers_a_corpus_command(
+        command in corpus_command(),
+        other in corpus_command(),
+        wrapper in 0usize..9,
+    ) {
+        let wrapped = match wrapper {
+            0 => format!("sudo {command}"),
+            1 => format!("env LC_ALL=C {command}"),
+            2 => format!("timeout 30 {command}"),
+            3 => format!("nice -n 10 {command}"),
+            4 => format!("bash -c {}", shell_quote(&command)),
+            5 => format!("sh -c {}", shell_quote(&command)),
+            6 => format!("{command}; {other}"),
+            7 => format!("{other}; {command}"),
+            _ => format!("sudo -u root timeout 5 {command}"),
+        };
+        let bare = classify(&command);
+        // Text that does not parse on its own can parse once words are put in front of it
+        // (`| ls` after `sudo`): that is another command, not a wrapped one.
+        prop_assume!(!bare.reason.starts_with("could not parse"));
+        let outer = classify(&wrapped);
+        prop_assert!(outer.class >= bare.class, "`{}` is {} but `{}` is {} ({})", command, bare.class, wrapped, outer.class, outer.reason);
+        // A trailing comment swallows a part written after it.
+        if wrapper == 7 || wrapper == 6 && !command.contains('#') {
+            let second = classify(&other);
+            prop_assert!(outer.class >= second.class, "`{}` is {} but `{}` is {}", other, second.class, wrapped, outer.class);
+        }
+    }
+}
+
 proptest! {
     // rule: CLASSIFY-5
     #[test]
@@ -1205,6 +1274,14 @@ fn classify_6_a_variable_that_changes_what_runs_is_config_mutation_however_set()
         ("read PATH", "PATH"),
         ("read -a IFS", "IFS"),
         ("unset PATH", "PATH"),
+        ("getopts ab PATH", "PATH"),
+        ("let IFS=1", "IFS"),
+        ("export BASH_FUNC_ls%%='() { id; }'", "BASH_FUNC_ls"),
+        (
+            "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0=id git log",
+            "GIT_CONFIG",
+        ),
+        ("HOME=/tmp/evil git log", "HOME"),
     ] {
         let got = classify(command);
         assert_eq!(got.class, ConfigMutation, "`{command}`: {}", got.reason);

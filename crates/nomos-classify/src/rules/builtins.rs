@@ -27,6 +27,23 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
             }
         }
         "printf" => printf(cx, args),
+        // `getopts OPTSTRING NAME` sets NAME; `let NAME=EXPR` assigns.
+        "getopts" => match args.get(2) {
+            Some(name) if changes_program(name.text) || name.dynamic => {
+                report_variable(cx, program, name.text);
+            }
+            _ => cx.read_only(program, "only parses options"),
+        },
+        "let" => {
+            let assigned = args[1..].iter().find_map(|arg| {
+                let name = arg.text.split(['=', '+', '-', '*', '/', '%', '[']).next()?;
+                (changes_program(name) || arg.dynamic && arg.text.starts_with('$')).then_some(name)
+            });
+            match assigned {
+                Some(name) => report_variable(cx, program, name),
+                None => cx.read_only(program, "only computes"),
+            }
+        }
         "set" => match args.get(1) {
             None => cx.read_only(program, "only lists variables"),
             Some(first) => {

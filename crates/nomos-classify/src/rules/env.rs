@@ -134,6 +134,12 @@ pub(crate) fn changes_program(name: &str) -> bool {
             | "DOCKER_CONFIG"
             | "KUBECONFIG"
             | "SSH_AUTH_SOCK"
+            | "BASH_ALIASES"
+            | "BASH_CMDS"
+            | "BASH_COMPAT"
+            | "EXECIGNORE"
+            | "GLOBIGNORE"
+            | "TMOUT"
     ) || name.starts_with("LD_")
         || name.starts_with("GIT_")
         || name.starts_with("DYLD_")
@@ -682,7 +688,6 @@ const SSH_SAFE_SETTINGS: &[&str] = &[
     "numberofpasswordprompts",
     "kbdinteractiveauthentication",
     "gssapiauthentication",
-    "updatehostkeys",
     "visualhostkey",
 ];
 

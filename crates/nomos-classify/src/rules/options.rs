@@ -80,7 +80,6 @@ const OPERANDS_ONLY: &[&str] = &[
     "hostid",
     "users",
     "groups",
-    "printenv",
     "locale",
     "getconf",
     "mountpoint",
@@ -90,13 +89,8 @@ const OPERANDS_ONLY: &[&str] = &[
     "pveversion",
     "apropos",
     "whatis",
-    "tldr",
-    "info",
     "runlevel",
     "sync",
-    "getfacl",
-    "modinfo",
-    "dpkg-query",
     "atq",
     "readlink",
     "realpath",
@@ -335,7 +329,7 @@ const SAFE: &[Safe] = &[
         // ripgrep: `--pre`, `--hostname-bin` and `--search-zip` run other programs; they are
         // deliberately absent.
         program: "rg",
-        flags: "aBcCFHhiIlLnNoOpPqrsSuUvVwxz0123456789",
+        flags: "aBcCFHhiIlLnNoOpPqrsSuUvVwx0123456789",
         values: "ABCefgmMtTjEd",
         long_flags: &[
             "count",
@@ -819,7 +813,7 @@ const SAFE: &[Safe] = &[
         // `less`: `-o`/`-O`/`--log-file` write, `+!cmd` and LESSOPEN run programs; absent.
         program: "less",
         flags: "aAcCeEfFgGiIJKLmMnNqQrRsSuUVwWX~",
-        values: "bhjkpPtTxyz#",
+        values: "bhjpPtTxyz#",
         long_flags: &[
             "search-skip-screen",
             "clear-screen",
@@ -1300,7 +1294,7 @@ const SAFE: &[Safe] = &[
         // `top -w` is only width in procps; the configuration file `W` write is interactive.
         program: "top",
         flags: "bcHiSsV1",
-        values: "dnpuUoOEeFwY",
+        values: "dnpuUoOEeFY",
         long_flags: &[],
         long_values: &[],
         inert: true,
@@ -1315,7 +1309,7 @@ const SAFE: &[Safe] = &[
     },
     Safe {
         program: "tree",
-        flags: "adlfxLRPIJCnNqpsughDFvtrcUSi",
+        flags: "adlfxLPIJCnNqpsughDFvtrcUSi",
         values: "LPIH",
         long_flags: &[
             "noreport",
@@ -1497,9 +1491,11 @@ const SAFE: &[Safe] = &[
     Safe {
         // `-o`/`-O`/`-J`, `-D`, `-c`, `-K`, `-T`, `-d`/`-F`/`-X`, `--trace*`, `--libcurl`,
         // `--stderr`, `--etag-save`, `--hsts`, `--alt-svc` write, send or run; absent.
+        // `-o` is here because the curl rule has already decided it: only `-o /dev/null`
+        // and `-o -` leave curl a reader.
         program: "curl",
         flags: "sSfLIikvq46gGlnNRZ",
-        values: "HAemrxUuwyYzCE",
+        values: "HAemrxUuwyYzCEo",
         long_flags: &[
             "silent",
             "show-error",
@@ -1540,6 +1536,7 @@ const SAFE: &[Safe] = &[
             "list-only",
         ],
         long_values: &[
+            "output",
             "header",
             "user-agent",
             "referer",
@@ -1627,7 +1624,6 @@ const SAFE: &[Safe] = &[
             "wait",
             "max-redirect",
             "bind-address",
-            "method",
         ],
         inert: false,
     },
@@ -1685,7 +1681,6 @@ const SAFE: &[Safe] = &[
             "machine",
             "cursor",
             "after-cursor",
-            "cursor-file",
             "field",
             "namespace",
             "boot",
@@ -1796,7 +1791,6 @@ const SAFE: &[Safe] = &[
             "type",
             "index",
             "name",
-            "config",
             "tlscacert",
             "tlscert",
             "tlskey",
@@ -1870,7 +1864,6 @@ const SAFE: &[Safe] = &[
             "output",
             "context",
             "cluster",
-            "kubeconfig",
             "container",
             "tail",
             "since",
@@ -1892,7 +1885,7 @@ const SAFE: &[Safe] = &[
     Safe {
         program: "apt",
         flags: "aq",
-        values: "o",
+        values: "",
         long_flags: &[
             "installed",
             "upgradable",
@@ -1911,7 +1904,7 @@ const SAFE: &[Safe] = &[
     Safe {
         program: "apt-cache",
         flags: "aqfgin",
-        values: "cps",
+        values: "ps",
         long_flags: &[
             "names-only",
             "full",
@@ -1938,7 +1931,7 @@ const SAFE: &[Safe] = &[
     },
     Safe {
         program: "dpkg",
-        flags: "lLsSpW",
+        flags: "lLsSp",
         values: "",
         long_flags: &[
             "list",
@@ -1955,9 +1948,8 @@ const SAFE: &[Safe] = &[
             "audit",
             "yet-to-unpack",
             "verify",
-            "show",
         ],
-        long_values: &["showformat", "admindir"],
+        long_values: &[],
         inert: false,
     },
     Safe {
@@ -1971,7 +1963,7 @@ const SAFE: &[Safe] = &[
     Safe {
         program: "zpool",
         flags: "vxHpPLgTiyl",
-        values: "ocT",
+        values: "oT",
         long_flags: &["json"],
         long_values: &[],
         inert: false,
@@ -2174,7 +2166,6 @@ const SAFE: &[Safe] = &[
             "help",
             "version",
             "json",
-            "phy-statistics",
         ],
         long_values: &[],
         inert: false,
@@ -2203,6 +2194,809 @@ const SAFE: &[Safe] = &[
             "version",
         ],
         long_values: &["name", "config", "lxcpath"],
+        inert: true,
+    },
+    Safe {
+        program: "expand",
+        flags: "i0123456789",
+        values: "t",
+        long_flags: &["initial", "help", "version"],
+        long_values: &["tabs"],
+        inert: true,
+    },
+    Safe {
+        program: "unexpand",
+        flags: "a",
+        values: "t",
+        long_flags: &["all", "first-only", "help", "version"],
+        long_values: &["tabs"],
+        inert: true,
+    },
+    Safe {
+        program: "fmt",
+        flags: "cstu0123456789",
+        values: "pgw",
+        long_flags: &[
+            "crown-margin",
+            "split-only",
+            "tagged-paragraph",
+            "uniform-spacing",
+            "help",
+            "version",
+        ],
+        long_values: &["prefix", "goal", "width"],
+        inert: true,
+    },
+    Safe {
+        // `--dump-bin` and `--from-dump` write or read raw tables; absent.
+        program: "dmidecode",
+        flags: "qu",
+        values: "dst",
+        long_flags: &["quiet", "dump", "no-sysfs", "oem-string", "help", "version"],
+        long_values: &["dev-mem", "string", "type", "handle"],
+        inert: false,
+    },
+    Safe {
+        program: "mpstat",
+        flags: "uTI",
+        values: "AIPNo",
+        long_flags: &["dec"],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        program: "pidstat",
+        flags: "dhHIlRrstuvwU",
+        values: "CGpeT",
+        long_flags: &["human", "dec"],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        // `sar -o FILE` writes; absent.
+        program: "sar",
+        flags: "AbBdFHhpqrRSuvWwyt",
+        values: "fIimnPes",
+        long_flags: &["human", "dec", "help"],
+        long_values: &[],
+        inert: false,
+    },
+    Safe {
+        program: "lvs",
+        flags: "aov",
+        values: "OS",
+        long_flags: &[
+            "all",
+            "noheadings",
+            "nosuffix",
+            "units",
+            "readonly",
+            "segments",
+            "help",
+            "version",
+            "reportformat",
+        ],
+        long_values: &[
+            "options",
+            "sort",
+            "select",
+            "separator",
+            "units",
+            "reportformat",
+        ],
+        inert: true,
+    },
+    Safe {
+        program: "vgs",
+        flags: "aov",
+        values: "OS",
+        long_flags: &[
+            "all",
+            "noheadings",
+            "nosuffix",
+            "readonly",
+            "help",
+            "version",
+        ],
+        long_values: &[
+            "options",
+            "sort",
+            "select",
+            "separator",
+            "units",
+            "reportformat",
+        ],
+        inert: true,
+    },
+    Safe {
+        program: "pvs",
+        flags: "aov",
+        values: "OS",
+        long_flags: &[
+            "all",
+            "noheadings",
+            "nosuffix",
+            "readonly",
+            "segments",
+            "help",
+            "version",
+        ],
+        long_values: &[
+            "options",
+            "sort",
+            "select",
+            "separator",
+            "units",
+            "reportformat",
+        ],
+        inert: true,
+    },
+    Safe {
+        program: "lsattr",
+        flags: "RVadlpv",
+        values: "",
+        long_flags: &[],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        program: "whois",
+        flags: "HlLmMrRxBGaIK",
+        values: "hpigtTsvqV",
+        long_flags: &["verbose", "help", "version", "no-recursion"],
+        long_values: &["host", "port"],
+        inert: true,
+    },
+    Safe {
+        program: "lsns",
+        flags: "JlnurtW",
+        values: "opT",
+        long_flags: &[
+            "json",
+            "list",
+            "noheadings",
+            "notruncate",
+            "raw",
+            "tree",
+            "nowrap",
+            "help",
+            "version",
+        ],
+        long_values: &["output", "task", "type"],
+        inert: true,
+    },
+    Safe {
+        program: "lslocks",
+        flags: "Jinru",
+        values: "op",
+        long_flags: &[
+            "json",
+            "noinaccessible",
+            "noheadings",
+            "raw",
+            "notruncate",
+            "bytes",
+            "help",
+            "version",
+        ],
+        long_values: &["output", "pid"],
+        inert: true,
+    },
+    Safe {
+        // `-f`/`-i`/`-l`/`-E` load program text or extensions, `-o`/`-p`/`-d` write files;
+        // absent.
+        program: "awk",
+        flags: "",
+        values: "Fv",
+        long_flags: &[
+            "posix",
+            "traditional",
+            "re-interval",
+            "characters-as-bytes",
+            "sandbox",
+            "help",
+            "version",
+        ],
+        long_values: &["field-separator", "assign"],
+        inert: false,
+    },
+    Safe {
+        // `-f`/`-i`/`-l`/`-E` load program text or extensions, `-o`/`-p`/`-d` write files;
+        // absent.
+        program: "gawk",
+        flags: "",
+        values: "Fv",
+        long_flags: &[
+            "posix",
+            "traditional",
+            "re-interval",
+            "characters-as-bytes",
+            "sandbox",
+            "help",
+            "version",
+        ],
+        long_values: &["field-separator", "assign"],
+        inert: false,
+    },
+    Safe {
+        // `-f`/`-i`/`-l`/`-E` load program text or extensions, `-o`/`-p`/`-d` write files;
+        // absent.
+        program: "mawk",
+        flags: "",
+        values: "Fv",
+        long_flags: &[
+            "posix",
+            "traditional",
+            "re-interval",
+            "characters-as-bytes",
+            "sandbox",
+            "help",
+            "version",
+        ],
+        long_values: &["field-separator", "assign"],
+        inert: false,
+    },
+    Safe {
+        // `-f`/`-i`/`-l`/`-E` load program text or extensions, `-o`/`-p`/`-d` write files;
+        // absent.
+        program: "nawk",
+        flags: "",
+        values: "Fv",
+        long_flags: &[
+            "posix",
+            "traditional",
+            "re-interval",
+            "characters-as-bytes",
+            "sandbox",
+            "help",
+            "version",
+        ],
+        long_values: &["field-separator", "assign"],
+        inert: false,
+    },
+    Safe {
+        // `--pipe CMD` runs a program, `--dbpath`/`--root` read another database; absent.
+        program: "rpm",
+        flags: "qaildcsRV",
+        values: "f",
+        long_flags: &[
+            "query",
+            "all",
+            "info",
+            "list",
+            "docfiles",
+            "configfiles",
+            "state",
+            "requires",
+            "provides",
+            "changelog",
+            "scripts",
+            "whatprovides",
+            "whatrequires",
+            "last",
+            "help",
+            "version",
+        ],
+        long_values: &["file", "queryformat", "qf"],
+        inert: false,
+    },
+    Safe {
+        // `--tee`, `--pager`, `--init-command`, `--defaults-file` write or run; absent.
+        program: "mysql",
+        flags: "BNrstvEHX",
+        values: "uhPDeS",
+        long_flags: &[
+            "batch",
+            "skip-column-names",
+            "raw",
+            "silent",
+            "table",
+            "verbose",
+            "vertical",
+            "html",
+            "xml",
+            "help",
+            "version",
+            "no-pager",
+            "skip-pager",
+        ],
+        long_values: &["user", "host", "port", "database", "execute", "socket"],
+        inert: false,
+    },
+    Safe {
+        // `-o`/`-L`/`--log-file` write, `-f` runs a file, `--set`/`-v` can set a pager; absent.
+        program: "psql",
+        flags: "AaeEnqStxXlw",
+        values: "cdFhpUPR",
+        long_flags: &[
+            "no-align",
+            "echo-all",
+            "echo-errors",
+            "echo-queries",
+            "echo-hidden",
+            "no-readline",
+            "quiet",
+            "single-line",
+            "tuples-only",
+            "expanded",
+            "no-psqlrc",
+            "list",
+            "no-password",
+            "help",
+            "version",
+            "csv",
+            "html",
+        ],
+        long_values: &[
+            "command",
+            "dbname",
+            "field-separator",
+            "host",
+            "port",
+            "username",
+            "record-separator",
+            "pset",
+        ],
+        inert: false,
+    },
+    Safe {
+        // `--rdb`, `--pipe`, `-x` and `--eval` write, load or run; absent.
+        program: "redis-cli",
+        flags: "c",
+        values: "hpasnur",
+        long_flags: &[
+            "raw",
+            "no-raw",
+            "csv",
+            "json",
+            "help",
+            "version",
+            "no-auth-warning",
+            "latency",
+            "stat",
+            "bigkeys",
+            "memkeys",
+            "scan",
+        ],
+        long_values: &["user", "pass", "askpass"],
+        inert: false,
+    },
+    Safe {
+        // `--log` writes, `--config-settings`, `--index-url` fetch; `list` and `show` only.
+        program: "pip",
+        flags: "qvlo",
+        values: "",
+        long_flags: &[
+            "quiet",
+            "verbose",
+            "local",
+            "user",
+            "outdated",
+            "uptodate",
+            "editable",
+            "not-required",
+            "files",
+            "help",
+            "version",
+            "no-color",
+            "disable-pip-version-check",
+        ],
+        long_values: &["format", "path", "exclude"],
+        inert: false,
+    },
+    Safe {
+        program: "pip3",
+        flags: "qvlo",
+        values: "",
+        long_flags: &[
+            "quiet",
+            "verbose",
+            "local",
+            "user",
+            "outdated",
+            "uptodate",
+            "editable",
+            "not-required",
+            "files",
+            "help",
+            "version",
+            "no-color",
+            "disable-pip-version-check",
+        ],
+        long_values: &["format", "path", "exclude"],
+        inert: false,
+    },
+    Safe {
+        // `--setopt`, `-c` (config), `--installroot` change how it runs; absent.
+        program: "yum",
+        flags: "qvCy",
+        values: "",
+        long_flags: &[
+            "quiet",
+            "verbose",
+            "cacheonly",
+            "installed",
+            "available",
+            "updates",
+            "all",
+            "showduplicates",
+            "help",
+            "version",
+        ],
+        long_values: &["enablerepo", "disablerepo"],
+        inert: false,
+    },
+    Safe {
+        program: "dnf",
+        flags: "qvCy",
+        values: "",
+        long_flags: &[
+            "quiet",
+            "verbose",
+            "cacheonly",
+            "installed",
+            "available",
+            "upgrades",
+            "all",
+            "showduplicates",
+            "help",
+            "version",
+        ],
+        long_values: &["enablerepo", "disablerepo"],
+        inert: false,
+    },
+    Safe {
+        program: "crontab",
+        flags: "l",
+        values: "u",
+        long_flags: &["help", "version"],
+        long_values: &[],
+        inert: false,
+    },
+    Safe {
+        // `-s`, `-t`, `-o`, `-S`, `-X`, `--set` change the drive; the rule reads them too.
+        program: "smartctl",
+        flags: "aAcHixq",
+        values: "dlT",
+        long_flags: &[
+            "all",
+            "xall",
+            "health",
+            "info",
+            "capabilities",
+            "attributes",
+            "scan",
+            "scan-open",
+            "json",
+            "help",
+            "version",
+        ],
+        long_values: &["device", "log", "tolerance", "quietmode", "format"],
+        inert: false,
+    },
+    Safe {
+        program: "printenv",
+        flags: "0",
+        values: "",
+        long_flags: &["null", "help", "version"],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        program: "modinfo",
+        flags: "0adlnp",
+        values: "Fbk",
+        long_flags: &[
+            "author",
+            "description",
+            "license",
+            "parameters",
+            "filename",
+            "null",
+            "help",
+            "version",
+        ],
+        long_values: &["field", "basedir", "set-version"],
+        inert: true,
+    },
+    Safe {
+        program: "getfacl",
+        flags: "acdeEnpPRstL",
+        values: "",
+        long_flags: &[
+            "access",
+            "omit-header",
+            "default",
+            "all-effective",
+            "no-effective",
+            "numeric",
+            "absolute-names",
+            "physical",
+            "recursive",
+            "skip-base",
+            "tabular",
+            "logical",
+            "help",
+            "version",
+        ],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        program: "dpkg-query",
+        flags: "lLsSWp",
+        values: "f",
+        long_flags: &[
+            "list",
+            "listfiles",
+            "status",
+            "search",
+            "show",
+            "print-avail",
+            "help",
+            "version",
+        ],
+        long_values: &["showformat", "admindir"],
+        inert: true,
+    },
+    Safe {
+        // `--script*`, `--datadir`, `--resume` and the `-o` outputs run scripts or write; absent.
+        program: "nmap",
+        flags: "nvdFrV46",
+        values: "peiTsP",
+        long_flags: &[
+            "open",
+            "reason",
+            "packet-trace",
+            "traceroute",
+            "version-light",
+            "top-ports",
+            "help",
+            "version",
+            "iflist",
+            "no-stylesheet",
+        ],
+        long_values: &[
+            "top-ports",
+            "exclude",
+            "max-retries",
+            "host-timeout",
+            "min-rate",
+            "max-rate",
+        ],
+        inert: false,
+    },
+    Safe {
+        // only the simulating forms (`-s`) reach this list; `-o` and `-c` set any configuration.
+        program: "apt-get",
+        flags: "sqy",
+        values: "",
+        long_flags: &[
+            "simulate",
+            "just-print",
+            "dry-run",
+            "recon",
+            "no-act",
+            "quiet",
+            "assume-yes",
+            "help",
+            "version",
+            "no-install-recommends",
+        ],
+        long_values: &[],
+        inert: false,
+    },
+    Safe {
+        // `-i`, `--split-exp` and `--from-file` edit, write or load; absent.
+        program: "yq",
+        flags: "rCMPjoIeN",
+        values: "poI",
+        long_flags: &[
+            "null-input",
+            "exit-status",
+            "colors",
+            "no-colors",
+            "no-doc",
+            "prettyPrint",
+            "unwrapScalar",
+            "help",
+            "version",
+        ],
+        long_values: &["input-format", "output-format", "indent", "expression"],
+        inert: false,
+    },
+    Safe {
+        program: "gzip",
+        flags: "cdlLtvq",
+        values: "",
+        long_flags: &[
+            "stdout",
+            "to-stdout",
+            "decompress",
+            "list",
+            "license",
+            "test",
+            "verbose",
+            "quiet",
+            "help",
+            "version",
+        ],
+        long_values: &[],
+        inert: false,
+    },
+    Safe {
+        program: "unzip",
+        flags: "lvtpqZz",
+        values: "",
+        long_flags: &[],
+        long_values: &[],
+        inert: false,
+    },
+    Safe {
+        program: "wg",
+        flags: "",
+        values: "",
+        long_flags: &["help", "version"],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        program: "kill",
+        flags: "l0",
+        values: "",
+        long_flags: &["list", "table", "help", "version"],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        program: "service",
+        flags: "",
+        values: "",
+        long_flags: &["status-all", "help", "version"],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        program: "hwclock",
+        flags: "rv",
+        values: "",
+        long_flags: &[
+            "show",
+            "get",
+            "verbose",
+            "debug",
+            "utc",
+            "localtime",
+            "help",
+            "version",
+        ],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        program: "timedatectl",
+        flags: "a",
+        values: "H",
+        long_flags: &[
+            "all",
+            "no-pager",
+            "no-ask-password",
+            "help",
+            "version",
+            "value",
+            "property",
+            "monitor",
+        ],
+        long_values: &["host", "machine"],
+        inert: true,
+    },
+    Safe {
+        program: "hostnamectl",
+        flags: "",
+        values: "H",
+        long_flags: &[
+            "static",
+            "transient",
+            "pretty",
+            "no-pager",
+            "no-ask-password",
+            "help",
+            "version",
+            "json",
+        ],
+        long_values: &["host", "machine"],
+        inert: true,
+    },
+    Safe {
+        program: "resolvectl",
+        flags: "",
+        values: "",
+        long_flags: &["no-pager", "legend", "help", "version", "json"],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        program: "snap",
+        flags: "",
+        values: "",
+        long_flags: &["all", "abs-time", "unicode", "color", "help", "version"],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        program: "mdadm",
+        flags: "DEQvsb",
+        values: "",
+        long_flags: &[
+            "detail", "examine", "query", "verbose", "scan", "brief", "export", "help", "version",
+        ],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        program: "crictl",
+        flags: "aqv",
+        values: "",
+        long_flags: &[
+            "all", "quiet", "verbose", "no-trunc", "latest", "help", "version",
+        ],
+        long_values: &["output", "state", "name", "label", "image"],
+        inert: true,
+    },
+    Safe {
+        program: "pvesh",
+        flags: "",
+        values: "",
+        long_flags: &["noborder", "noheader", "human-readable", "help", "version"],
+        long_values: &["output-format"],
+        inert: true,
+    },
+    Safe {
+        program: "pct",
+        flags: "",
+        values: "",
+        long_flags: &["noborder", "noheader", "current", "help"],
+        long_values: &["output-format", "snapshot"],
+        inert: true,
+    },
+    Safe {
+        program: "qm",
+        flags: "",
+        values: "",
+        long_flags: &["noborder", "noheader", "current", "full", "help"],
+        long_values: &["output-format", "snapshot"],
+        inert: true,
+    },
+    Safe {
+        program: "atq",
+        flags: "V",
+        values: "q",
+        long_flags: &[],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        program: "tune2fs",
+        flags: "l",
+        values: "",
+        long_flags: &[],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        program: "cryptsetup",
+        flags: "v",
+        values: "",
+        long_flags: &["verbose", "debug", "help", "version"],
+        long_values: &[],
+        inert: true,
+    },
+    Safe {
+        program: "nmcli",
+        flags: "pt",
+        values: "",
+        long_flags: &["pretty", "terse", "help", "version"],
+        long_values: &[],
         inert: true,
     },
     Safe {
@@ -2285,25 +3079,28 @@ const SAFE: &[Safe] = &[
             "ignore-case",
             "unique",
             "zero-terminated",
+            "group",
             "help",
             "version",
         ],
-        long_values: &["skip-fields", "skip-chars", "check-chars", "group"],
+        long_values: &["skip-fields", "skip-chars", "check-chars"],
         inert: false,
     },
     Safe {
         program: "date",
         flags: "Ru",
         values: "dfrI",
-        long_flags: &["rfc-email", "utc", "universal", "debug", "help", "version"],
-        long_values: &[
-            "date",
-            "file",
-            "reference",
+        long_flags: &[
+            "rfc-email",
+            "utc",
+            "universal",
+            "debug",
             "iso-8601",
-            "rfc-3339",
             "resolution",
+            "help",
+            "version",
         ],
+        long_values: &["date", "file", "reference", "rfc-3339"],
         inert: false,
     },
     Safe {
@@ -2428,8 +3225,15 @@ pub(crate) fn vet<'a>(args: &[Arg<'a>], is_reader: bool) -> Option<Unsafe<'a>> {
                 None => (long, false),
             };
             if safe.long_values.contains(&name) {
+                let value = match long.split_once('=') {
+                    Some((_, value)) => Some(value),
+                    None => args.get(idx).map(|arg| arg.text),
+                };
                 if !attached {
                     idx += 1;
+                }
+                if value.is_some_and(|value| value_is_unsafe(program, name, value)) {
+                    return Some(Unsafe::Option(text));
                 }
             } else if !safe.long_flags.contains(&name) {
                 return Some(Unsafe::Option(text));
@@ -2461,8 +3265,17 @@ pub(crate) fn vet<'a>(args: &[Arg<'a>], is_reader: bool) -> Option<Unsafe<'a>> {
         }
         for (at, c) in bundle.char_indices() {
             if safe.values.contains(c) {
-                if at + c.len_utf8() == bundle.len() {
+                let rest = &bundle[at + c.len_utf8()..];
+                let value = if rest.is_empty() {
                     idx += 1;
+                    args.get(idx - 1).map(|arg| arg.text)
+                } else {
+                    Some(rest)
+                };
+                let mut short = [0; 4];
+                let name = c.encode_utf8(&mut short);
+                if value.is_some_and(|value| value_is_unsafe(program, name, value)) {
+                    return Some(Unsafe::Option(text));
                 }
                 break;
             }
@@ -2636,6 +3449,21 @@ fn vet_ip<'a>(args: &[Arg<'a>]) -> Option<Unsafe<'a>> {
     None
 }
 
+/// Values that turn an otherwise reading option into a writer or a program runner: curl's
+/// `--write-out '%output{FILE}'` writes a file, tar's `-f HOST:FILE` runs a remote shell,
+/// `nmap -sC` runs scripts.
+fn value_is_unsafe(program: &str, option: &str, value: &str) -> bool {
+    match (program, option) {
+        ("curl", "w" | "write-out") => value.contains("%output{"),
+        // `nmap -sC` runs the default scripts.
+        ("nmap", "s") => value.contains('C'),
+        ("tar", "f" | "file") => value
+            .split_once(':')
+            .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/')),
+        _ => false,
+    }
+}
+
 /// Whether a run-time argument could begin with `-` once expanded.
 fn could_be_option(text: &str) -> bool {
     text.starts_with(['$', '`', '-', '+'])
@@ -2700,6 +3528,43 @@ mod tests {
                 reason.contains(&format!("`{option}`")),
                 "{words:?}: {reason}"
             );
+        }
+    }
+
+    const CORPUS: &str = include_str!("../../../../fixtures/classify/corpus.tsv");
+
+    // rule: CLASSIFY-6
+    #[test]
+    fn every_allow_listed_option_has_a_case_in_the_corpus() {
+        let commands: Vec<&str> = CORPUS
+            .lines()
+            .filter(|line| !line.starts_with('#'))
+            .filter_map(|line| line.split_once('\t'))
+            .map(|(_, command)| command)
+            .collect();
+        for safe in SAFE {
+            let own: Vec<&str> = commands
+                .iter()
+                .copied()
+                .filter(|command| command.split_whitespace().any(|word| word == safe.program))
+                .collect();
+            for c in safe.flags.chars().chain(safe.values.chars()) {
+                let found = own.iter().any(|command| {
+                    command.split_whitespace().any(|word| {
+                        word.starts_with('-') && !word.starts_with("--") && word.contains(c)
+                    })
+                });
+                assert!(found, "no corpus case for `{} -{c}`", safe.program);
+            }
+            for name in safe.long_flags.iter().chain(safe.long_values) {
+                let option = format!("--{name}");
+                let found = own.iter().any(|command| {
+                    command
+                        .split_whitespace()
+                        .any(|word| word.split('=').next() == Some(option.as_str()))
+                });
+                assert!(found, "no corpus case for `{} {option}`", safe.program);
+            }
         }
     }
 

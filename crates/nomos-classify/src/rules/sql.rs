@@ -217,9 +217,11 @@ fn from_input(cx: &mut Cx<'_, '_, '_, '_>, program: &str) {
     match cx.stdin() {
         Stdin::Text(text) => sql_findings(cx, program, &text),
         Stdin::Pipe(producer) => {
-            let predicate =
-                format!("runs SQL piped from `{producer}`, which the classifier cannot read");
-            cx.mutation(program, &predicate);
+            // Like a shell fed by a pipe: SQL nobody can read may drop or truncate.
+            let predicate = format!(
+                "runs SQL piped from `{producer}`, which the classifier cannot read (it may drop data)"
+            );
+            cx.destructive(program, &predicate);
         }
         Stdin::File => cx.mutation(program, "runs SQL from a file the classifier cannot read"),
         Stdin::Empty => cx.mutation(program, "opens an interactive session"),
