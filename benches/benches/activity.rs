@@ -177,6 +177,7 @@ fn facts(n_events: usize) -> Facts {
                         DomainEvent::ApprovalResolved {
                             approval_id,
                             status: ApprovalStatus::Approved,
+                            reason: None,
                         },
                     );
                 }

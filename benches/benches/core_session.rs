@@ -79,7 +79,6 @@ fn full_cycle(n: u128) -> usize {
             },
         );
         if let Some(Action::Dispatch { execution_id }) = reply.action {
-            let _ = session.handle_execution_started(tick(), execution_id);
             let output = ExecOutput {
                 exit_code: Some(0),
                 stdout: "ok".to_owned(),

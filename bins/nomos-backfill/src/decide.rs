@@ -6,8 +6,8 @@ use nomos_core::ports::store::{Commit, SessionSnapshot};
 use nomos_core::record::{Execution, Message};
 use nomos_core::session::{Session, SessionConfig};
 use nomos_core::sweep::{
-    ExecutionVerdict, LeaveReason, SessionFacts, SessionVerdict, SweepMode, SweepPhase,
-    SweepThresholds, classify_execution, classify_session,
+    ExecutionVerdict, LastMessage, LeaveReason, SessionFacts, SessionVerdict, SweepMode,
+    SweepPhase, SweepThresholds, classify_execution, classify_session,
 };
 use nomos_core::{ApprovalStatus, ExecutionStatus, SessionId, Timestamp};
 use serde::Serialize;
@@ -132,7 +132,9 @@ pub fn decide_session(
             .iter()
             .filter(|a| a.status == ApprovalStatus::Pending)
             .count(),
-        last_message: last_message.map(|m| (m.role, m.content.as_str())),
+        // SWEEP-4: the same reading of the last message as the runtime's (a reply that
+        // called tools is not an answer, so a failed turn never completes as success).
+        last_message: last_message.map(LastMessage::of),
     };
     let verdict = classify_session(
         &facts,
@@ -257,5 +259,73 @@ pub fn execution_verdict(
             classify_execution(execution, now, thresholds, SweepPhase::Periodic)
         }
         _ => classify_execution(execution, now, thresholds, SweepPhase::Startup),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use nomos_core::Span;
+    use nomos_core::record::{Message, ToolCallRequest};
+    use nomos_core::session::{Session, SessionConfig};
+    use nomos_core::{Role, SessionId, SessionStatus, Timestamp};
+
+    use super::*;
+    use crate::config::{BackfillConfig, Mode};
+
+    /// A session without a goal whose turn said `reply` (calling `n_calls` tools) and then
+    /// stopped, seen by the backfill three days later.
+    fn decide_after(reply: &str, n_calls: usize) -> SessionDecision {
+        let t0 = Timestamp::from_millis(1_800_000_000_000);
+        let mut session = Session::create(
+            SessionId(uuid::Uuid::from_u128(7)),
+            t0,
+            SessionConfig::spec_defaults(),
+        );
+        session.handle_operator_message(t0, "how full is the disk?");
+        let calls: Vec<ToolCallRequest> = (0..n_calls)
+            .map(|i| ToolCallRequest {
+                call_id: format!("c{i}"),
+                name: "run".into(),
+                arguments: "{}".into(),
+            })
+            .collect();
+        session.append_assistant_message(t0, reply, calls.clone());
+        let _ = session.take_commit();
+        let last = Message {
+            id: session.id().message_id(2),
+            session_id: session.id(),
+            role: Role::Assistant,
+            content: reply.to_owned(),
+            tool_calls: calls,
+            created_at: t0,
+        };
+        let config = BackfillConfig::standard(Mode::Apply);
+        decide_session(
+            session.snapshot(),
+            Some(&last),
+            t0 + Span::from_mins(3 * 24 * 60),
+            &config,
+        )
+    }
+
+    // rule: BACKFILL-2
+    // rule: SWEEP-4
+    #[test]
+    fn a_failed_turn_is_never_completed_as_success_by_the_backfill() {
+        // "Checking." with a tool call, then the model failed: nothing answered.
+        let decision = decide_after("Checking.", 1);
+        let classes: Vec<RepairClass> = decision.findings.iter().map(|f| f.class).collect();
+        assert_eq!(classes, [RepairClass::NoAnswer]);
+        assert!(!decision.changes());
+    }
+
+    // rule: BACKFILL-2
+    #[test]
+    fn a_plain_answer_is_completed_as_success_by_the_backfill() {
+        let decision = decide_after("The disk is 42% full.", 0);
+        let classes: Vec<RepairClass> = decision.findings.iter().map(|f| f.class).collect();
+        assert_eq!(classes, [RepairClass::TrivialCompleted]);
+        let commit = decision.commit.unwrap();
+        assert_eq!(commit.session.unwrap().status, SessionStatus::Done);
     }
 }

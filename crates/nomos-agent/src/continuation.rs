@@ -80,17 +80,24 @@ impl Agent {
         // Decided on what the store holds: another process sharing the store (an MCP
         // client's `nomos-server mcp`) may have requested the approval.
         self.inner.cache.forget(id);
+        // EXEC-6: an approval that dispatches marks the execution `running` in the same
+        // commit; a refused decision (second, late, void, or an execution that can no
+        // longer start) is an error here and nothing runs.
         let action = self
             .mutate(id, |session, now| {
-                let action = session.handle_decision(now, approval_id, decision, decided_by)?;
-                if let Some(Action::Dispatch { execution_id }) = action {
-                    // Persist `running` with the decision, before the command starts (EXEC-6).
-                    let _ = session.handle_execution_started(now, execution_id);
-                }
-                Ok::<_, nomos_core::session::DecisionError>(action)
+                session.handle_decision(now, approval_id, decision, decided_by)
             })
             .await??;
-        let dispatched = matches!(action, Some(Action::Dispatch { .. }));
+        let dispatched = match action {
+            Some(Action::Dispatch { execution_id }) if execution_id == approval.execution_id => {
+                true
+            }
+            Some(Action::Dispatch { execution_id }) => {
+                tracing::error!(%execution_id, %approval_id, "a decision dispatched another execution; not running it");
+                false
+            }
+            Some(Action::AwaitApproval { .. }) | None => false,
+        };
         tracing::info!(
             target: "nomos::audit",
             session = %id,

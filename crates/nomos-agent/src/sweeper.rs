@@ -1,22 +1,21 @@
 //! The background work that keeps sessions from getting stuck: the start-up reconcile
-//! (EXEC-3, EXEC-6), the execution sweep (EXEC-3), the idle-session sweep (SWEEP-1..3)
-//! and approval expiry (GATE-7).
+//! (EXEC-3, EXEC-6), the execution sweep (EXEC-3), the idle-session sweep (SWEEP-1..3),
+//! approval expiry (GATE-7) and the close of expired assent windows (GATE-4).
 
-use nomos_core::Role;
+use nomos_core::event::TurnCause;
 use nomos_core::ports::store::{ExecutionFilter, SessionFilter};
-use nomos_core::resume::{ResumeKind, resume_note};
+use nomos_core::resume::ResumeKind;
 use nomos_core::sweep::{
     ExecutionVerdict, SessionFacts, SessionVerdict, SweepMode, SweepPhase, classify_execution,
-    classify_session,
+    classify_session, last_message,
 };
 use nomos_core::{ApprovalStatus, ExecutionStatus, SessionId, SessionStatus};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::agent::Agent;
-use crate::continuation::plan_in_flight;
 use crate::error::AgentError;
-use crate::history::last_operator_message;
+use crate::turn::TurnReport;
 
 /// What one sweep changed, by kind.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -73,12 +72,19 @@ impl Agent {
         Ok(report)
     }
 
-    /// One pass of every periodic sweep.
+    /// One pass of every periodic sweep. The nudge turns it starts (SWEEP-1) run side by
+    /// side, each holding its session, and the pass ends when they have.
     pub async fn sweep_once(&self) -> Result<SweepReport, AgentError> {
         let mut report = self.sweep_executions(SweepPhase::Periodic).await?;
         self.expire_approvals(&mut report).await?;
-        self.sweep_sessions(&mut report).await?;
-        Ok(report)
+        let mut nudges = Vec::new();
+        let res = self.sweep_sessions(&mut report, &mut nudges).await;
+        for nudge in nudges {
+            if let Err(join) = nudge.await {
+                tracing::error!(error = %join, "a nudge turn ended abnormally");
+            }
+        }
+        res.map(|()| report)
     }
 
     /// Starts the periodic sweeps on the configured interval.
@@ -178,7 +184,11 @@ impl Agent {
         Ok(())
     }
 
-    async fn sweep_sessions(&self, report: &mut SweepReport) -> Result<(), AgentError> {
+    async fn sweep_sessions(
+        &self,
+        report: &mut SweepReport,
+        nudges: &mut Vec<JoinHandle<TurnReport>>,
+    ) -> Result<(), AgentError> {
         let mut after = None;
         loop {
             let filter = SessionFilter {
@@ -186,6 +196,7 @@ impl Agent {
                     SessionStatus::Active,
                     SessionStatus::Planning,
                     SessionStatus::Executing,
+                    SessionStatus::AwaitingInput,
                 ],
                 after,
                 limit: Some(500),
@@ -195,37 +206,47 @@ impl Agent {
             let Some(last) = page.last() else { break };
             after = Some(last.id);
             for record in &page {
-                self.sweep_session(record.id, report).await?;
+                if let Some(nudge) = self.sweep_session(record.id, report).await? {
+                    nudges.push(nudge);
+                }
             }
         }
         Ok(())
     }
 
+    /// SWEEP-1..3 for one session. A nudge resumes the model with the nudge note through
+    /// the resume path every turn takes (a turn whose cause is `nudge`); the returned task
+    /// runs that turn and holds the session until it ends, so no sweep judges the session
+    /// while its nudge turn runs, and the first sweep after it ends closes the session as
+    /// `partial` when the turn did nothing (SWEEP-2).
     async fn sweep_session(
         &self,
         id: SessionId,
         report: &mut SweepReport,
-    ) -> Result<(), AgentError> {
+    ) -> Result<Option<JoinHandle<TurnReport>>, AgentError> {
         // A session with a live turn is not idle.
-        let Some(_guard) = self.inner.locks.try_lock(id) else {
-            return Ok(());
+        let Some(guard) = self.inner.locks.try_lock(id) else {
+            return Ok(None);
         };
-        let snapshot = self.session(id).await?;
+        let mut snapshot = self.session(id).await?;
+        // GATE-4: an assent window whose time ran out is closed (and recorded) even when no
+        // gate decision comes to notice it.
+        let now = self.now();
+        if snapshot.record.assent.is_some_and(|w| now >= w.expires_at) {
+            self.mutate(id, |session, now| session.handle_timeout(now))
+                .await?;
+            snapshot = self.session(id).await?;
+        }
         let messages = self.inner.store.messages(id).await?;
         let n_pending = snapshot
             .approvals
             .iter()
             .filter(|a| a.status == ApprovalStatus::Pending)
             .count();
-        let last = messages
-            .iter()
-            .rev()
-            .find(|m| m.role != Role::Note)
-            .map(|m| (m.role, m.content.as_str()));
         let facts = SessionFacts {
             record: &snapshot.record,
             n_pending_approvals: n_pending,
-            last_message: last,
+            last_message: last_message(&messages),
         };
         let verdict = classify_session(
             &facts,
@@ -233,26 +254,27 @@ impl Agent {
             &self.inner.config.sweep,
             SweepMode::Periodic,
         );
-        let note = match &verdict {
-            // RESUME-1: the nudge quotes the operator's last message and the plan in flight.
-            SessionVerdict::Nudge => Some(resume_note(
-                last_operator_message(&messages),
-                plan_in_flight(&snapshot).as_ref(),
-                &ResumeKind::IdleNudge,
-                1,
-            )),
-            _ => None,
-        };
         match verdict {
-            SessionVerdict::Leave { .. } => return Ok(()),
+            SessionVerdict::Leave { .. } => return Ok(None),
             SessionVerdict::Nudge => report.sessions_nudged += 1,
             SessionVerdict::CompleteTrivial { .. } => report.sessions_completed += 1,
             SessionVerdict::ClosePartial { .. } => report.sessions_closed += 1,
         }
+        // The nudge note (RESUME-1: it quotes the operator's last message and the plan in
+        // flight) is written by the resume path, attempt by attempt.
         self.mutate(id, |session, now| {
-            session.apply_session_verdict(now, &verdict, note.as_deref())
+            session.apply_session_verdict(now, &verdict, None)
         })
-        .await
+        .await?;
+        if verdict != SessionVerdict::Nudge {
+            return Ok(None);
+        }
+        let agent = self.clone();
+        Ok(Some(tokio::spawn(async move {
+            agent
+                .resume_locked(id, guard, ResumeKind::IdleNudge, TurnCause::Nudge)
+                .await
+        })))
     }
 
     async fn lock_for_sweep(

@@ -4,7 +4,7 @@
 use nomos_core::event::TurnCause;
 use nomos_core::ports::chat::{ChatDelta, ChatRequest, ChatResponse, ModelError, ToolCall, Usage};
 use nomos_core::record::{ToolCallOutcome, ToolCallRequest};
-use nomos_core::session::{Action, ToolInput, ToolReply};
+use nomos_core::session::{Action, ToolInput, ToolReply, TurnEnd};
 use nomos_core::{ApprovalId, Decision, SessionId, Timestamp};
 use tokio::task::JoinHandle;
 
@@ -164,10 +164,17 @@ impl Agent {
         let final_text = report.final_text.clone();
         let error = report.error.clone();
         let n_tool_calls = report.n_tool_calls;
+        let thresholds = self.inner.config.sweep;
         let res = self
             .mutate_recovering(id, |session, now| {
-                if error.is_none() {
-                    session.handle_turn_end(now, final_text.as_deref());
+                // SESSION-4: the core decides; a failed turn is never an answer (SWEEP-2).
+                let end = match (&error, &final_text) {
+                    (Some(error), _) => Some(TurnEnd::Failed(error)),
+                    (None, Some(text)) => Some(TurnEnd::Answer(text)),
+                    (None, None) => None,
+                };
+                if let Some(end) = end {
+                    session.handle_turn_end(now, end, &thresholds);
                 }
                 session.handle_turn_done(now, error.clone(), n_tool_calls);
             })
@@ -393,14 +400,14 @@ impl Agent {
             classification,
         };
         let policy = self.inner.config.approvals;
+        // EXEC-6: a dispatch comes with `running` in the same commit, so the command starts
+        // only after `running` is stored, and only when the core said so.
         let reply = self
             .mutate(id, |session, now| {
                 let mut reply = session.handle_tool(now, &call.id, input.clone());
                 match reply.action {
-                    // Persist `running` before the command starts (EXEC-6).
-                    Some(Action::Dispatch { execution_id }) => {
-                        let _ = session.handle_execution_started(now, execution_id);
-                    }
+                    // The execution's task records the call with the command's end.
+                    Some(Action::Dispatch { .. }) => {}
                     // Nobody will answer: deny in the commit that persists the request.
                     Some(Action::AwaitApproval { approval_id, .. })
                         if policy == ApprovalPolicy::RefuseWithoutOperator =>
@@ -479,7 +486,7 @@ impl Agent {
         };
         if tool.kind() == ExtraToolKind::Gated {
             let open = self
-                .mutate(id, |session, now| session.assent_open(now))
+                .mutate(id, |session, now| session.handle_gate_check(now))
                 .await?;
             if !open {
                 let text = format!(

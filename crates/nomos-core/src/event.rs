@@ -77,11 +77,16 @@ pub enum DomainEvent {
         /// When the window closes.
         expires_at: Timestamp,
     },
-    /// The assent window closed (plan completed, revised, or expired).
-    #[serde(rename = "plan.assent_closed")]
+    /// GATE-4: the assent window closed, once per window, with the reason. Events stored
+    /// before reasons were recorded carry the old kind `plan.assent_closed` and read back
+    /// with [`AssentCloseReason::Unrecorded`].
+    #[serde(rename = "assent.closed", alias = "plan.assent_closed")]
     AssentClosed {
         /// Generation whose window closed.
         generation: u32,
+        /// Why it closed.
+        #[serde(default = "AssentCloseReason::unrecorded")]
+        reason: AssentCloseReason,
     },
     /// An execution was created.
     #[serde(rename = "execution.created")]
@@ -126,6 +131,10 @@ pub enum DomainEvent {
         approval_id: ApprovalId,
         /// Its final status.
         status: ApprovalStatus,
+        /// Why, when Nomos (not the operator's approval) ended it: expiry, a replaced or
+        /// revised plan, the end of the task. Absent in events stored before reasons were.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
     },
     /// A transcript message was appended.
     #[serde(rename = "message.appended")]
@@ -172,8 +181,49 @@ pub enum TurnCause {
     Operator,
     /// An approval decision (EXEC-4).
     Continuation,
-    /// A reconnect, `/resume` or an idle nudge (RESUME-1).
+    /// A reconnect or `/resume` (RESUME-1).
     Resume,
+    /// SWEEP-1: the idle sweep resumed the model with a nudge.
+    Nudge,
+}
+
+/// GATE-4: why an assent window closed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AssentCloseReason {
+    /// Every step of the assented generation is finished.
+    PlanFinished,
+    /// The plan was revised into a new generation (PLAN-3).
+    PlanRevised,
+    /// The generation's steps were replaced before any started (PLAN-2).
+    PlanReplaced,
+    /// The session ended (`complete_task`, a sweep or the backfill).
+    SessionEnded,
+    /// Its time ran out.
+    Expired,
+    /// The operator assented again; a fresh window replaces this one.
+    Renewed,
+    /// Stored before close reasons were recorded.
+    Unrecorded,
+}
+
+impl AssentCloseReason {
+    fn unrecorded() -> AssentCloseReason {
+        AssentCloseReason::Unrecorded
+    }
+
+    /// The snake_case spelling, as stored.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            AssentCloseReason::PlanFinished => "plan_finished",
+            AssentCloseReason::PlanRevised => "plan_revised",
+            AssentCloseReason::PlanReplaced => "plan_replaced",
+            AssentCloseReason::SessionEnded => "session_ended",
+            AssentCloseReason::Expired => "expired",
+            AssentCloseReason::Renewed => "renewed",
+            AssentCloseReason::Unrecorded => "unrecorded",
+        }
+    }
 }
 
 impl DomainEvent {
@@ -210,7 +260,7 @@ impl DomainEvent {
             DomainEvent::StepStarted { .. } => "plan.step.started",
             DomainEvent::StepFinished { .. } => "plan.step.finished",
             DomainEvent::AssentOpened { .. } => "plan.assent",
-            DomainEvent::AssentClosed { .. } => "plan.assent_closed",
+            DomainEvent::AssentClosed { .. } => "assent.closed",
             DomainEvent::ExecutionCreated { .. } => "execution.created",
             DomainEvent::ExecutionStatusChanged { .. } => "execution.status",
             DomainEvent::ApprovalRequested { .. } => "approval.requested",
@@ -262,5 +312,42 @@ mod tests {
         assert_eq!(json["type"], event.kind());
         let back: DomainEvent = serde_json::from_value(json).unwrap();
         assert_eq!(back, event);
+    }
+
+    // rule: GATE-4
+    #[test]
+    fn assent_closed_carries_its_reason_and_reads_the_stored_old_kind() {
+        let event = DomainEvent::AssentClosed {
+            generation: 2,
+            reason: AssentCloseReason::PlanFinished,
+        };
+        let json = serde_json::to_value(&event).unwrap();
+        assert_eq!(json["type"], "assent.closed");
+        assert_eq!(json["reason"], "plan_finished");
+        let stored = serde_json::json!({"type": "plan.assent_closed", "generation": 1});
+        let back: DomainEvent = serde_json::from_value(stored).unwrap();
+        assert_eq!(
+            back,
+            DomainEvent::AssentClosed {
+                generation: 1,
+                reason: AssentCloseReason::Unrecorded
+            }
+        );
+    }
+
+    // rule: GATE-7
+    #[test]
+    fn approval_resolved_without_a_reason_reads_as_before() {
+        let stored = serde_json::json!({
+            "type": "approval.resolved",
+            "approval_id": "00000000-0000-0000-0000-000000000001",
+            "status": "denied"
+        });
+        let back: DomainEvent = serde_json::from_value(stored.clone()).unwrap();
+        let DomainEvent::ApprovalResolved { reason, .. } = &back else {
+            panic!("{back:?}");
+        };
+        assert_eq!(*reason, None);
+        assert_eq!(serde_json::to_value(&back).unwrap(), stored);
     }
 }

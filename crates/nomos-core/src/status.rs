@@ -171,7 +171,8 @@ impl ExecutionStatus {
             S::Cancelled | S::Failed => true,
             S::PendingApproval => false,
             S::Approved => *self == S::PendingApproval,
-            S::Running => matches!(self, S::PendingApproval | S::Approved),
+            // EXEC-1, EXEC-6: only an approved execution starts, and only once.
+            S::Running => *self == S::Approved,
             S::Completed => *self == S::Running,
         }
     }
@@ -264,6 +265,9 @@ mod tests {
         assert!(!S::Completed.can_move_to(S::Failed));
         assert!(!S::Cancelled.can_move_to(S::Running));
         assert!(!S::PendingApproval.can_move_to(S::Completed));
+        // rule: EXEC-6 — nothing starts without its approval, and nothing starts twice.
+        assert!(!S::PendingApproval.can_move_to(S::Running));
+        assert!(!S::Running.can_move_to(S::Running));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{Approval, Execution, SessionRecord};
+use crate::record::{Approval, Execution, Message, SessionRecord};
 use crate::status::{ApprovalStatus, ExecutionStatus, Role, SessionStatus};
 use crate::time::{Span, Timestamp};
 
@@ -76,8 +76,46 @@ pub struct SessionFacts<'a> {
     pub record: &'a SessionRecord,
     /// How many of its approvals are `pending` (SWEEP-3).
     pub n_pending_approvals: usize,
-    /// Role and text of the newest transcript message, if any.
-    pub last_message: Option<(Role, &'a str)>,
+    /// The newest transcript message other than a note, if any ([`last_message`]).
+    pub last_message: Option<LastMessage<'a>>,
+}
+
+/// What the classification reads of one transcript message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LastMessage<'a> {
+    /// Who wrote it.
+    pub role: Role,
+    /// Its text.
+    pub text: &'a str,
+    /// How many tool calls it made. A reply that called tools is not an answer: its turn
+    /// went on, and if nothing follows it, that turn failed (SWEEP-2).
+    pub n_tool_calls: usize,
+}
+
+impl<'a> LastMessage<'a> {
+    /// The facts of one message.
+    pub fn of(message: &'a Message) -> LastMessage<'a> {
+        LastMessage {
+            role: message.role,
+            text: &message.content,
+            n_tool_calls: message.tool_calls.len(),
+        }
+    }
+
+    /// SESSION-4: an answer is an assistant reply in plain text that called no tool.
+    pub fn is_answer(&self) -> bool {
+        self.role == Role::Assistant && self.n_tool_calls == 0 && !self.text.trim().is_empty()
+    }
+}
+
+/// The newest message of a transcript (in order) that is not a note: what SESSION-4 and
+/// the sweeps read as the session's last word.
+pub fn last_message(messages: &[Message]) -> Option<LastMessage<'_>> {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m.role != Role::Note)
+        .map(LastMessage::of)
 }
 
 /// Whether the backfill tool touches sessions that wait for the operator.
@@ -117,7 +155,8 @@ pub enum LeaveReason {
     AwaitingApproval,
     /// Something happened too recently.
     NotIdle,
-    /// It never set a goal and its last message is not an assistant answer.
+    /// It never set a goal and its last message is not an answer (an assistant reply in
+    /// plain text); a failed turn is never one (SWEEP-2).
     NoAnswer,
     /// It has a goal; the turn's end does not complete it (SESSION-4 does not apply).
     TaskInProgress,
@@ -139,7 +178,8 @@ pub enum SessionVerdict {
         /// The first ~120 characters of the answer.
         summary: String,
     },
-    /// SWEEP-1: append a nudge note and record `nudged_at`.
+    /// SWEEP-1: record `nudged_at`, leave a nudge note and resume the model with it (a
+    /// turn whose cause is `nudge`).
     Nudge,
     /// SWEEP-2 / BACKFILL-2: complete it as `partial` with this summary.
     ClosePartial {
@@ -223,8 +263,9 @@ fn classify_periodic(
         _ => None,
     };
     match nudged_at {
-        // SWEEP-2: nothing happened since the nudge. Closing does not wait for another
-        // full idle period, because the nudge note itself may count as activity.
+        // SWEEP-2: no operator message and no tool call since the nudge, and the nudge
+        // turn is over (the runtime holds the session while it runs, and the grace is
+        // shorter than the sweep interval), so this is the first sweep after it ended.
         Some(nudged_at) if now.since(nudged_at) >= thresholds.nudge_grace => {
             SessionVerdict::ClosePartial {
                 summary: format!(
@@ -239,13 +280,13 @@ fn classify_periodic(
     }
 }
 
+/// SESSION-4, SWEEP-2: only an answer completes a session as `success`. A failed turn
+/// leaves the operator's message or a reply that called tools last, never an answer.
 fn complete_trivial(facts: &SessionFacts<'_>) -> SessionVerdict {
     match facts.last_message {
-        Some((Role::Assistant, text)) if !text.trim().is_empty() => {
-            SessionVerdict::CompleteTrivial {
-                summary: summary_from_answer(text),
-            }
-        }
+        Some(last) if last.is_answer() => SessionVerdict::CompleteTrivial {
+            summary: summary_from_answer(last.text),
+        },
         _ => SessionVerdict::leave(LeaveReason::NoAnswer),
     }
 }

@@ -151,6 +151,17 @@ pub fn check(expect: &Expect, observed: &Observed) -> Vec<String> {
                 fail(format!("plan.replaced: {e}"));
             }
         }
+        if let Some(count) = &plan.running_anywhere {
+            let n = observed
+                .snapshot
+                .steps
+                .iter()
+                .filter(|s| s.status == StepStatus::Running)
+                .count() as u32;
+            if let Err(e) = count.check(n) {
+                fail(format!("plan.running_anywhere: {e}"));
+            }
+        }
     }
     for want in &expect.executions {
         let n = observed

@@ -455,6 +455,10 @@ pub struct PlanExpect {
     /// How many steps of older generations are `replaced`.
     #[serde(default)]
     pub replaced: Option<Count>,
+    /// How many steps of any generation are `running` (SESSION-5: a replaced plan leaves
+    /// none).
+    #[serde(default)]
+    pub running_anywhere: Option<Count>,
 }
 
 /// Activity entries of a kind (and state).

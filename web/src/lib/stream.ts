@@ -16,7 +16,7 @@ export const EVENT_KINDS = [
   'plan.step.started',
   'plan.step.finished',
   'plan.assent',
-  'plan.assent_closed',
+  'assent.closed',
   'execution.created',
   'execution.status',
   'approval.requested',

@@ -171,7 +171,8 @@ async fn replan_then_update_step_one_hits_generation_two() {
             .status
     };
     assert_eq!(status(2, 1), StepStatus::Running);
-    assert_eq!(status(1, 1), StepStatus::Running);
+    // rule: SESSION-5 — the revision closed the step it left running.
+    assert_eq!(status(1, 1), StepStatus::Failed);
     assert_eq!(status(1, 2), StepStatus::Replaced);
 }
 

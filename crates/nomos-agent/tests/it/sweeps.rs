@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use nomos_core::event::{DomainEvent, TurnCause};
 use nomos_core::ports::store::Store;
 use nomos_core::session::{Action, Session, SessionConfig, ToolInput};
 use nomos_core::{
@@ -19,6 +20,7 @@ async fn idle_goal_session_is_nudged_then_closed_partial() {
 - tool_calls:
     - {name: set_goal, arguments: {goal: "upgrade the nas"}}
 - text: "Starting on it."
+- text: "Still on it."
 "#,
     )
     .await;
@@ -39,12 +41,77 @@ async fn idle_goal_session_is_nudged_then_closed_partial() {
     assert!(nudges[0].contains("complete_task"), "{}", nudges[0]);
     // rule: RESUME-1 — the nudge quotes the operator's last message.
     assert!(nudges[0].contains("upgrade the nas"), "{}", nudges[0]);
+    // The nudge resumed the model: a turn whose cause is `nudge`, which only talked.
+    let events = w.events(id).await;
+    assert!(
+        events.contains(&DomainEvent::TurnStarted {
+            cause: TurnCause::Nudge
+        }),
+        "{events:?}"
+    );
+    assert_eq!(w.model.remaining(), 0);
     w.clock.advance(Span::from_mins(5));
     let report = w.agent.sweep_once().await.unwrap();
     assert_eq!(report.sessions_closed, 1);
     let snapshot = w.snapshot(id).await;
     assert_eq!(snapshot.record.status, SessionStatus::Partial);
-    assert!(snapshot.record.summary.unwrap().contains("nudge"));
+    let summary = snapshot.record.summary.unwrap();
+    assert!(
+        summary.contains("closed after an unanswered nudge"),
+        "{summary}"
+    );
+}
+
+// rule: SWEEP-2
+#[tokio::test]
+async fn a_nudge_turn_that_works_keeps_the_session_open() {
+    let w = world(
+        r#"
+- tool_calls:
+    - {name: set_goal, arguments: {goal: "check the nas"}}
+- text: "Starting on it."
+- tool_calls:
+    - {name: run, arguments: {host: local, command: "uptime"}}
+- text: "Looked again; still checking."
+"#,
+    )
+    .await;
+    let id = w.agent.create_session().await.unwrap();
+    w.agent.send_message(id, "check the nas").await.unwrap();
+    w.clock.advance(Span::from_mins(16));
+    assert_eq!(w.agent.sweep_once().await.unwrap().sessions_nudged, 1);
+    w.clock.advance(Span::from_mins(5));
+    let report = w.agent.sweep_once().await.unwrap();
+    // The nudge turn ran a tool: that is activity, so the nudge was answered.
+    assert_eq!((report.sessions_closed, report.sessions_nudged), (0, 0));
+    assert_eq!(w.snapshot(id).await.record.status, SessionStatus::Planning);
+}
+
+// rule: SWEEP-2
+// rule: SWEEP-4
+#[tokio::test]
+async fn a_failed_turn_without_a_goal_is_never_completed_as_success() {
+    let w = world(
+        r#"
+- text: "Checking."
+  tool_calls:
+    - {name: run, arguments: {host: local, command: "uptime"}}
+- error: {status: 500, message: "upstream exploded"}
+"#,
+    )
+    .await;
+    let id = w.agent.create_session().await.unwrap();
+    let report = w.agent.send_message(id, "how is the box?").await.unwrap();
+    assert!(report.error.is_some(), "{report:?}");
+    assert_eq!(w.snapshot(id).await.record.status, SessionStatus::Active);
+    for _ in 0..4 {
+        w.clock.advance(Span::from_mins(20));
+        let report = w.agent.sweep_once().await.unwrap();
+        assert_eq!(report.sessions_completed, 0);
+    }
+    let snapshot = w.snapshot(id).await;
+    assert_eq!(snapshot.record.status, SessionStatus::Active);
+    assert_eq!(snapshot.record.summary, None);
 }
 
 // rule: SWEEP-3
@@ -93,7 +160,11 @@ async fn restart_with_a_running_execution_reconciles_it_without_re_running() {
     let Some(Action::Dispatch { execution_id }) = reply.action else {
         panic!("{reply:?}")
     };
-    session.handle_execution_started(now, execution_id).unwrap();
+    // The core marked it running with the dispatch (EXEC-6).
+    assert_eq!(
+        session.execution(execution_id).unwrap().status,
+        ExecutionStatus::Running
+    );
     w.store.commit(session.take_commit()).await.unwrap();
 
     // A new process over the same database.
@@ -188,7 +259,11 @@ async fn execution_running_past_the_timeout_is_failed_by_the_sweep() {
     let Some(Action::Dispatch { execution_id }) = reply.action else {
         panic!("{reply:?}")
     };
-    session.handle_execution_started(now, execution_id).unwrap();
+    // The core marked it running with the dispatch (EXEC-6).
+    assert_eq!(
+        session.execution(execution_id).unwrap().status,
+        ExecutionStatus::Running
+    );
     w.store.commit(session.take_commit()).await.unwrap();
     w.clock.advance(Span::from_mins(9));
     assert_eq!(w.agent.sweep_once().await.unwrap().executions_failed, 0);

@@ -732,7 +732,10 @@ fn any_event() -> impl Strategy<Value = DomainEvent> {
             generation: 1,
             seq: 1
         }),
-        (1u32..4).prop_map(|generation| DomainEvent::AssentClosed { generation }),
+        (1u32..4).prop_map(|generation| DomainEvent::AssentClosed {
+            generation,
+            reason: crate::event::AssentCloseReason::Expired
+        }),
         "[a-z ]{0,30}".prop_map(|goal| DomainEvent::GoalSet { goal }),
         (1u32..4, prop::collection::vec("[a-z]{1,8}", 1..4)).prop_map(|(generation, steps)| {
             DomainEvent::PlanProposed {

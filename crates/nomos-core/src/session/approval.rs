@@ -10,6 +10,7 @@ use crate::status::{ApprovalStatus, CommandClass, Decision, ExecutionStatus};
 use crate::time::Timestamp;
 
 use super::Session;
+use super::execution::ExecutionError;
 use super::tool::Action;
 
 /// Why a decision was refused.
@@ -34,6 +35,9 @@ pub enum DecisionError {
         "approval {0} is void: the command, host, class or plan generation it showed has changed"
     )]
     Stale(ApprovalId),
+    /// EXEC-6: the execution it guards cannot start (it is no longer waiting).
+    #[error(transparent)]
+    Execution(#[from] ExecutionError),
 }
 
 /// GATE-7: hex SHA-256 over the canonical binding.
@@ -152,11 +156,25 @@ impl Session {
             );
             return Err(DecisionError::Stale(approval_id));
         }
+        // EXEC-6: only an execution still waiting for this approval may start.
+        let waiting = self
+            .execution(execution_id)
+            .ok_or(ExecutionError::NotFound(execution_id))?
+            .status;
+        if waiting != ExecutionStatus::PendingApproval {
+            return Err(DecisionError::Execution(ExecutionError::Transition {
+                id: execution_id,
+                from: waiting,
+                to: ExecutionStatus::Approved,
+            }));
+        }
+        // GATE-7: the operator's decision is an operator's act (SWEEP-1).
+        self.touch(now);
         self.approvals[idx].decided_by = decided_by.map(str::to_owned);
         match decision {
             Decision::Approve => {
                 self.resolve_approval(now, idx, ApprovalStatus::Approved, "");
-                Ok(Some(Action::Dispatch { execution_id }))
+                Ok(Some(self.start_execution(now, execution_id)?))
             }
             Decision::Deny => {
                 self.resolve_approval(now, idx, ApprovalStatus::Denied, "denied by the operator");
@@ -171,11 +189,17 @@ impl Session {
         approval.status = status;
         approval.decided_at = Some(now);
         let (approval_id, execution_id) = (approval.id, approval.execution_id);
+        let reason = if status == ApprovalStatus::Approved || why.is_empty() {
+            None
+        } else {
+            Some(why.to_owned())
+        };
         self.emit(
             now,
             DomainEvent::ApprovalResolved {
                 approval_id,
                 status,
+                reason,
             },
         );
         let next = if status == ApprovalStatus::Approved {
@@ -225,9 +249,7 @@ impl Session {
                 "approval expired: no answer means deny",
             );
         }
-        if self.record.assent.is_some_and(|w| now >= w.expires_at) {
-            self.close_assent(now);
-        }
+        self.expire_assent(now);
         expired
     }
 }

@@ -9,6 +9,7 @@ use crate::sweep::ExecutionVerdict;
 use crate::time::Timestamp;
 
 use super::Session;
+use super::tool::Action;
 
 /// Why an execution input was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -34,13 +35,16 @@ impl Session {
         self.executions.iter().find(|e| e.id == id)
     }
 
-    /// EXEC-6: marks an approved execution `running`. Refused unless it is `approved`, so
-    /// an execution is dispatched at most once.
-    pub fn handle_execution_started(
+    /// EXEC-1, EXEC-6: the one way an execution starts. Marks an `approved` execution
+    /// `running` and returns the [`Action::Dispatch`] that tells the shell to run it, so the
+    /// shell cannot run a command the core did not mark. Anything else (already running,
+    /// finished, still waiting for its approval, cancelled) is refused: an execution is
+    /// dispatched at most once.
+    pub(crate) fn start_execution(
         &mut self,
         now: Timestamp,
         id: ExecutionId,
-    ) -> Result<(), ExecutionError> {
+    ) -> Result<Action, ExecutionError> {
         let execution = self.execution(id).ok_or(ExecutionError::NotFound(id))?;
         if execution.status != ExecutionStatus::Approved {
             return Err(ExecutionError::Transition {
@@ -50,7 +54,7 @@ impl Session {
             });
         }
         self.move_execution(now, id, ExecutionStatus::Running, None);
-        Ok(())
+        Ok(Action::Dispatch { execution_id: id })
     }
 
     /// EXEC-2/EXEC-5: records how a running execution ended: its output, or the error
@@ -118,6 +122,7 @@ impl Session {
                 DomainEvent::ApprovalResolved {
                     approval_id,
                     status: crate::status::ApprovalStatus::Cancelled,
+                    reason: Some(reason.clone()),
                 },
             );
         }

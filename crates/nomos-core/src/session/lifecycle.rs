@@ -2,14 +2,17 @@
 //! (SESSION-1..7, GATE-4, WRITEBACK-2, TURN-3/4).
 
 use crate::assent::{AssentVerdict, detect_assent};
-use crate::event::DomainEvent;
+use crate::event::{AssentCloseReason, DomainEvent};
 use crate::id::MessageId;
 use crate::record::{AssentWindow, KnowledgeLoop, Message, ToolCallRecord, ToolCallRequest};
 use crate::status::{ApprovalStatus, Outcome, Role, SessionStatus};
-use crate::sweep::{SessionFacts, SessionVerdict, SweepMode, SweepThresholds, classify_session};
+use crate::sweep::{
+    LastMessage, SessionFacts, SessionVerdict, SweepMode, SweepThresholds, classify_session,
+};
 use crate::time::Timestamp;
 
 use super::tool::ToolReply;
+use super::turn::TurnEnd;
 use super::{Session, text};
 
 /// What an operator message did to the session.
@@ -87,7 +90,7 @@ impl Session {
         summary: String,
     ) -> (usize, usize) {
         let n_closed = self.close_plan(now, outcome == Outcome::Success);
-        self.close_assent(now);
+        self.close_assent(now, AssentCloseReason::SessionEnded);
         let n_cancelled =
             self.cancel_pending_approvals(now, ApprovalStatus::Cancelled, "the task completed");
         let summary = summary.trim().to_owned();
@@ -112,25 +115,31 @@ impl Session {
     }
 
     /// An operator message: appended to the transcript; it answers a question
-    /// (`awaiting_input` ends) and, in reply to a proposed plan, may assent (GATE-4).
+    /// (`awaiting_input` ends) or, in reply to a proposed plan, may assent (GATE-4). An
+    /// answer to `ask_operator` goes to the model and never assents, whatever its words.
     pub fn handle_operator_message(
         &mut self,
         now: Timestamp,
         content: &str,
     ) -> OperatorMessageEffect {
         let message_id = self.push_message(now, Role::Operator, content.to_owned(), Vec::new());
+        self.touch(now);
         self.record.nudged_at = None;
-        if self.record.status == SessionStatus::AwaitingInput {
+        self.expire_assent(now);
+        let answers_question = self.record.status == SessionStatus::AwaitingInput;
+        if answers_question {
             let back = self.working_status();
             self.set_status(now, back, Some("operator answered".to_owned()));
         }
         let mut assented_generation = None;
-        if !self.record.status.is_terminal()
+        if !answers_question
+            && !self.record.status.is_terminal()
             && self.plan_open()
             && let AssentVerdict::Assent { .. } = detect_assent(content)
         {
             let generation = self.record.plan_generation;
             let expires_at = now + self.config.assent_window;
+            self.close_assent(now, AssentCloseReason::Renewed);
             self.record.assent = Some(AssentWindow {
                 generation,
                 opened_at: now,
@@ -179,6 +188,8 @@ impl Session {
     /// TURN-4: persists one tool call with its result (once; the store refuses a second).
     pub fn record_tool_call(&mut self, record: ToolCallRecord) {
         let at = record.started_at;
+        // SWEEP-1: a tool call is activity, as of its end.
+        self.touch(at + crate::time::Span::from_millis(record.duration_ms as i64));
         self.emit(
             at,
             DomainEvent::ToolCalled {
@@ -190,24 +201,29 @@ impl Session {
         self.tool_calls.push(record);
     }
 
-    /// SESSION-4 / TURN-6: the turn ended. `last_answer` is the final assistant text, if
-    /// the turn ended in text. A session that never set a goal completes as `success`.
-    /// Returns whether the session was completed.
-    pub fn handle_turn_end(&mut self, now: Timestamp, last_answer: Option<&str>) -> bool {
-        let Some(answer) = last_answer.filter(|a| !a.trim().is_empty()) else {
-            return false;
+    /// SESSION-4 / TURN-6: the turn ended, as `end` says. A session that never set a goal
+    /// and whose turn ended in text completes as `success`; a failed turn is never an
+    /// answer (SWEEP-2). Returns whether the session was completed.
+    pub fn handle_turn_end(
+        &mut self,
+        now: Timestamp,
+        end: TurnEnd<'_>,
+        thresholds: &SweepThresholds,
+    ) -> bool {
+        let answer = match end {
+            TurnEnd::Answer(answer) if !answer.trim().is_empty() => answer,
+            TurnEnd::Answer(_) | TurnEnd::Failed(_) => return false,
         };
         let facts = SessionFacts {
             record: &self.record,
             n_pending_approvals: self.n_pending_approvals(),
-            last_message: Some((Role::Assistant, answer)),
+            last_message: Some(LastMessage {
+                role: Role::Assistant,
+                text: answer,
+                n_tool_calls: 0,
+            }),
         };
-        let verdict = classify_session(
-            &facts,
-            now,
-            &SweepThresholds::spec_defaults(),
-            SweepMode::TurnEnd,
-        );
+        let verdict = classify_session(&facts, now, thresholds, SweepMode::TurnEnd);
         match verdict {
             SessionVerdict::CompleteTrivial { summary } => {
                 self.finish(now, Outcome::Success, summary);
@@ -243,23 +259,56 @@ impl Session {
         }
     }
 
-    /// Closes the assent window (plan completed or revised, or expired).
-    pub(crate) fn close_assent(&mut self, now: Timestamp) {
+    /// GATE-4: closes the assent window, if one is open, with one `assent.closed` event.
+    pub(crate) fn close_assent(&mut self, now: Timestamp, reason: AssentCloseReason) {
         if let Some(window) = self.record.assent.take() {
             self.emit(
                 now,
                 DomainEvent::AssentClosed {
                     generation: window.generation,
+                    reason,
                 },
             );
         }
     }
 
-    /// Whether an assent window for the current generation is open at `now`.
+    /// GATE-4: closes a window whose time ran out. Every gate decision calls it first, so
+    /// an expired window is recorded as closed the first time anything asks about it.
+    pub(crate) fn expire_assent(&mut self, now: Timestamp) {
+        if self.record.assent.is_some_and(|w| now >= w.expires_at) {
+            self.close_assent(now, AssentCloseReason::Expired);
+        }
+    }
+
+    /// GATE-4: closes the window once every step of the generation it approved is finished.
+    pub(crate) fn close_assent_if_plan_finished(&mut self, now: Timestamp) {
+        let Some(window) = self.record.assent else {
+            return;
+        };
+        let finished = self
+            .steps
+            .iter()
+            .filter(|s| s.generation == window.generation)
+            .all(|s| s.status.is_closed());
+        if finished {
+            self.close_assent(now, AssentCloseReason::PlanFinished);
+        }
+    }
+
+    /// Whether an assent window for the current generation is open at `now` (a query: it
+    /// changes nothing; gate decisions use [`Session::handle_gate_check`]).
     pub fn assent_open(&self, now: Timestamp) -> bool {
         self.record
             .assent
             .is_some_and(|w| w.generation == self.record.plan_generation && now < w.expires_at)
+    }
+
+    /// GATE-3: the gate decision for a state-changing tool the shell runs itself (a gated
+    /// extra tool). Closes an expired window first (recorded), then says whether the
+    /// operator's assent is in force.
+    pub fn handle_gate_check(&mut self, now: Timestamp) -> bool {
+        self.expire_assent(now);
+        self.assent_open(now)
     }
 
     /// The status a non-terminal session works in: `executing` with an open assent,

@@ -9,17 +9,29 @@
 //! * operator input: [`Session::handle_operator_message`], [`Session::handle_decision`];
 //! * model output: [`Session::append_assistant_message`], [`Session::handle_tool`],
 //!   [`Session::record_tool_call`], [`Session::handle_knowledge_use`],
-//!   [`Session::handle_turn_end`];
-//! * executor results: [`Session::handle_execution_started`],
-//!   [`Session::handle_execution_finished`];
+//!   [`Session::handle_gate_check`] (a gated tool the shell runs itself),
+//!   [`Session::handle_turn_started`], [`Session::handle_turn_end`] (with a [`TurnEnd`]
+//!   and the configured sweep thresholds), [`Session::handle_turn_done`];
+//! * executor results: [`Session::handle_execution_finished`];
 //! * time and sweeps: [`Session::handle_timeout`], [`Session::apply_session_verdict`],
 //!   [`Session::apply_execution_verdict`].
 //!
-//! Inputs return what the shell must do next (an [`Action`] such as "dispatch this
-//! execution") and accumulate rows and [`DomainEvent`]s. The shell drains them with
-//! [`Session::take_commit`], commits them atomically, and reports the new version with
-//! [`Session::committed`]. On a version conflict the shell reloads and decides again.
-//! [`Session::poll_timeout`] tells the shell when [`Session::handle_timeout`] is due.
+//! Inputs return what the shell must do next (an [`Action`]) and accumulate rows and
+//! [`DomainEvent`]s. The shell drains them with [`Session::take_commit`], commits them
+//! atomically, and reports the new version with [`Session::committed`]. On a version
+//! conflict the shell reloads and decides again, and acts on no [`Action`] of the
+//! discarded decision.
+//!
+//! [`Action::Dispatch`] is the only way a command runs (EXEC-1, EXEC-6): the core emits it
+//! in the same decision that marks the execution `running` (a `run` the gate lets through,
+//! or an approval), never twice for one execution, and refuses every other start. The
+//! shell runs the command once, after the commit that carries `running`, and reports its
+//! end with [`Session::handle_execution_finished`].
+//!
+//! Time: [`Session::poll_timeout`] tells the shell when [`Session::handle_timeout`] is
+//! due (the earliest expiry of a pending approval or of the assent window). An expired
+//! window is also closed, with its `assent.closed` event, by the first gate decision that
+//! notices it, so a late `handle_timeout` never lets an expired window count.
 
 mod approval;
 mod execution;
@@ -49,6 +61,7 @@ pub use lifecycle::OperatorMessageEffect;
 pub use plan::{StepDraft, is_writeback_step};
 pub use repair::LEFTOVER_STEP_NOTE;
 pub use tool::{Action, KnowledgeUse, Revision, ToolInput, ToolReply};
+pub use turn::TurnEnd;
 
 /// Tunable rules of a session. No `Default`: use [`SessionConfig::spec_defaults`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,12 +108,13 @@ impl SessionConfig {
 /// assert_eq!(reply.outcome, ToolCallOutcome::Refused);
 /// assert!(reply.action.is_none());
 ///
-/// // GATE-1: a read-only command is dispatched at once; the shell runs it and reports.
+/// // GATE-1: a read-only command is dispatched at once, already marked `running` (EXEC-6);
+/// // the shell runs it once, after the commit, and reports its end.
 /// let reply = session.handle_tool(now, "call-2", run("uptime"));
 /// let Some(Action::Dispatch { execution_id }) = reply.action else {
 ///     panic!("uptime is read-only: {reply:?}");
 /// };
-/// session.handle_execution_started(now, execution_id)?;
+/// assert_eq!(session.executions()[0].status, ExecutionStatus::Running);
 /// let output = ExecOutput { exit_code: Some(0), stdout: "up 3 days".into(), ..ExecOutput::default() };
 /// session.handle_execution_finished(now, execution_id, Ok(output))?;
 /// assert_eq!(session.executions()[0].status, ExecutionStatus::Completed);
@@ -321,8 +335,14 @@ impl Session {
     }
 
     fn emit(&mut self, now: Timestamp, event: DomainEvent) {
-        self.record.last_activity_at = self.record.last_activity_at.max(now);
         self.events.push(PendingEvent { at: now, event });
+    }
+
+    /// SWEEP-1: records activity. Only the operator's messages and decisions and the
+    /// model's tool calls count; notes, text-only replies and Nomos's own bookkeeping do
+    /// not, so a session that only talks is idle.
+    pub(crate) fn touch(&mut self, at: Timestamp) {
+        self.record.last_activity_at = self.record.last_activity_at.max(at);
     }
 
     /// SESSION-6: every status change is an event.

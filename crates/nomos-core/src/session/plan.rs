@@ -1,8 +1,8 @@
 //! Plans: generations, generation-relative seq, ordered advancement and close-out (PLAN-1..9).
 
-use crate::event::DomainEvent;
+use crate::event::{AssentCloseReason, DomainEvent};
 use crate::record::PlanStep;
-use crate::status::{SessionStatus, StepStatus};
+use crate::status::{ApprovalStatus, SessionStatus, StepStatus};
 use crate::time::Timestamp;
 
 use super::tool::{Revision, ToolReply};
@@ -70,14 +70,29 @@ impl Session {
                 Revision::Yes { reason } => match reason.filter(|r| !r.trim().is_empty()) {
                     None => return ToolReply::refused(text::REVISION_NEEDS_REASON),
                     Some(reason) => {
-                        // PLAN-3: the old generation's pending steps become `replaced`.
+                        // PLAN-3: the old generation's pending steps become `replaced`;
+                        // SESSION-5: a step it left running is closed, never left running.
                         self.replace_pending_steps(now, generation);
+                        self.close_running_steps(now, text::STEP_CLOSED_BY_REVISION);
                         (generation + 1, Some(reason))
                     }
                 },
             }
         };
-        self.close_assent(now);
+        // GATE-4, GATE-7: assent and approvals were given to the plan the operator saw;
+        // a replaced or revised plan is not that plan.
+        let (close, why) = if reason.is_some() {
+            (AssentCloseReason::PlanRevised, text::APPROVAL_VOID_REVISED)
+        } else {
+            (
+                AssentCloseReason::PlanReplaced,
+                text::APPROVAL_VOID_REPLACED,
+            )
+        };
+        if generation > 0 {
+            self.close_assent(now, close);
+            self.cancel_pending_approvals(now, ApprovalStatus::Cancelled, why);
+        }
         self.record.plan_generation = target;
         let drafts = with_writeback_step(drafts);
         let titles: Vec<String> = drafts.iter().map(|d| d.title.clone()).collect();
@@ -107,7 +122,11 @@ impl Session {
                 revision_reason: reason,
             },
         );
-        if self.record.status != SessionStatus::Planning {
+        // SESSION-2: a question to the operator stays open until the operator answers.
+        if !matches!(
+            self.record.status,
+            SessionStatus::Planning | SessionStatus::AwaitingInput
+        ) {
             self.set_status(
                 now,
                 SessionStatus::Planning,
@@ -158,6 +177,7 @@ impl Session {
             return ToolReply::refused(text::earlier_step_pending(seq, earlier));
         }
         self.set_step_status(now, idx, status, note);
+        self.close_assent_if_plan_finished(now);
         ToolReply::ok(text::step_updated(seq, status))
     }
 
@@ -206,29 +226,43 @@ impl Session {
         }
     }
 
-    /// PLAN-8: closes every open step of the current generation at completion. Running
-    /// steps end as `done` on success and `failed` otherwise; pending steps end as `done`
-    /// on success and `skipped` otherwise. Returns how many steps it closed.
+    /// SESSION-5: closes every running step as `failed`, with `note` saying why (called
+    /// when the generation they belong to is being replaced).
+    fn close_running_steps(&mut self, now: Timestamp, note: &str) {
+        let running: Vec<usize> = (0..self.steps.len())
+            .filter(|&i| self.steps[i].status == StepStatus::Running)
+            .collect();
+        for idx in running {
+            self.set_step_status(now, idx, StepStatus::Failed, Some(note.to_owned()));
+        }
+    }
+
+    /// PLAN-8, SESSION-5: closes every open step at completion. In the current generation,
+    /// running steps end as `done` on success and `failed` otherwise, and pending steps as
+    /// `done` on success and `skipped` otherwise. A step an older generation left open
+    /// (a plan replaced while it ran) never counts as done: running ends `failed`, pending
+    /// `skipped`. Returns how many steps it closed.
     pub(crate) fn close_plan(&mut self, now: Timestamp, success: bool) -> usize {
         let generation = self.record.plan_generation;
         let open: Vec<usize> = (0..self.steps.len())
-            .filter(|&i| {
-                self.steps[i].generation == generation && !self.steps[i].status.is_closed()
-            })
+            .filter(|&i| !self.steps[i].status.is_closed())
             .collect();
         for &idx in &open {
-            self.steps[idx].started_at.get_or_insert(now);
-            let status = match (self.steps[idx].status, success) {
-                (_, true) => StepStatus::Done,
-                (StepStatus::Running, false) => StepStatus::Failed,
-                (_, false) => StepStatus::Skipped,
+            let current = self.steps[idx].generation == generation;
+            let (status, note) = match (self.steps[idx].status, success && current) {
+                (_, true) => (StepStatus::Done, text::STEP_CLOSED_AT_COMPLETION),
+                (StepStatus::Running, false) => {
+                    (StepStatus::Failed, text::STEP_CLOSED_AT_COMPLETION)
+                }
+                (_, false) => (StepStatus::Skipped, text::STEP_CLOSED_AT_COMPLETION),
             };
-            self.set_step_status(
-                now,
-                idx,
-                status,
-                Some("closed at task completion".to_owned()),
-            );
+            let note = if current {
+                note.to_owned()
+            } else {
+                format!("{note}; its plan generation had been replaced")
+            };
+            self.steps[idx].started_at.get_or_insert(now);
+            self.set_step_status(now, idx, status, Some(note));
         }
         open.len()
     }

@@ -20,6 +20,8 @@ impl Session {
         classification: Classification,
     ) -> ToolReply {
         let class = classification.class;
+        // GATE-4: a window whose time ran out closes here, recorded, before it is asked.
+        self.expire_assent(now);
         if class != CommandClass::ReadOnly {
             // GATE-2: nothing that changes state before a plan exists.
             if self.record.plan_generation == 0 {
@@ -59,7 +61,8 @@ impl Session {
                 execution_id,
             });
         }
-        // GATE-1 (read-only) and GATE-5 (config mutation inside the assent window).
+        // GATE-1 (read-only) and GATE-5 (config mutation inside the assent window). The
+        // execution starts here, with its dispatch (EXEC-6).
         let execution_id = self.new_execution(
             now,
             call_id,
@@ -68,7 +71,11 @@ impl Session {
             classification,
             ExecutionStatus::Approved,
         );
-        ToolReply::ok("dispatched").with_action(Action::Dispatch { execution_id })
+        match self.start_execution(now, execution_id) {
+            Ok(action) => ToolReply::ok("dispatched").with_action(action),
+            // Unreachable: the execution was created `approved` just above.
+            Err(refused) => ToolReply::error(refused.to_string()),
+        }
     }
 
     fn new_execution(

@@ -15,6 +15,21 @@ pub const WRITEBACK_STEP_DETAIL: &str = "Call update_entity_attributes for every
 /// GATE-2.
 pub const PROPOSE_PLAN_FIRST: &str = "Refused: this command changes state and no plan exists. Propose a plan first with propose_plan, then STOP and wait for the operator's approval. Read-only commands may run at any time.";
 
+/// PLAN-8: the note on a step closed by `complete_task`.
+pub const STEP_CLOSED_AT_COMPLETION: &str = "closed at task completion";
+
+/// SESSION-5: the note on a step that was running when its plan was revised.
+pub const STEP_CLOSED_BY_REVISION: &str =
+    "closed unfinished: the plan was revised while this step ran";
+
+/// GATE-7: why a pending approval died with its plan.
+pub const APPROVAL_VOID_REPLACED: &str =
+    "approval void: the plan it belonged to was replaced; ask again under the new plan";
+
+/// GATE-7: why a pending approval died with its plan.
+pub const APPROVAL_VOID_REVISED: &str =
+    "approval void: the plan it belonged to was revised; ask again under the new plan";
+
 /// SESSION-2: `propose_plan` before `set_goal`.
 pub const SET_GOAL_FIRST: &str = "Refused: no goal is set. Call set_goal first, then propose_plan.";
 

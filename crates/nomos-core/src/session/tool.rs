@@ -71,7 +71,8 @@ pub enum ToolInput {
 /// What the shell must do after a tool call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Action {
-    /// Run this execution now, then report with `handle_execution_started`/`finished`.
+    /// Run this execution once, after committing the decision (which marked it
+    /// `running`), then report its end with `handle_execution_finished`.
     Dispatch {
         /// The execution to run.
         execution_id: ExecutionId,
@@ -159,7 +160,7 @@ impl Session {
 
     /// WRITEBACK-1: accounts for a discovery or write-back tool the shell ran.
     pub fn handle_knowledge_use(&mut self, now: Timestamp, used: KnowledgeUse) {
-        self.record.last_activity_at = self.record.last_activity_at.max(now);
+        self.touch(now);
         self.record.knowledge = match (self.record.knowledge, used) {
             (_, KnowledgeUse::WriteBack) => KnowledgeLoop::WrittenBack,
             (KnowledgeLoop::Untouched, KnowledgeUse::Discovery) => KnowledgeLoop::Discovered,

@@ -5,6 +5,15 @@ use crate::time::Timestamp;
 
 use super::Session;
 
+/// How a turn ended, as the shell reports it to [`Session::handle_turn_end`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TurnEnd<'a> {
+    /// It ended in this text: the model's answer, or the step-limit summary (TURN-6).
+    Answer(&'a str),
+    /// It failed with this error (TURN-2). A failed turn is never an answer (SWEEP-2).
+    Failed(&'a str),
+}
+
 impl Session {
     /// Records that a turn started.
     pub fn handle_turn_started(&mut self, now: Timestamp, cause: TurnCause) {

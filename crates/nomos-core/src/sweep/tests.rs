@@ -38,7 +38,11 @@ fn facts<'a>(record: &'a SessionRecord, last: Option<(Role, &'a str)>) -> Sessio
     SessionFacts {
         record,
         n_pending_approvals: 0,
-        last_message: last,
+        last_message: last.map(|(role, text)| LastMessage {
+            role,
+            text,
+            n_tool_calls: 0,
+        }),
     }
 }
 
@@ -57,6 +61,33 @@ const BACKFILL: SweepMode = SweepMode::Backfill {
 const BACKFILL_ALL: SweepMode = SweepMode::Backfill {
     awaiting: AwaitingPolicy::Include,
 };
+
+// rule: SWEEP-2
+#[test]
+fn a_reply_that_called_tools_is_never_an_answer_so_a_failed_turn_never_completes() {
+    // "Checking." with a tool call, then the model failed: nothing followed the reply.
+    let record = session(SessionStatus::Active, None, 0);
+    let facts = SessionFacts {
+        last_message: Some(LastMessage {
+            role: Role::Assistant,
+            text: "Checking.",
+            n_tool_calls: 1,
+        }),
+        ..facts(&record, None)
+    };
+    for (mode, now) in [
+        (SweepMode::Periodic, 600),
+        (SweepMode::TurnEnd, 600),
+        (BACKFILL, 3 * 24 * 60),
+        (BACKFILL_ALL, 3 * 24 * 60),
+    ] {
+        assert_eq!(
+            classify(&facts, now, mode),
+            leave(LeaveReason::NoAnswer),
+            "{mode:?}"
+        );
+    }
+}
 
 // rule: SESSION-4
 #[test]

@@ -7,7 +7,9 @@ use crate::status::{
 };
 use crate::time::Span;
 
-use super::super::{KnowledgeUse, ToolInput};
+use crate::sweep::SweepThresholds;
+
+use super::super::{KnowledgeUse, ToolInput, TurnEnd};
 use super::{Harness, assert_ok, assert_refused};
 
 // rule: SESSION-2
@@ -71,7 +73,11 @@ fn plain_answer_without_goal_completes_as_success_with_short_summary() {
     let mut h = Harness::new();
     h.say("what is the uptime of the nas?");
     let answer = "The NAS has been up for 41 days. ".repeat(10);
-    assert!(h.session.handle_turn_end(h.now, Some(&answer)));
+    assert!(h.session.handle_turn_end(
+        h.now,
+        TurnEnd::Answer(&answer),
+        &SweepThresholds::spec_defaults()
+    ));
     assert_eq!(h.session.status(), SessionStatus::Done);
     let summary = h.session.record().summary.clone().unwrap();
     assert!(
@@ -86,10 +92,11 @@ fn plain_answer_without_goal_completes_as_success_with_short_summary() {
 fn plain_answer_after_set_goal_does_not_complete() {
     let mut h = Harness::new();
     h.goal();
-    assert!(
-        !h.session
-            .handle_turn_end(h.now, Some("Here is the plan I suggest."))
-    );
+    assert!(!h.session.handle_turn_end(
+        h.now,
+        TurnEnd::Answer("Here is the plan I suggest."),
+        &SweepThresholds::spec_defaults()
+    ));
     assert_eq!(h.session.status(), SessionStatus::Planning);
 }
 
@@ -273,7 +280,8 @@ fn update_plan_step_addresses_the_current_generation_only() {
     // seq 1 now means generation 2's first step.
     assert_ok(&h.step(1, StepStatus::Running));
     assert_eq!(h.step_status(2, 1), StepStatus::Running);
-    assert_eq!(h.step_status(1, 1), StepStatus::Running);
+    // SESSION-5: the revision closed the step it left running.
+    assert_eq!(h.step_status(1, 1), StepStatus::Failed);
     assert_refused(
         &h.step(3, StepStatus::Running),
         "step 3 not found in the current plan (generation 2 has steps 1..2)",

@@ -41,7 +41,7 @@ fn read_only_command_runs_at_once_without_a_plan() {
         matches!(reply.action, Some(Action::Dispatch { .. })),
         "{reply:?}"
     );
-    assert_eq!(h.session.executions()[0].status, ExecutionStatus::Approved);
+    assert_eq!(h.session.executions()[0].status, ExecutionStatus::Running);
 }
 
 // rule: GATE-2
@@ -180,9 +180,10 @@ fn decision_by_id_runs_once_and_a_second_decision_is_refused() {
         .handle_decision(h.now, approval_id, Decision::Approve, Some("alice"))
         .unwrap();
     assert_eq!(action, Some(Action::Dispatch { execution_id }));
+    // rule: EXEC-6 — the core marked it running with the dispatch.
     assert_eq!(
         h.session.execution(execution_id).unwrap().status,
-        ExecutionStatus::Approved
+        ExecutionStatus::Running
     );
     let second = h
         .session
@@ -239,11 +240,17 @@ fn approval_is_void_when_the_plan_generation_changes() {
     let (approval_id, execution_id) =
         approval_of(&h.run("rm -rf /srv/old", CommandClass::Destructive));
     h.revise(&["another approach"], "the operator changed their mind");
-    // A revision before the decision: the pending approval binds to generation 1.
+    // A revision before the decision cancels the pending approval with its plan.
     let res = h
         .session
         .handle_decision(h.now, approval_id, Decision::Approve, None);
-    assert_eq!(res, Err(DecisionError::Stale(approval_id)));
+    assert_eq!(
+        res,
+        Err(DecisionError::NotPending {
+            id: approval_id,
+            status: ApprovalStatus::Cancelled
+        })
+    );
     assert_eq!(
         h.session.execution(execution_id).unwrap().status,
         ExecutionStatus::Cancelled
@@ -322,9 +329,6 @@ fn transport_error_marks_the_execution_failed_with_its_text() {
         unreachable!()
     };
     h.session
-        .handle_execution_started(h.now, execution_id)
-        .unwrap();
-    h.session
         .handle_execution_finished(
             h.now,
             execution_id,
@@ -348,10 +352,12 @@ fn an_execution_is_dispatched_at_most_once() {
     else {
         unreachable!()
     };
-    h.session
-        .handle_execution_started(h.now, execution_id)
-        .unwrap();
-    let again = h.session.handle_execution_started(h.now, execution_id);
+    // rule: EXEC-1 — the core marked it running with its dispatch; a second start is refused.
+    assert_eq!(
+        h.session.execution(execution_id).unwrap().status,
+        ExecutionStatus::Running
+    );
+    let again = h.session.start_execution(h.now, execution_id);
     assert!(matches!(
         again,
         Err(ExecutionError::Transition {
@@ -370,11 +376,7 @@ fn an_execution_is_dispatched_at_most_once() {
         h.session.execution(execution_id).unwrap().status,
         ExecutionStatus::Failed
     );
-    assert!(
-        h.session
-            .handle_execution_started(h.now, execution_id)
-            .is_err()
-    );
+    assert!(h.session.start_execution(h.now, execution_id).is_err());
 }
 
 // rule: EXEC-5
@@ -385,9 +387,6 @@ fn completed_execution_keeps_its_output() {
     else {
         unreachable!()
     };
-    h.session
-        .handle_execution_started(h.now, execution_id)
-        .unwrap();
     let output = ExecOutput {
         exit_code: Some(3),
         stdout: "x".into(),

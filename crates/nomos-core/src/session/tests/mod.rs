@@ -4,6 +4,8 @@
 mod examples;
 mod gate;
 mod properties;
+mod reference;
+mod window;
 
 use uuid::Uuid;
 
@@ -106,9 +108,11 @@ impl Harness {
         let Some(super::Action::Dispatch { execution_id }) = reply.action else {
             panic!("expected a dispatch, got {reply:?}");
         };
-        self.session
-            .handle_execution_started(self.now, execution_id)
-            .unwrap();
+        assert_eq!(
+            self.session.execution(execution_id).unwrap().status,
+            crate::status::ExecutionStatus::Running,
+            "a dispatched execution is already running"
+        );
         let output = ExecOutput {
             exit_code: Some(0),
             ..ExecOutput::default()

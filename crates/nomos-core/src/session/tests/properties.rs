@@ -1,27 +1,281 @@
-//! Property tests: random sequences of tool calls, operator messages, decisions and time
-//! never break the session's invariants.
+//! Property tests: random sessions, driven with real command strings through the real
+//! classifier and operator messages from a labelled table, agree at every step with the
+//! reference model of the rules (`reference.rs`), and keep the session's invariants.
+//!
+//! `PROPTEST_CASES` sets the number of cases (CI keeps the default); with
+//! `NOMOS_PROPS_REPORT=1` the test prints how many distinct dangerous sequences (ones that
+//! tried a non-read-only command) and distinct dangerous situations it generated.
 
-use std::collections::HashMap;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
 
 use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use uuid::Uuid;
 
+use crate::classification::Classification;
 use crate::event::DomainEvent;
-use crate::record::PlanStep;
-use crate::status::{ApprovalStatus, CommandClass, Decision, Outcome, StepStatus};
+use crate::id::ApprovalId;
+use crate::record::{PlanStep, ToolCallOutcome};
+use crate::status::{CommandClass, Decision, Outcome, SessionStatus, StepStatus};
 use crate::time::Span;
 
-use super::super::{Action, KnowledgeUse};
-use super::Harness;
+use super::super::{Action, KnowledgeUse, Revision, ToolInput, ToolReply};
+use super::reference::{
+    CallVerdict, DecisionVerdict, Label, Reading, Reference, RunVerdict, StepState, WindowState,
+};
+use super::{Harness, drafts};
+
+// ---- Commands: hand-labelled parts, combined; the label is the most dangerous part's ----
+
+/// Parts that only read (CLASSIFY-3).
+const READ_ONLY_PARTS: &[&str] = &[
+    "uptime",
+    "df -h",
+    "free -m",
+    "cat /etc/hostname",
+    "ls -la /var/log",
+    "ps aux",
+    "systemctl status nginx",
+    "docker ps",
+    "journalctl -u nginx --no-pager",
+    "git status",
+    "grep -r error /var/log/syslog",
+    "head -n 20 /var/log/syslog",
+    "uname -a",
+    "hostname",
+    "docker compose logs --tail 50",
+    "ip addr show",
+    "dpkg -l",
+    "echo hello",
+    "/usr/bin/uptime",
+];
+
+/// Parts that change state but destroy nothing (CLASSIFY-4).
+const CONFIG_PARTS: &[&str] = &[
+    "systemctl restart nginx",
+    "systemctl reload nginx",
+    "apt-get update",
+    "apt-get install -y htop",
+    "docker compose restart bridge",
+    "docker compose pull",
+    "sed -i s/a/b/ /etc/app.conf",
+    "echo hi > /tmp/x",
+    "tee /etc/motd",
+    "touch /tmp/marker",
+    "mkdir -p /srv/new",
+    "chmod 644 /etc/app.conf",
+    "cp /etc/a /etc/b",
+];
+
+/// Parts that destroy (CLASSIFY-4).
+const DESTRUCTIVE_PARTS: &[&str] = &[
+    "rm -rf /srv/old",
+    "docker volume rm media_old",
+    "systemctl stop nginx",
+    "reboot",
+    "docker compose down",
+    "truncate -s 0 /var/log/syslog",
+    "shred /tmp/secret",
+    "docker system prune -af",
+    "dd if=/dev/zero of=/dev/sdb",
+];
+
+/// Programs no rule knows (CLASSIFY-7): never read-only, always their own approval.
+const UNKNOWN_PARTS: &[&str] = &["mytool --sync", "/opt/tools/cleanup --all"];
+
+/// Variable assignments before a command: harmless, or changing what runs.
+const ASSIGNMENTS: &[(&str, Label)] = &[
+    ("LC_ALL=C ", Label::ReadOnly),
+    ("PAGER=cat ", Label::Config),
+    ("PATH=/tmp/evil:$PATH ", Label::Config),
+];
+
+/// Commands the option-by-option classifier (rev. 2 of the contract) reads as changing
+/// state and the first classifier read as read-only (kept apart so they can be switched
+/// off to compare the two).
+const CLASSIFY6_PARTS: &[(&str, Label)] = &[
+    ("export PATH=/tmp/evil:$PATH", Label::Config),
+    ("export GIT_SSH_COMMAND=/tmp/x", Label::Config),
+    ("set -x", Label::Config),
+    ("rg --pre /tmp/x foo", Label::Config),
+    ("base64 -o /tmp/out /etc/hostname", Label::Config),
+];
+const CLASSIFY6_PARTS_ENABLED: bool = true;
+
+/// Wrappers that run their command unchanged (CLASSIFY-2); `{}` is the command.
+const WRAPPERS: &[&str] = &["sudo {}", "timeout 30 {}", "nice {}", "env LC_ALL=C {}"];
+
+/// Shell wrappers that take the command as one quoted word (CLASSIFY-2).
+const SHELL_WRAPPERS: &[&str] = &["bash -c '{}'", "sh -c '{}'"];
+
+/// Lists and pipelines (CLASSIFY-2).
+const JOINERS: &[&str] = &[" | ", "; ", " && ", " || "];
+
+/// A command string with its hand-written label.
+#[derive(Clone, Debug)]
+struct Cmd {
+    text: String,
+    label: Label,
+}
+
+fn labelled_part() -> impl Strategy<Value = Cmd> {
+    let mut parts: Vec<(String, Label)> = Vec::new();
+    parts.extend(
+        READ_ONLY_PARTS
+            .iter()
+            .map(|p| ((*p).to_owned(), Label::ReadOnly)),
+    );
+    parts.extend(
+        CONFIG_PARTS
+            .iter()
+            .map(|p| ((*p).to_owned(), Label::Config)),
+    );
+    parts.extend(
+        DESTRUCTIVE_PARTS
+            .iter()
+            .map(|p| ((*p).to_owned(), Label::Destructive)),
+    );
+    parts.extend(
+        UNKNOWN_PARTS
+            .iter()
+            .map(|p| ((*p).to_owned(), Label::UnknownProgram)),
+    );
+    if CLASSIFY6_PARTS_ENABLED {
+        parts.extend(CLASSIFY6_PARTS.iter().map(|(p, l)| ((*p).to_owned(), *l)));
+    }
+    let assignment = prop_oneof![
+        6 => Just(None),
+        1 => prop::sample::select(ASSIGNMENTS).prop_map(Some),
+    ];
+    let wrapper = prop_oneof![
+        4 => Just(None),
+        1 => prop::sample::select(WRAPPERS).prop_map(Some),
+    ];
+    (prop::sample::select(parts), assignment, wrapper).prop_map(
+        |((text, label), assignment, wrapper)| {
+            let mut cmd = Cmd { text, label };
+            if let Some(wrapper) = wrapper {
+                cmd.text = wrapper.replace("{}", &cmd.text);
+            }
+            if let Some((prefix, prefix_label)) = assignment {
+                cmd.text = format!("{prefix}{}", cmd.text);
+                cmd.label = cmd.label.max(prefix_label);
+            }
+            cmd
+        },
+    )
+}
+
+fn command() -> impl Strategy<Value = Cmd> {
+    let list = (
+        labelled_part(),
+        prop::collection::vec((prop::sample::select(JOINERS), labelled_part()), 0..3),
+    )
+        .prop_map(|(first, rest)| {
+            rest.into_iter().fold(first, |acc, (joiner, next)| Cmd {
+                text: format!("{}{joiner}{}", acc.text, next.text),
+                label: acc.label.max(next.label),
+            })
+        });
+    let shell = prop_oneof![
+        5 => Just(None),
+        1 => prop::sample::select(SHELL_WRAPPERS).prop_map(Some),
+    ];
+    (list, shell).prop_map(|(cmd, shell)| match shell {
+        Some(shell) => Cmd {
+            text: shell.replace("{}", &cmd.text),
+            label: cmd.label,
+        },
+        None => cmd,
+    })
+}
+
+// ---- Operator messages: each with the reading the operator meant (GATE-4) ----
+
+const MESSAGES: &[(&str, Reading)] = &[
+    ("yes", Reading::Assent),
+    ("approved", Reading::Assent),
+    ("approve", Reading::Assent),
+    ("go ahead", Reading::Assent),
+    ("proceed", Reading::Assent),
+    ("continue", Reading::Assent),
+    ("ok", Reading::Assent),
+    ("okay", Reading::Assent),
+    ("lgtm", Reading::Assent),
+    ("do it", Reading::Assent),
+    ("y", Reading::Assent),
+    ("go", Reading::Assent),
+    ("yes, go ahead", Reading::Assent),
+    ("Procceed with the rest please", Reading::Assent),
+    ("LGTM!", Reading::Assent),
+    ("sounds good, approved", Reading::Assent),
+    ("no", Reading::NotAssent),
+    ("no, wait", Reading::NotAssent),
+    ("what does step 2 do?", Reading::NotAssent),
+    ("hello", Reading::NotAssent),
+    ("don't proceed", Reading::NotAssent),
+    ("do not proceed", Reading::NotAssent),
+    ("dont proceed", Reading::NotAssent),
+    ("stop", Reading::NotAssent),
+    ("stopp", Reading::NotAssent),
+    ("noooo", Reading::NotAssent),
+    ("wait", Reading::NotAssent),
+    ("hold on", Reading::NotAssent),
+    ("not yet", Reading::NotAssent),
+    ("later", Reading::NotAssent),
+    ("check the backups first", Reading::NotAssent),
+    ("can you explain step 1?", Reading::NotAssent),
+    ("proceed?", Reading::NotAssent),
+    ("ok but wait for the backup", Reading::NotAssent),
+    ("before you start, back up the config", Reading::NotAssent),
+];
+
+/// GATE-4 rev. 2 cases the first detector read as assent; the rewritten detector reads
+/// them right (kept apart so they can be switched off to compare the two).
+const TRICKY_MESSAGES: &[(&str, Reading)] = &[
+    ("let's go over the plan first", Reading::NotAssent),
+    ("go back to step 1", Reading::NotAssent),
+    ("ok so what does step 2 do", Reading::NotAssent),
+    ("status: OK", Reading::NotAssent),
+    ("don;t proceed", Reading::NotAssent),
+    ("let's do it tonight", Reading::NotAssent),
+    ("go through the logs first", Reading::NotAssent),
+];
+const TRICKY_MESSAGES_ENABLED: bool = true;
+
+fn message_table() -> Vec<(&'static str, Reading)> {
+    let mut table = MESSAGES.to_vec();
+    if TRICKY_MESSAGES_ENABLED {
+        table.extend_from_slice(TRICKY_MESSAGES);
+    }
+    table
+}
+
+// ---- Operations ----
+
+/// Which approval a decision names.
+#[derive(Clone, Copy, Debug)]
+enum Pick {
+    /// The n-th request (in request order), modulo how many exist.
+    Nth(usize),
+    /// An id this session never issued (a mismatched decision).
+    Foreign,
+}
 
 #[derive(Clone, Debug)]
 enum Op {
     Goal,
     Plan(usize),
-    Revise(usize),
+    /// `revise: true`, with a reason, an empty one, or none.
+    Revise(usize, Option<&'static str>),
     Step(u32, StepStatus),
-    Say(&'static str),
-    Run(CommandClass),
-    Decide(usize, Decision),
+    Say(&'static str, Reading),
+    Ask,
+    Run(Cmd),
+    Decide(Pick, Decision),
+    /// Two decisions on the same request, one after the other.
+    DecideTwice(usize, Decision, Decision),
     Finish(usize),
     Complete(Outcome),
     WriteBack,
@@ -32,101 +286,237 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     let status = prop_oneof![
-        Just(StepStatus::Running),
-        Just(StepStatus::Done),
-        Just(StepStatus::Failed),
-        Just(StepStatus::Skipped),
-        Just(StepStatus::Replaced),
-        Just(StepStatus::Pending),
-    ];
-    let class = prop_oneof![
-        Just(CommandClass::ReadOnly),
-        Just(CommandClass::ConfigMutation),
-        Just(CommandClass::Destructive),
+        4 => Just(StepStatus::Running),
+        3 => Just(StepStatus::Done),
+        1 => Just(StepStatus::Failed),
+        2 => Just(StepStatus::Skipped),
+        1 => Just(StepStatus::Replaced),
+        1 => Just(StepStatus::Pending),
     ];
     let outcome = prop_oneof![
         Just(Outcome::Success),
         Just(Outcome::Failure),
         Just(Outcome::Partial)
     ];
-    let message = prop_oneof![
-        Just("yes"),
-        Just("proceed with the rest"),
-        Just("no, wait"),
-        Just("what does step 2 do?"),
-        Just("go ahead"),
-        Just("hello"),
+    let decision = || prop_oneof![2 => Just(Decision::Approve), 1 => Just(Decision::Deny)];
+    let reason = prop_oneof![
+        3 => Just(Some("new facts")),
+        1 => Just(Some("  ")),
+        1 => Just(None),
     ];
-    let decision = prop_oneof![Just(Decision::Approve), Just(Decision::Deny)];
+    let pick = prop_oneof![
+        6 => (0usize..4).prop_map(Pick::Nth),
+        1 => Just(Pick::Foreign),
+    ];
     prop_oneof![
-        1 => Just(Op::Goal),
-        2 => (1usize..5).prop_map(Op::Plan),
-        1 => (1usize..4).prop_map(Op::Revise),
-        4 => (0u32..7, status).prop_map(|(seq, s)| Op::Step(seq, s)),
-        2 => message.prop_map(Op::Say),
-        4 => class.prop_map(Op::Run),
-        2 => (0usize..4, decision).prop_map(|(i, d)| Op::Decide(i, d)),
-        2 => (0usize..6).prop_map(Op::Finish),
+        2 => Just(Op::Goal),
+        3 => (1usize..4).prop_map(Op::Plan),
+        2 => ((1usize..4), reason).prop_map(|(n, r)| Op::Revise(n, r)),
+        6 => (1u32..5, status).prop_map(|(seq, s)| Op::Step(seq, s)),
+        5 => prop::sample::select(message_table()).prop_map(|(m, r)| Op::Say(m, r)),
+        1 => Just(Op::Ask),
+        8 => command().prop_map(Op::Run),
+        3 => (pick, decision()).prop_map(|(p, d)| Op::Decide(p, d)),
+        1 => (0usize..4, decision(), decision()).prop_map(|(i, a, b)| Op::DecideTwice(i, a, b)),
+        1 => (0usize..6).prop_map(Op::Finish),
         1 => outcome.prop_map(Op::Complete),
         1 => Just(Op::WriteBack),
-        1 => (1i64..45).prop_map(Op::Advance),
+        2 => prop_oneof![3 => 1i64..10, 1 => 29i64..32, 1 => 45i64..60].prop_map(Op::Advance),
         1 => Just(Op::Timeout),
         2 => Just(Op::Commit),
     ]
 }
 
-/// Applies one op; returns the dispatches it produced with whether they were allowed.
-fn apply(h: &mut Harness, op: &Op) -> Vec<(Action, bool)> {
-    let mut dispatched = Vec::new();
+// ---- Driving the session and the model side by side ----
+
+fn call_verdict(reply: &ToolReply) -> CallVerdict {
+    match reply.outcome {
+        ToolCallOutcome::Ok => CallVerdict::Accepted,
+        _ => CallVerdict::Refused,
+    }
+}
+
+fn run_verdict(reply: &ToolReply) -> RunVerdict {
+    match (reply.outcome, reply.action) {
+        (_, Some(Action::Dispatch { .. })) => RunVerdict::Dispatch,
+        (_, Some(Action::AwaitApproval { .. })) => RunVerdict::AwaitApproval,
+        (ToolCallOutcome::Ok, None) => RunVerdict::AlreadyPending,
+        _ => RunVerdict::Refused,
+    }
+}
+
+fn step_state(status: StepStatus) -> StepState {
+    match status {
+        StepStatus::Pending => StepState::Pending,
+        StepStatus::Running => StepState::Running,
+        StepStatus::Done => StepState::Done,
+        StepStatus::Failed => StepState::Failed,
+        StepStatus::Skipped => StepState::Skipped,
+        StepStatus::Replaced => StepState::Replaced,
+    }
+}
+
+fn label_of(classification: &Classification) -> Label {
+    match classification.class {
+        CommandClass::Destructive => Label::Destructive,
+        _ if classification.program_unknown() => Label::UnknownProgram,
+        CommandClass::ReadOnly => Label::ReadOnly,
+        CommandClass::ConfigMutation => Label::Config,
+    }
+}
+
+/// What one case saw of dangerous attempts, for the report.
+#[derive(Default)]
+struct Seen {
+    /// The abstract shape of the case, when it tried a non-read-only command.
+    sequence: String,
+    dangerous: bool,
+    /// (window state, class, awaiting an answer, verdict) of each non-read-only attempt.
+    situations: Vec<(WindowState, Label, bool, RunVerdict)>,
+}
+
+fn token(op: &Op) -> String {
+    match op {
+        Op::Goal => "g".into(),
+        Op::Plan(_) => "p".into(),
+        Op::Revise(_, Some(r)) if !r.trim().is_empty() => "r".into(),
+        Op::Revise(..) => "r0".into(),
+        Op::Step(seq, status) => format!("s{seq}{}", &status.as_str()[..2]),
+        Op::Say(_, Reading::Assent) => "y".into(),
+        Op::Say(_, Reading::NotAssent) => "n".into(),
+        Op::Ask => "q".into(),
+        Op::Run(cmd) => match cmd.label {
+            Label::ReadOnly => ".".into(),
+            Label::Config => "C".into(),
+            Label::UnknownProgram => "U".into(),
+            Label::Destructive => "D".into(),
+        },
+        Op::Decide(Pick::Foreign, _) => "x".into(),
+        Op::Decide(_, Decision::Approve) => "a".into(),
+        Op::Decide(_, Decision::Deny) => "d".into(),
+        Op::DecideTwice(..) => "aa".into(),
+        Op::Finish(_) => "f".into(),
+        Op::Complete(_) => "c".into(),
+        Op::WriteBack => "w".into(),
+        Op::Advance(m) if *m >= 30 => "T".into(),
+        Op::Advance(_) => "t".into(),
+        Op::Timeout => "o".into(),
+        Op::Commit => String::new(),
+    }
+}
+
+/// Applies `op` to the session and to the model, and checks that they agree.
+fn apply(
+    h: &mut Harness,
+    model: &mut Reference,
+    op: &Op,
+    seen: &mut Seen,
+) -> Result<(), TestCaseError> {
+    seen.sequence.push_str(&token(op));
     match op {
         Op::Goal => {
-            h.goal();
+            let reply = h.goal();
+            prop_assert_eq!(call_verdict(&reply), model.set_goal(), "set_goal");
         }
         Op::Plan(n) => {
             let titles: Vec<String> = (0..*n).map(|i| format!("step {i}")).collect();
             let titles: Vec<&str> = titles.iter().map(String::as_str).collect();
-            h.plan(&titles);
+            let reply = h.plan(&titles);
+            prop_assert_eq!(
+                call_verdict(&reply),
+                model.propose_plan(*n, None),
+                "propose_plan: {}",
+                reply.text
+            );
         }
-        Op::Revise(n) => {
+        Op::Revise(n, reason) => {
             let titles: Vec<String> = (0..*n).map(|i| format!("revised {i}")).collect();
-            let titles: Vec<&str> = titles.iter().map(String::as_str).collect();
-            h.revise(&titles, "new facts");
+            let reply = h.tool(ToolInput::ProposePlan {
+                steps: drafts(&titles.iter().map(String::as_str).collect::<Vec<_>>()),
+                revision: Revision::Yes {
+                    reason: reason.map(str::to_owned),
+                },
+            });
+            prop_assert_eq!(
+                call_verdict(&reply),
+                model.propose_plan(*n, Some(*reason)),
+                "revise: {}",
+                reply.text
+            );
         }
         Op::Step(seq, status) => {
-            h.step(*seq, *status);
+            let reply = h.step(*seq, *status);
+            prop_assert_eq!(
+                call_verdict(&reply),
+                model.update_step(*seq, step_state(*status)),
+                "update_plan_step({}, {}): {}",
+                seq,
+                status,
+                reply.text
+            );
         }
-        Op::Say(text) => {
-            h.say(text);
+        Op::Say(text, reading) => {
+            let effect = h.say(text);
+            let expected = model.operator_message(h.now, *reading);
+            prop_assert_eq!(
+                effect.assented_generation,
+                expected,
+                "message {:?} ({:?})",
+                text,
+                reading
+            );
         }
-        Op::Run(class) => {
-            let assent_before = h.session.assent_open(h.now + Span::from_millis(10));
-            let reply = h.run("some command", *class);
-            if let Some(action @ Action::Dispatch { .. }) = reply.action {
-                let allowed = match class {
-                    CommandClass::ReadOnly => true,
-                    CommandClass::ConfigMutation => assent_before,
-                    CommandClass::Destructive => false,
-                };
-                dispatched.push((action, allowed));
+        Op::Ask => {
+            let reply = h.tool(ToolInput::AskOperator {
+                question: "which disk?".to_owned(),
+            });
+            prop_assert_eq!(call_verdict(&reply), model.ask_operator(), "ask_operator");
+        }
+        Op::Run(cmd) => {
+            let classification: Classification = crate::classify::classify(&cmd.text);
+            prop_assert_eq!(
+                label_of(&classification),
+                cmd.label,
+                "the classifier and the hand label disagree on `{}` ({})",
+                &cmd.text,
+                &classification.reason
+            );
+            let at = h.now + Span::from_millis(10);
+            let window = model.window_state(at);
+            let awaiting = model.awaiting_answer();
+            let expected = model.run(at, &cmd.text, cmd.label);
+            let reply = h.tool(ToolInput::Run {
+                host: "local".to_owned(),
+                command: cmd.text.clone(),
+                classification,
+            });
+            prop_assert_eq!(h.now, at);
+            let got = run_verdict(&reply);
+            prop_assert_eq!(got, expected, "run `{}`: {}", &cmd.text, &reply.text);
+            if cmd.label != Label::ReadOnly {
+                seen.dangerous = true;
+                seen.situations.push((window, cmd.label, awaiting, got));
+                // rule: GATE-2, GATE-3, GATE-5 — nothing non-read-only runs at once outside
+                // an assent window, and nothing destructive runs at once at all.
+                if got == RunVerdict::Dispatch {
+                    prop_assert_eq!(window, WindowState::Open, "`{}`", &cmd.text);
+                    prop_assert_eq!(cmd.label, Label::Config, "`{}`", &cmd.text);
+                }
             }
         }
-        Op::Decide(idx, decision) => {
-            if let Some(approval) = h.session.approvals().get(*idx).cloned()
-                && let Ok(Some(action)) =
-                    h.session
-                        .handle_decision(h.now, approval.id, *decision, None)
-            {
-                let approved = h
-                    .session
-                    .approvals()
-                    .iter()
-                    .any(|a| a.id == approval.id && a.status == ApprovalStatus::Approved);
-                dispatched.push((action, *decision == Decision::Approve && approved));
+        Op::Decide(pick, decision) => {
+            decide(h, model, *pick, *decision)?;
+        }
+        Op::DecideTwice(idx, first, second) => {
+            decide(h, model, Pick::Nth(*idx), *first)?;
+            let again = decide(h, model, Pick::Nth(*idx), *second)?;
+            // rule: GATE-7 — a second decision on one request is always refused.
+            if again.is_some() {
+                prop_assert_eq!(again, Some(DecisionVerdict::Refused));
             }
         }
         Op::Finish(idx) => {
             if let Some(execution) = h.session.executions().get(*idx).cloned() {
-                let _ = h.session.handle_execution_started(h.now, execution.id);
                 let _ = h.session.handle_execution_finished(
                     h.now,
                     execution.id,
@@ -135,20 +525,67 @@ fn apply(h: &mut Harness, op: &Op) -> Vec<(Action, bool)> {
             }
         }
         Op::Complete(outcome) => {
-            h.complete(*outcome);
+            let reply = h.complete(*outcome);
+            prop_assert_eq!(
+                call_verdict(&reply),
+                model.complete(*outcome == Outcome::Success),
+                "complete_task({}): {}",
+                outcome,
+                reply.text
+            );
         }
-        Op::WriteBack => h
-            .session
-            .handle_knowledge_use(h.now, KnowledgeUse::WriteBack),
+        Op::WriteBack => {
+            h.session
+                .handle_knowledge_use(h.now, KnowledgeUse::WriteBack);
+            model.write_back();
+        }
         Op::Advance(mins) => h.advance(Span::from_mins(*mins)),
         Op::Timeout => {
             h.session.handle_timeout(h.now);
+            model.timeout(h.now);
         }
         Op::Commit => {
             h.commit();
         }
     }
-    dispatched
+    Ok(())
+}
+
+/// One decision, on the session and the model. Returns the verdict, or `None` when there
+/// was no request to name.
+fn decide(
+    h: &mut Harness,
+    model: &mut Reference,
+    pick: Pick,
+    decision: Decision,
+) -> Result<Option<DecisionVerdict>, TestCaseError> {
+    let (approval_id, idx) = match pick {
+        Pick::Foreign => (ApprovalId(Uuid::from_u128(0xdead)), None),
+        Pick::Nth(_) if h.session.approvals().is_empty() => return Ok(None),
+        Pick::Nth(n) => {
+            let idx = n % h.session.approvals().len();
+            (h.session.approvals()[idx].id, Some(idx))
+        }
+    };
+    prop_assert_eq!(h.session.approvals().len(), model.n_approvals());
+    let expected = model.decide(h.now, idx, decision == Decision::Approve);
+    let res = h
+        .session
+        .handle_decision(h.now, approval_id, decision, None);
+    let got = match res {
+        Ok(Some(Action::Dispatch { .. })) => DecisionVerdict::Dispatch,
+        Ok(_) => DecisionVerdict::Denied,
+        Err(_) => DecisionVerdict::Refused,
+    };
+    prop_assert_eq!(
+        got,
+        expected,
+        "decision {:?} on {:?}: {:?}",
+        decision,
+        pick,
+        res
+    );
+    Ok(Some(got))
 }
 
 fn step_events(events: &[crate::event::PendingEvent]) -> usize {
@@ -163,79 +600,202 @@ fn step_events(events: &[crate::event::PendingEvent]) -> usize {
         .count()
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+/// The invariants that hold after every op, whatever the model says.
+fn check_invariants(
+    h: &Harness,
+    model: &Reference,
+    op: &Op,
+    before_steps: &HashMap<crate::id::StepId, StepStatus>,
+    was_terminal: bool,
+    n_step_events_before: usize,
+    replaced: &mut HashMap<crate::id::StepId, PlanStep>,
+) -> Result<(), TestCaseError> {
+    // rule: SESSION-2 — the session waits for an answer exactly when the model says so.
+    prop_assert_eq!(
+        h.session.status() == SessionStatus::AwaitingInput,
+        model.awaiting_answer() && !model.terminal(),
+        "status {} after {:?}",
+        h.session.status(),
+        op
+    );
+    prop_assert_eq!(h.session.status().is_terminal(), model.terminal());
 
-    /// The invariants of PLAN-1, PLAN-4, PLAN-9, GATE-2/3/5/7 and SESSION-3/7.
-    #[test]
-    fn random_sessions_keep_every_invariant(ops in prop::collection::vec(op(), 1..60)) {
-        let mut h = Harness::new();
-        let mut replaced: HashMap<crate::id::StepId, PlanStep> = HashMap::new();
-        for op in &ops {
-            let before_steps: HashMap<_, _> =
-                h.session.all_steps().iter().map(|s| (s.id, s.status)).collect();
-            let was_terminal = h.session.status().is_terminal();
-            let n_events_before = step_events(h.session.pending_events());
-            let dispatched = apply(&mut h, op);
+    // rule: PLAN-4 — a replaced step never changes, and never vanishes.
+    for step in h.session.all_steps() {
+        if let Some(old) = replaced.get(&step.id) {
+            prop_assert_eq!(old, step);
+        }
+        if step.status == StepStatus::Replaced {
+            replaced.entry(step.id).or_insert_with(|| step.clone());
+        }
+    }
+    for id in replaced.keys() {
+        prop_assert!(
+            h.session.all_steps().iter().any(|s| s.id == *id),
+            "replaced step vanished"
+        );
+    }
 
-            // rule: GATE-2, GATE-3, GATE-5, GATE-7 — nothing non-read-only is dispatched
-            // without the assent or approval the rules require.
-            for (action, allowed) in &dispatched {
-                prop_assert!(allowed, "dispatch not allowed: {action:?} after {op:?}");
-            }
-
-            // rule: PLAN-4 — a replaced step never changes.
-            for step in h.session.all_steps() {
-                if let Some(old) = replaced.get(&step.id) {
-                    prop_assert_eq!(old, step);
-                }
-                if step.status == StepStatus::Replaced {
-                    replaced.entry(step.id).or_insert_with(|| step.clone());
-                }
-            }
-            for id in replaced.keys() {
-                prop_assert!(h.session.all_steps().iter().any(|s| s.id == *id), "replaced step vanished");
-            }
-
-            // rule: PLAN-1 — seq is contiguous 1..N in every generation.
-            let mut by_generation: HashMap<u32, Vec<u32>> = HashMap::new();
-            for step in h.session.all_steps() {
-                by_generation.entry(step.generation).or_default().push(step.seq);
-            }
-            for seqs in by_generation.values() {
-                let expected: Vec<u32> = (1..=seqs.len() as u32).collect();
-                prop_assert_eq!(seqs, &expected);
-            }
-
-            // rule: SESSION-3, SESSION-7 — terminal stays terminal unless set_goal reopens.
-            if was_terminal && !matches!(op, Op::Goal) {
-                prop_assert!(h.session.status().is_terminal(), "left terminal on {op:?}");
-            }
-
-            // rule: PLAN-9 — every step status change emits exactly one event. (A commit
-            // drains the events, and a PLAN-2 replacement rewrites pending steps without
-            // changing a status.)
-            if !matches!(op, Op::Commit) {
-                let changed = h
-                    .session
-                    .all_steps()
-                    .iter()
-                    .filter(|s| before_steps.get(&s.id).is_some_and(|old| *old != s.status))
-                    .count();
-                let n_events = step_events(h.session.pending_events()) - n_events_before;
-                prop_assert_eq!(changed, n_events, "after {:?}", op);
-            }
+    // rule: SESSION-5 — only the current generation has running steps.
+    let generation = h.session.record().plan_generation;
+    for step in h.session.all_steps() {
+        if step.status == StepStatus::Running {
+            prop_assert_eq!(
+                step.generation,
+                generation,
+                "a replaced plan's step still runs"
+            );
         }
     }
 
+    // rule: PLAN-1 — seq is contiguous 1..N in every generation.
+    let mut by_generation: HashMap<u32, Vec<u32>> = HashMap::new();
+    for step in h.session.all_steps() {
+        by_generation
+            .entry(step.generation)
+            .or_default()
+            .push(step.seq);
+    }
+    for seqs in by_generation.values() {
+        let expected: Vec<u32> = (1..=seqs.len() as u32).collect();
+        prop_assert_eq!(seqs, &expected);
+    }
+
+    // rule: SESSION-3, SESSION-7 — terminal stays terminal unless set_goal reopens.
+    if was_terminal && !matches!(op, Op::Goal) {
+        prop_assert!(
+            h.session.status().is_terminal(),
+            "left terminal on {:?}",
+            op
+        );
+    }
+
+    // rule: PLAN-9 — every step status change emits exactly one event (a commit drains
+    // the events, and a PLAN-2 replacement rewrites pending steps without a change).
+    if !matches!(op, Op::Commit) {
+        let changed = h
+            .session
+            .all_steps()
+            .iter()
+            .filter(|s| before_steps.get(&s.id).is_some_and(|old| *old != s.status))
+            .count();
+        let n_events = step_events(h.session.pending_events()) - n_step_events_before;
+        prop_assert_eq!(changed, n_events, "after {:?}", op);
+    }
+
+    // rule: GATE-4 — every window closes once: never more closes than opens.
+    let events = h.events();
+    let opened = events
+        .iter()
+        .filter(|e| matches!(e, DomainEvent::AssentOpened { .. }))
+        .count();
+    let closed = events
+        .iter()
+        .filter(|e| matches!(e, DomainEvent::AssentClosed { .. }))
+        .count();
+    prop_assert!(
+        closed <= opened && opened <= closed + 1,
+        "{opened} windows opened, {closed} closes"
+    );
+    if model.terminal() {
+        prop_assert_eq!(opened, closed, "a window outlived its session");
+    }
+    Ok(())
+}
+
+/// Runs one case: the session and the model side by side.
+fn run_case(ops: &[Op], seen: &mut Seen) -> Result<(), TestCaseError> {
+    let mut h = Harness::new();
+    let config = *h.session.config();
+    let mut model = Reference::new(config.assent_window, config.approval_ttl);
+    let mut replaced: HashMap<crate::id::StepId, PlanStep> = HashMap::new();
+    for op in ops {
+        let before_steps: HashMap<_, _> = h
+            .session
+            .all_steps()
+            .iter()
+            .map(|s| (s.id, s.status))
+            .collect();
+        let was_terminal = h.session.status().is_terminal();
+        let n_step_events_before = step_events(h.session.pending_events());
+        apply(&mut h, &mut model, op, seen)?;
+        check_invariants(
+            &h,
+            &model,
+            op,
+            &before_steps,
+            was_terminal,
+            n_step_events_before,
+            &mut replaced,
+        )?;
+    }
+    Ok(())
+}
+
+fn config() -> Config {
+    // `Config::default` reads PROPTEST_CASES; without it, 256 cases.
+    Config {
+        failure_persistence: None,
+        ..Config::default()
+    }
+}
+
+// rule: GATE-1, GATE-2, GATE-3, GATE-4, GATE-5, GATE-7, SESSION-2, SESSION-5, PLAN-3,
+// EXEC-6
+/// Random sessions agree with the reference model on every `run`, decision, plan and step
+/// call, and no non-read-only command is ever dispatched without what the rules require.
+#[test]
+fn random_sessions_agree_with_the_reference_model_of_the_rules() {
+    let mut runner = TestRunner::new(config());
+    // The runner takes a `Fn`; the tallies live in cells.
+    let sequences: RefCell<HashSet<String>> = RefCell::default();
+    let situations: RefCell<HashSet<(WindowState, Label, bool, RunVerdict)>> = RefCell::default();
+    let n_cases = Cell::new(0u64);
+    let strategy = prop::collection::vec(op(), 1..60);
+    let res = runner.run(&strategy, |ops| {
+        let mut seen = Seen::default();
+        let res = run_case(&ops, &mut seen);
+        n_cases.set(n_cases.get() + 1);
+        if seen.dangerous {
+            sequences.borrow_mut().insert(seen.sequence);
+            situations.borrow_mut().extend(seen.situations);
+        }
+        res
+    });
+    let (sequences, situations, n_cases) = (
+        sequences.into_inner(),
+        situations.into_inner(),
+        n_cases.get(),
+    );
+    if let Err(failure) = res {
+        panic!("{failure}");
+    }
+    if std::env::var_os("NOMOS_PROPS_REPORT").is_some() {
+        eprintln!(
+            "session properties: {n_cases} cases, {} distinct dangerous sequences, {} distinct dangerous situations (window state x class x awaiting answer x verdict)",
+            sequences.len(),
+            situations.len()
+        );
+    }
+    assert!(
+        !sequences.is_empty(),
+        "the generator never tried a dangerous command"
+    );
+}
+
+proptest! {
     /// Replaying the same inputs yields the same state and the same events.
     #[test]
     fn sessions_are_deterministic(ops in prop::collection::vec(op(), 1..40)) {
         let mut a = Harness::new();
         let mut b = Harness::new();
+        let config = *a.session.config();
+        let mut model_a = Reference::new(config.assent_window, config.approval_ttl);
+        let mut model_b = model_a.clone();
         for op in &ops {
-            apply(&mut a, op);
-            apply(&mut b, op);
+            // Agreement is the other property's concern; here only the replay counts.
+            let _ = apply(&mut a, &mut model_a, op, &mut Seen::default());
+            let _ = apply(&mut b, &mut model_b, op, &mut Seen::default());
         }
         prop_assert_eq!(a.session.snapshot(), b.session.snapshot());
         prop_assert_eq!(a.events(), b.events());
