@@ -10,8 +10,8 @@ use tokio::task::JoinHandle;
 
 use crate::agent::Agent;
 use crate::bus::LiveEvent;
-use crate::config::{ApprovalPolicy, NO_OPERATOR};
 use crate::client::{Access, CallReply};
+use crate::config::{ApprovalPolicy, NO_OPERATOR};
 use crate::error::AgentError;
 use crate::exec::{CallToRecord, tool_call_record};
 use crate::locks::SessionGuard;

@@ -744,15 +744,17 @@ impl Message {
             if in_list(LEADING_AUXILIARIES, &word.folded) && self.leads_clause(idx) {
                 return true;
             }
-            // `is it`, `do you`; not `do it`, `do that`, and not `that is it`.
+            // `is it`, `do you`; not `do it`, `do that`, and not `that is it`, where the
+            // subject before the auxiliary leads its clause. After `do it` the `it` is an
+            // object, so `do it is it safe` still asks.
             match next {
                 Some(next) => {
                     in_list(INVERTED_AUXILIARIES, &word.folded)
                         && in_list(SUBJECTS, &next.folded)
                         && !(word.folded == "do" && in_list(&["it", "this", "that"], &next.folded))
-                        && self
-                            .prev(idx)
-                            .is_none_or(|prev| !in_list(SUBJECTS, &prev.folded))
+                        && self.prev(idx).is_none_or(|prev| {
+                            !in_list(SUBJECTS, &prev.folded) || !self.leads_clause(idx - 1)
+                        })
                 }
                 None => false,
             }

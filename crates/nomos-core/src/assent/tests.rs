@@ -607,3 +607,19 @@ proptest! {
         prop_assert_eq!(first, detect_assent(&text));
     }
 }
+
+// rule: GATE-4
+#[test]
+fn a_question_after_the_object_of_do_it_still_asks() {
+    for text in [
+        "do it is it safe",
+        "ok do it should we",
+        "please do it 👍 IS IT SAFE",
+    ] {
+        let verdict = detect_assent(text);
+        assert!(
+            !matches!(verdict, AssentVerdict::Assent { .. }),
+            "{text:?} read as {verdict:?}"
+        );
+    }
+}
