@@ -164,9 +164,15 @@ impl SqliteStore {
             .map_err(|e| db_error(e, "connecting"))?;
         let found = applied_version(&mut conn).await?;
         match schema_step(found, known_version(), migrate)? {
-            SchemaStep::Current => Ok(()),
-            SchemaStep::Migrate => MIGRATOR.run(&mut *conn).await.map_err(migrate_error),
+            SchemaStep::Current => {}
+            SchemaStep::Migrate => MIGRATOR.run(&mut *conn).await.map_err(migrate_error)?,
         }
+        drop(conn);
+        // AUDIT-2: rows from before migration 3 get their hashes (a no-op once done).
+        if migrate == Migrate::Run {
+            self.hash_unhashed_events().await?;
+        }
+        Ok(())
     }
 
     /// The pool of the single writer connection, for embedders that need raw access.

@@ -104,7 +104,7 @@ async fn a_database_at_a_newer_migration_is_refused() {
         err,
         StoreError::SchemaTooNew {
             found: 9999,
-            known: 2
+            known: 3
         }
     );
     let err = PgStore::connect_without_migrating(&url).await.unwrap_err();
@@ -112,14 +112,14 @@ async fn a_database_at_a_newer_migration_is_refused() {
         err,
         StoreError::SchemaTooNew {
             found: 9999,
-            known: 2
+            known: 3
         }
     );
     assert_eq!(
         store.check().await,
         Err(StoreError::SchemaTooNew {
             found: 9999,
-            known: 2
+            known: 3
         })
     );
 }

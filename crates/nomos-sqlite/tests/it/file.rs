@@ -108,7 +108,7 @@ async fn a_database_at_a_newer_migration_is_refused_at_open() {
         err,
         StoreError::SchemaTooNew {
             found: 9999,
-            known: 2
+            known: 3
         }
     );
     assert!(
@@ -120,7 +120,7 @@ async fn a_database_at_a_newer_migration_is_refused_at_open() {
         err,
         StoreError::SchemaTooNew {
             found: 9999,
-            known: 2
+            known: 3
         }
     );
 }

@@ -22,3 +22,5 @@ mod contract_on_file {
 }
 
 mod file;
+
+mod chain;
