@@ -7,6 +7,7 @@
 mod auth;
 mod bad_input;
 mod executions;
+mod export;
 mod flow;
 mod oidc;
 mod openapi;
