@@ -68,6 +68,38 @@ impl SqliteStore {
         SqliteStore::open_with(path_or_url, Migrate::Refuse).await
     }
 
+    /// Opens an existing, migrated database file read-only (`mode=ro`): every
+    /// connection is read-only, nothing is created, migrated or hashed, and a write
+    /// fails (for tools that must leave the database as it is, AUDIT-3).
+    pub async fn open_read_only(path_or_url: &str) -> Result<SqliteStore, StoreError> {
+        if path_or_url == ":memory:" || path_or_url.starts_with("sqlite::memory:") {
+            return Err(StoreError::Invalid(
+                "an in-memory database cannot be opened read-only".into(),
+            ));
+        }
+        let options = if path_or_url.starts_with("sqlite:") {
+            SqliteConnectOptions::from_str(path_or_url)
+                .map_err(|e| StoreError::Unavailable(format!("{path_or_url}: {e}")))?
+        } else {
+            SqliteConnectOptions::new().filename(path_or_url)
+        };
+        let options = options
+            .create_if_missing(false)
+            .read_only(true)
+            .busy_timeout(BUSY_TIMEOUT);
+        let read = SqlitePoolOptions::new()
+            .max_connections(READERS)
+            .connect_with(options)
+            .await
+            .map_err(|e| unavailable(e, path_or_url))?;
+        let store = SqliteStore {
+            write: read.clone(),
+            read,
+        };
+        store.prepare_schema(Migrate::Refuse).await?;
+        Ok(store)
+    }
+
     /// Opens `nomos.db` under a data directory, creating the directory if needed.
     ///
     /// A directory it creates is private to the user (mode 0700) and so is a database
