@@ -76,6 +76,12 @@ pub enum DomainEvent {
         generation: u32,
         /// When the window closes.
         expires_at: Timestamp,
+        /// AUDIT-1: who assented (the principal that posted the message).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        granted_by: Option<String>,
+        /// AUDIT-1: the id of the request that carried the assent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
     },
     /// The assent window closed (plan completed, revised, or expired).
     #[serde(rename = "plan.assent_closed")]
@@ -126,6 +132,12 @@ pub enum DomainEvent {
         approval_id: ApprovalId,
         /// Its final status.
         status: ApprovalStatus,
+        /// AUDIT-1: who decided it, for an operator's decision.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        decided_by: Option<String>,
+        /// AUDIT-1: the id of the request that carried the decision.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
     },
     /// A transcript message was appended.
     #[serde(rename = "message.appended")]

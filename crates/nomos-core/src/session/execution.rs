@@ -118,6 +118,8 @@ impl Session {
                 DomainEvent::ApprovalResolved {
                     approval_id,
                     status: crate::status::ApprovalStatus::Cancelled,
+                    decided_by: None,
+                    request_id: None,
                 },
             );
         }

@@ -140,6 +140,8 @@ pub async fn remove(
         (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 pub async fn post_message(
     State(state): State<AppState>,
+    axum::Extension(principal): axum::Extension<crate::auth::Principal>,
+    headers: axum::http::HeaderMap,
     AppPath(id): AppPath<Uuid>,
     AppJson(body): AppJson<PostMessage>,
 ) -> Result<(StatusCode, AppJson<TurnAccepted>), ApiError> {
@@ -149,7 +151,18 @@ pub async fn post_message(
     }
     // The agent releases the session before it publishes `turn.done`, so a client that
     // answers the end of a turn at once is not refused.
-    let handle = state.agent.spawn_message(session_id, &body.text).await?;
+    // AUDIT-1: an assent this message opens records who sent it and the request id.
+    let by = nomos_core::record::Decider {
+        name: principal.name.clone(),
+        request_id: headers
+            .get(crate::REQUEST_ID)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned),
+    };
+    let handle = state
+        .agent
+        .spawn_message_by(session_id, &body.text, Some(&by))
+        .await?;
     state.turns.track(handle);
     Ok((StatusCode::ACCEPTED, AppJson(accepted(id))))
 }

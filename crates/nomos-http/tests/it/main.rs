@@ -13,6 +13,7 @@ mod oidc;
 mod openapi;
 mod sse;
 mod system;
+mod who;
 
 use std::sync::Arc;
 use std::time::Duration;
