@@ -6,6 +6,10 @@
 //!
 //! One session holds them all; commands cycle through a few of each class, one a
 //! millisecond apart. The rows are generated in SQL (a recursive CTE), in one statement.
+//!
+//! Measured once (release build, 2 shared cores, SQLite file of 1,000,000 executions, a
+//! policy of two rules moving 250,000 of them): `nomos-eval policy-diff` took 12.0 s
+//! wall (7.0 s user), 39 MB peak RSS.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
