@@ -178,6 +178,8 @@ fn facts(n_events: usize) -> Facts {
                             approval_id,
                             status: ApprovalStatus::Approved,
                             reason: None,
+                            decided_by: None,
+                            request_id: None,
                         },
                     );
                 }

@@ -10,8 +10,11 @@ use nomos_core::sweep::AwaitingPolicy;
 #[derive(Debug, Parser)]
 #[command(name = "nomos-backfill", version, about, long_about = None)]
 pub struct Args {
+    /// Another task than the repair.
+    #[command(subcommand)]
+    pub command: Option<Command>,
     /// The database: a SQLite path or `sqlite:` URL, or a `postgres://` URL.
-    #[arg(long, env = "NOMOS_DATABASE_URL", default_value = DEFAULT_DATABASE_URL)]
+    #[arg(long, env = "NOMOS_DATABASE_URL", default_value = DEFAULT_DATABASE_URL, global = true)]
     pub database_url: String,
     /// Apply the Nomos migrations first (otherwise a database without the current schema is refused).
     #[arg(long)]
@@ -40,6 +43,18 @@ pub struct Args {
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Tasks besides the repair.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Walks every session's event hash chain (AUDIT-2) and names the first broken
+    /// event; changes nothing. Exit 0 when every chain is intact, 4 when one is broken.
+    Verify {
+        /// Events read per query.
+        #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+        page: u32,
+    },
 }
 
 impl Args {

@@ -4,6 +4,9 @@
 //! Exit status, so a cron job can alert: 0 nothing needs repair (or `--apply` repaired
 //! it), 3 a dry run found repairs to make, 2 a usage error or a database refused (missing,
 //! without the schema, or newer than this tool), 1 any other failure.
+//!
+//! `nomos-backfill verify` walks every event hash chain (AUDIT-2) instead: 0 every chain
+//! is intact, 4 one is broken (the first broken event is named on stdout).
 
 mod cli;
 
@@ -24,6 +27,9 @@ const EXIT_USAGE: u8 = 2;
 
 /// Exit status of a dry run that found repairs to make.
 const EXIT_WOULD_CHANGE: u8 = 3;
+
+/// Exit status of `verify` finding a broken chain.
+const EXIT_BROKEN_CHAIN: u8 = 4;
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -57,6 +63,9 @@ async fn run(args: Args, config: nomos_backfill::BackfillConfig) -> anyhow::Resu
         }
         Err(err) => return Err(err).context("opening the database"),
     };
+    if let Some(cli::Command::Verify { page }) = args.command {
+        return verify(store.as_ref(), page, args.json).await;
+    }
     let now = Timestamp::from(chrono::Utc::now());
     let bar = progress_bar(&config);
     let report = run_backfill(store.as_ref(), &config, now, &mut |report: &Report| {
@@ -81,6 +90,56 @@ async fn run(args: Args, config: nomos_backfill::BackfillConfig) -> anyhow::Resu
         return Ok(ExitCode::from(EXIT_WOULD_CHANGE));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// AUDIT-2: walks every chain and reports the first broken event.
+async fn verify(
+    store: &dyn nomos_core::ports::store::Store,
+    page: u32,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
+    let report = nomos_core::chain::verify_store(store, page)
+        .await
+        .context("reading the event log")?;
+    if json {
+        let broken = report.broken.as_ref().map(|b| {
+            serde_json::json!({
+                "session": b.session.to_string(),
+                "seq": b.seq,
+                "problem": b.to_string(),
+            })
+        });
+        let out = serde_json::json!({
+            "sessions": report.sessions,
+            "events": report.events,
+            "intact": broken.is_none(),
+            "broken": broken,
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    }
+    match &report.broken {
+        None => {
+            if !json {
+                println!(
+                    "verified {} event(s) in {} session(s): every hash chain is intact",
+                    report.events, report.sessions
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(broken) => {
+            if !json {
+                println!("broken hash chain: {broken}");
+                println!(
+                    "first broken event: session {} seq {} ({} event(s) checked before it)",
+                    broken.session,
+                    broken.seq,
+                    report.events.saturating_sub(1)
+                );
+            }
+            Ok(ExitCode::from(EXIT_BROKEN_CHAIN))
+        }
+    }
 }
 
 /// A bar with counts and rate on a terminal; hidden when stderr is not one.

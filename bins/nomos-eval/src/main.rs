@@ -2,10 +2,12 @@
 //!
 //! The top level runs the golden conversations of a manifest (`nomos-eval --manifest
 //! evals/golden.yaml`, see `golden_cmd.rs`); `nomos-eval classify` evaluates the command
-//! classifier (see `classify_cmd.rs`). Without either, it prints help and exits 2.
+//! classifier (see `classify_cmd.rs`); `nomos-eval policy-diff` reclassifies stored
+//! executions under a new policy (see `policy_diff_cmd.rs`). Without either, it prints help and exits 2.
 
 mod classify_cmd;
 mod golden_cmd;
+mod policy_diff_cmd;
 
 use std::process::ExitCode;
 
@@ -29,12 +31,16 @@ struct Cli {
 enum Command {
     /// Classify commands: score a labelled corpus, or classify commands read from stdin.
     Classify(classify_cmd::ClassifyArgs),
+    /// Reclassify every stored execution under a new policy file and report what would
+    /// change class (AUDIT-3); opens the database read-only and writes nothing.
+    PolicyDiff(policy_diff_cmd::PolicyDiffArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Command::Classify(args)) => classify_cmd::run(&args).map(|o| o.exit_code()),
+        Some(Command::PolicyDiff(args)) => policy_diff_cmd::run(&args),
         None => match &cli.golden.manifest {
             Some(path) => golden_cmd::run(&cli.golden, path).map(|o| o.exit_code()),
             None => {

@@ -4,6 +4,7 @@
 
 use nomos_core::event::TurnCause;
 use nomos_core::ports::store::SessionSnapshot;
+use nomos_core::record::Decider;
 use nomos_core::resume::{
     PlanInFlight, ResumeKind, continuation_outcome, resume_note, terminal_note,
 };
@@ -37,8 +38,9 @@ impl Agent {
         decision: Decision,
         decided_by: Option<&str>,
     ) -> Result<(DecisionReport, TurnReport), AgentError> {
+        let decider = decided_by.map(Decider::named);
         let (report, guard) = self
-            .record_decision(approval_id, decision, decided_by)
+            .record_decision(approval_id, decision, decider.as_ref())
             .await?;
         let turn = self.continue_after_decision(&report, guard).await;
         Ok((report, turn))
@@ -51,6 +53,19 @@ impl Agent {
         approval_id: ApprovalId,
         decision: Decision,
         decided_by: Option<&str>,
+    ) -> Result<(DecisionReport, JoinHandle<TurnReport>), AgentError> {
+        let decider = decided_by.map(Decider::named);
+        self.spawn_decide_by(approval_id, decision, decider.as_ref())
+            .await
+    }
+
+    /// [`Agent::spawn_decide`] recording who decided and the request that carried the
+    /// decision (AUDIT-1).
+    pub async fn spawn_decide_by(
+        &self,
+        approval_id: ApprovalId,
+        decision: Decision,
+        decided_by: Option<&Decider>,
     ) -> Result<(DecisionReport, JoinHandle<TurnReport>), AgentError> {
         let (report, guard) = self
             .record_decision(approval_id, decision, decided_by)
@@ -66,7 +81,7 @@ impl Agent {
         &self,
         approval_id: ApprovalId,
         decision: Decision,
-        decided_by: Option<&str>,
+        decided_by: Option<&Decider>,
     ) -> Result<(DecisionReport, SessionGuard), AgentError> {
         let approval = self
             .inner
@@ -85,7 +100,7 @@ impl Agent {
         // longer start) is an error here and nothing runs.
         let action = self
             .mutate(id, |session, now| {
-                session.handle_decision(now, approval_id, decision, decided_by)
+                session.handle_decision_by(now, approval_id, decision, decided_by)
             })
             .await??;
         let dispatched = match action {
@@ -104,7 +119,8 @@ impl Agent {
             execution = %approval.execution_id,
             host = %approval.binding.host,
             class = approval.binding.class.as_str(),
-            principal = decided_by.unwrap_or("-"),
+            principal = decided_by.map_or("-", |d| d.name.as_str()),
+            request = decided_by.and_then(|d| d.request_id.as_deref()).unwrap_or("-"),
             decision = decision.as_str(),
             dispatched,
             "operator decided"

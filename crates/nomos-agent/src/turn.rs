@@ -99,7 +99,7 @@ impl Agent {
     /// # }
     /// ```
     pub async fn send_message(&self, id: SessionId, text: &str) -> Result<TurnReport, AgentError> {
-        let guard = self.begin_message(id, text).await?;
+        let guard = self.begin_message(id, text, None).await?;
         Ok(self.drive_turn(id, guard, TurnCause::Operator).await)
     }
 
@@ -110,14 +110,30 @@ impl Agent {
         id: SessionId,
         text: &str,
     ) -> Result<JoinHandle<TurnReport>, AgentError> {
-        let guard = self.begin_message(id, text).await?;
+        self.spawn_message_by(id, text, None).await
+    }
+
+    /// [`Agent::spawn_message`] from a known principal: an assent the message opens
+    /// records who granted it and the request that carried it (AUDIT-1).
+    pub async fn spawn_message_by(
+        &self,
+        id: SessionId,
+        text: &str,
+        by: Option<&nomos_core::record::Decider>,
+    ) -> Result<JoinHandle<TurnReport>, AgentError> {
+        let guard = self.begin_message(id, text, by).await?;
         let agent = self.clone();
         Ok(tokio::spawn(async move {
             agent.drive_turn(id, guard, TurnCause::Operator).await
         }))
     }
 
-    async fn begin_message(&self, id: SessionId, text: &str) -> Result<SessionGuard, AgentError> {
+    async fn begin_message(
+        &self,
+        id: SessionId,
+        text: &str,
+        by: Option<&nomos_core::record::Decider>,
+    ) -> Result<SessionGuard, AgentError> {
         if text.trim().is_empty() {
             return Err(AgentError::EmptyMessage);
         }
@@ -127,7 +143,7 @@ impl Agent {
             .try_lock(id)
             .ok_or(AgentError::TurnInProgress(id))?;
         self.mutate(id, |session, now| {
-            session.handle_operator_message(now, text);
+            session.handle_operator_message_by(now, text, by);
             session.handle_turn_started(now, TurnCause::Operator);
         })
         .await?;

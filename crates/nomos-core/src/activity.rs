@@ -205,12 +205,27 @@ pub fn derive_activity(facts: &ActivityFacts<'_>, now: Timestamp) -> Vec<Activit
         let approval = approval_by_execution.get(&execution.id).copied();
         entries.push(execution_entry(execution, approval));
     }
+    // AUDIT-1: the request that carried each operator decision, from its event.
+    let request_by_approval: HashMap<ApprovalId, &str> = facts
+        .events
+        .iter()
+        .filter(|event| event.session_id == session_id)
+        .filter_map(|event| match &event.event {
+            DomainEvent::ApprovalResolved {
+                approval_id,
+                request_id: Some(request),
+                ..
+            } => Some((*approval_id, request.as_str())),
+            _ => None,
+        })
+        .collect();
     for approval in &approvals {
         let seq = step_by_execution
             .get(&approval.execution_id)
             .copied()
             .flatten();
-        entries.push(approval_entry(approval, seq));
+        let request = request_by_approval.get(&approval.id).copied();
+        entries.push(approval_entry(approval, seq, request));
     }
     // A tool call that became an execution is shown once, as the command.
     let shown_as_command: HashSet<&str> = executions
@@ -418,9 +433,20 @@ fn event_entry(record: &EventRecord) -> Option<ActivityEntry> {
                 )
             }
         }
-        DomainEvent::AssentOpened { generation, .. } => ActivityEntry {
+        DomainEvent::AssentOpened {
+            generation,
+            granted_by,
+            request_id,
+            ..
+        } => ActivityEntry {
             state: EntryState::Done,
             generation: Some(*generation),
+            // AUDIT-1: who assented, and through which request.
+            detail: match (granted_by, request_id) {
+                (Some(who), Some(request)) => Some(format!("by {who} (request {request})")),
+                (Some(who), None) => Some(format!("by {who}")),
+                (None, _) => None,
+            },
             ..entry(
                 at,
                 format!("assent/{seq}"),
@@ -558,10 +584,11 @@ fn execution_entry(execution: &Execution, approval: Option<&Approval>) -> Activi
     }
 }
 
-fn approval_entry(approval: &Approval, seq: Option<u32>) -> ActivityEntry {
-    let by = match &approval.decided_by {
-        Some(who) => format!(" by {who}"),
-        None => String::new(),
+fn approval_entry(approval: &Approval, seq: Option<u32>, request: Option<&str>) -> ActivityEntry {
+    let by = match (&approval.decided_by, request) {
+        (Some(who), Some(request)) => format!(" by {who} (request {request})"),
+        (Some(who), None) => format!(" by {who}"),
+        (None, _) => String::new(),
     };
     let (state, detail) = match approval.status {
         ApprovalStatus::Pending => (

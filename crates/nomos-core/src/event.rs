@@ -76,6 +76,12 @@ pub enum DomainEvent {
         generation: u32,
         /// When the window closes.
         expires_at: Timestamp,
+        /// AUDIT-1: who assented (the principal that posted the message).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        granted_by: Option<String>,
+        /// AUDIT-1: the id of the request that carried the assent.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
     },
     /// GATE-4: the assent window closed, once per window, with the reason. Events stored
     /// before reasons were recorded carry the old kind `plan.assent_closed` and read back
@@ -135,6 +141,12 @@ pub enum DomainEvent {
         /// revised plan, the end of the task. Absent in events stored before reasons were.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
+        /// AUDIT-1: who decided it, for an operator's decision.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        decided_by: Option<String>,
+        /// AUDIT-1: the id of the request that carried the decision.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
     },
     /// A transcript message was appended.
     #[serde(rename = "message.appended")]

@@ -36,6 +36,7 @@
 
 pub mod activity;
 pub mod assent;
+pub mod chain;
 pub mod event;
 pub mod id;
 pub mod ports;

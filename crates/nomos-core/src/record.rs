@@ -185,6 +185,26 @@ pub struct Execution {
     pub error: Option<String>,
 }
 
+/// AUDIT-1: who made a decision (a static token's name or the OIDC subject) and the
+/// id of the request that carried it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decider {
+    /// The principal's name.
+    pub name: String,
+    /// The request id (`x-request-id`), when the decision came over HTTP.
+    pub request_id: Option<String>,
+}
+
+impl Decider {
+    /// A decider known by name only.
+    pub fn named(name: &str) -> Decider {
+        Decider {
+            name: name.to_owned(),
+            request_id: None,
+        }
+    }
+}
+
 /// One approval request (GATE-7).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Approval {

@@ -13,7 +13,7 @@ use crate::{dto, error, events};
     paths(
         sessions::create, sessions::list, sessions::read, sessions::remove,
         sessions::post_message, sessions::resume, sessions::plan, sessions::activity,
-        sessions::transcript,
+        sessions::transcript, sessions::export,
         approvals::executions, approvals::session_executions, approvals::pending,
         approvals::decide,
         knowledge::entities, knowledge::entity, knowledge::relations, knowledge::search,

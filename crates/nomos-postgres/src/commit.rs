@@ -3,6 +3,7 @@
 //! again on a serialization failure or deadlock.
 
 use nomos_core::SessionId;
+use nomos_core::chain::Chainer;
 use nomos_core::event::{EventRecord, PendingEvent};
 use nomos_core::ports::store::{Commit, CommitReceipt, StoreError};
 use nomos_core::record::{Approval, Execution, PlanStep, SessionRecord};
@@ -16,7 +17,7 @@ use crate::open::PgStore;
 
 /// The advisory lock that orders event appends, so `global_seq` order is commit order
 /// and a reader following `global_seq` never skips an event committed late.
-const EVENT_LOG_LOCK: i64 = 0x6e6f_6d6f_7365_7631;
+pub(crate) const EVENT_LOG_LOCK: i64 = 0x6e6f_6d6f_7365_7631;
 
 impl PgStore {
     /// Commits one decision in its own transaction.
@@ -202,18 +203,47 @@ async fn append_events(
         .iter()
         .map(|e| to_json(&e.event, "event payload"))
         .collect::<Result<Vec<_>, _>>()?;
+    // AUDIT-2: each event's hash chains on its predecessor's, in this transaction
+    // (appends are serialised by the event-log lock taken before this).
+    let last =
+        sqlx::query("SELECT seq, hash FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1")
+            .bind(session.as_uuid())
+            .fetch_optional(&mut *conn)
+            .await
+            .map_err(|e| db_error(e, "reading the last event"))?;
+    let (last_seq, last_hash): (i64, Option<String>) = match last {
+        None => (0, None),
+        Some(row) => (
+            row.try_get("seq").map_err(|e| db_error(e, "events.seq"))?,
+            row.try_get("hash")
+                .map_err(|e| db_error(e, "events.hash"))?,
+        ),
+    };
+    let mut chainer = Chainer::after(last_hash.as_deref());
+    let hashes = events
+        .iter()
+        .zip(&payloads)
+        .enumerate()
+        .map(|(offset, (pending, payload))| {
+            let seq = last_seq + 1 + offset as i64;
+            let kind = pending.event.kind();
+            Ok(chainer.next(session, seq, pending.at, kind, payload))
+        })
+        .collect::<Result<Vec<_>, StoreError>>()?;
     let rows = sqlx::query(
-        "INSERT INTO events (session_id, seq, at, kind, payload)
-         SELECT $1, last.seq + u.n, u.at, u.kind, u.payload
-         FROM (SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE session_id = $1) AS last,
-              UNNEST($2::timestamptz[], $3::text[], $4::jsonb[]) WITH ORDINALITY AS u(at, kind, payload, n)
+        "INSERT INTO events (session_id, seq, at, kind, payload, hash)
+         SELECT $1, $2 + u.n, u.at, u.kind, u.payload, u.hash
+         FROM UNNEST($3::timestamptz[], $4::text[], $5::jsonb[], $6::text[])
+              WITH ORDINALITY AS u(at, kind, payload, hash, n)
          ORDER BY u.n
          RETURNING global_seq, seq",
     )
     .bind(session.as_uuid())
+    .bind(last_seq)
     .bind(events.iter().map(|e| dt(e.at)).collect::<Vec<_>>())
     .bind(events.iter().map(|e| e.event.kind()).collect::<Vec<_>>())
     .bind(payloads)
+    .bind(hashes)
     .fetch_all(&mut *conn)
     .await
     .map_err(|e| db_error(e, &format!("events of session {session}")))?;

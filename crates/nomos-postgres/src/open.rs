@@ -73,10 +73,26 @@ impl PgStore {
         PgStore::open(url, PgStoreOptions::standard(), Migrate::Refuse).await
     }
 
+    /// Connects without touching the schema, every transaction read-only
+    /// (`default_transaction_read_only`), so a write fails (for tools that must leave
+    /// the database as it is, AUDIT-3). A database without the current schema is refused.
+    pub async fn connect_read_only(url: &str) -> Result<PgStore, StoreError> {
+        PgStore::open_as(url, PgStoreOptions::standard(), Migrate::Refuse, true).await
+    }
+
     async fn open(
         url: &str,
         options: PgStoreOptions,
         migrate: Migrate,
+    ) -> Result<PgStore, StoreError> {
+        PgStore::open_as(url, options, migrate, false).await
+    }
+
+    async fn open_as(
+        url: &str,
+        options: PgStoreOptions,
+        migrate: Migrate,
+        read_only: bool,
     ) -> Result<PgStore, StoreError> {
         let shown = redact_url(url);
         let connect = PgConnectOptions::from_str(url)
@@ -87,7 +103,12 @@ impl PgStore {
             .acquire_timeout(options.acquire_timeout)
             .after_connect(move |conn, _meta| {
                 Box::pin(async move {
-                    let set = format!("SET statement_timeout = {timeout_ms}");
+                    let read_only = if read_only {
+                        "; SET default_transaction_read_only = on"
+                    } else {
+                        ""
+                    };
+                    let set = format!("SET statement_timeout = {timeout_ms}{read_only}");
                     sqlx::raw_sql(sqlx::AssertSqlSafe(set))
                         .execute(conn)
                         .await
@@ -114,9 +135,15 @@ impl PgStore {
             .map_err(|e| db_error(e, "connecting"))?;
         let found = applied_version(&mut conn).await?;
         match schema_step(found, known_version(), migrate)? {
-            SchemaStep::Current => Ok(()),
-            SchemaStep::Migrate => MIGRATOR.run(&mut *conn).await.map_err(migrate_error),
+            SchemaStep::Current => {}
+            SchemaStep::Migrate => MIGRATOR.run(&mut *conn).await.map_err(migrate_error)?,
         }
+        drop(conn);
+        // AUDIT-2: rows from before migration 3 get their hashes (a no-op once done).
+        if migrate == Migrate::Run {
+            self.hash_unhashed_events().await?;
+        }
+        Ok(())
     }
 
     /// The connection pool, for embedders that need raw access.

@@ -2,6 +2,7 @@
 //! append, all inside one `BEGIN IMMEDIATE` transaction on the writer connection.
 
 use nomos_core::SessionId;
+use nomos_core::chain::Chainer;
 use nomos_core::event::EventRecord;
 use nomos_core::ports::store::{Commit, CommitReceipt, StoreError};
 use nomos_core::record::{Approval, Execution, PlanStep, SessionRecord};
@@ -116,24 +117,26 @@ async fn apply(conn: &mut SqliteConnection, commit: Commit) -> Result<CommitRece
 
     let mut events = Vec::with_capacity(commit.events.len());
     if !commit.events.is_empty() {
-        let last: i64 =
-            sqlx::query("SELECT COALESCE(MAX(seq), 0) AS last FROM events WHERE session_id = ?1")
-                .bind(&sid)
-                .fetch_one(&mut *conn)
-                .await
-                .and_then(|row| row.try_get("last"))
-                .map_err(|e| db_error(e, "reading the last event seq"))?;
+        let (last, last_hash) = last_event(conn, &sid).await?;
+        // AUDIT-2: each event's hash chains on its predecessor's, in this transaction.
+        let mut chainer = Chainer::after(last_hash.as_deref());
         for (offset, pending) in commit.events.into_iter().enumerate() {
             let seq = last + 1 + offset as i64;
+            let payload = to_json(&pending.event, "event payload")?;
+            let value = serde_json::from_str(&payload)
+                .map_err(|e| StoreError::Invalid(format!("event payload: {e}")))?;
+            let kind = pending.event.kind();
+            let hash = chainer.next(session_id, seq, pending.at, kind, &value);
             let global_seq: i64 = sqlx::query(
-                "INSERT INTO events (session_id, seq, at, kind, payload)
-                 VALUES (?1, ?2, ?3, ?4, ?5) RETURNING global_seq",
+                "INSERT INTO events (session_id, seq, at, kind, payload, hash)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING global_seq",
             )
             .bind(&sid)
             .bind(seq)
             .bind(pending.at.as_millis())
-            .bind(pending.event.kind())
-            .bind(to_json(&pending.event, "event payload")?)
+            .bind(kind)
+            .bind(payload)
+            .bind(hash)
             .fetch_one(&mut *conn)
             .await
             .and_then(|row| row.try_get("global_seq"))
@@ -148,6 +151,27 @@ async fn apply(conn: &mut SqliteConnection, commit: Commit) -> Result<CommitRece
         }
     }
     Ok(CommitReceipt { version, events })
+}
+
+/// The seq and hash of a session's last event (`(0, None)` without events).
+async fn last_event(
+    conn: &mut SqliteConnection,
+    sid: &str,
+) -> Result<(i64, Option<String>), StoreError> {
+    let row =
+        sqlx::query("SELECT seq, hash FROM events WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1")
+            .bind(sid)
+            .fetch_optional(&mut *conn)
+            .await
+            .map_err(|e| db_error(e, "reading the last event"))?;
+    match row {
+        None => Ok((0, None)),
+        Some(row) => Ok((
+            row.try_get("seq").map_err(|e| db_error(e, "events.seq"))?,
+            row.try_get("hash")
+                .map_err(|e| db_error(e, "events.hash"))?,
+        )),
+    }
 }
 
 async fn insert_session(conn: &mut SqliteConnection, s: &SessionRecord) -> Result<(), StoreError> {

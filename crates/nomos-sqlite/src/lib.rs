@@ -12,6 +12,7 @@
 #![deny(missing_docs)]
 
 mod batch;
+mod chain;
 mod codec;
 mod commit;
 mod error;

@@ -68,6 +68,38 @@ impl SqliteStore {
         SqliteStore::open_with(path_or_url, Migrate::Refuse).await
     }
 
+    /// Opens an existing, migrated database file read-only (`mode=ro`): every
+    /// connection is read-only, nothing is created, migrated or hashed, and a write
+    /// fails (for tools that must leave the database as it is, AUDIT-3).
+    pub async fn open_read_only(path_or_url: &str) -> Result<SqliteStore, StoreError> {
+        if path_or_url == ":memory:" || path_or_url.starts_with("sqlite::memory:") {
+            return Err(StoreError::Invalid(
+                "an in-memory database cannot be opened read-only".into(),
+            ));
+        }
+        let options = if path_or_url.starts_with("sqlite:") {
+            SqliteConnectOptions::from_str(path_or_url)
+                .map_err(|e| StoreError::Unavailable(format!("{path_or_url}: {e}")))?
+        } else {
+            SqliteConnectOptions::new().filename(path_or_url)
+        };
+        let options = options
+            .create_if_missing(false)
+            .read_only(true)
+            .busy_timeout(BUSY_TIMEOUT);
+        let read = SqlitePoolOptions::new()
+            .max_connections(READERS)
+            .connect_with(options)
+            .await
+            .map_err(|e| unavailable(e, path_or_url))?;
+        let store = SqliteStore {
+            write: read.clone(),
+            read,
+        };
+        store.prepare_schema(Migrate::Refuse).await?;
+        Ok(store)
+    }
+
     /// Opens `nomos.db` under a data directory, creating the directory if needed.
     ///
     /// A directory it creates is private to the user (mode 0700) and so is a database
@@ -165,9 +197,15 @@ impl SqliteStore {
             .map_err(|e| db_error(e, "connecting"))?;
         let found = applied_version(&mut conn).await?;
         match schema_step(found, known_version(), migrate)? {
-            SchemaStep::Current => Ok(()),
-            SchemaStep::Migrate => MIGRATOR.run(&mut *conn).await.map_err(migrate_error),
+            SchemaStep::Current => {}
+            SchemaStep::Migrate => MIGRATOR.run(&mut *conn).await.map_err(migrate_error)?,
         }
+        drop(conn);
+        // AUDIT-2: rows from before migration 3 get their hashes (a no-op once done).
+        if migrate == Migrate::Run {
+            self.hash_unhashed_events().await?;
+        }
+        Ok(())
     }
 
     /// EXEC-9's write probe: rewrites the header's `user_version` with the value it has,

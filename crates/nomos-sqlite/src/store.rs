@@ -104,6 +104,14 @@ impl Store for SqliteStore {
         self.select_events(session, after, limit).await
     }
 
+    async fn chained_events(
+        &self,
+        cursor: nomos_core::chain::ChainCursor,
+        limit: u32,
+    ) -> Result<Vec<nomos_core::chain::ChainedEvent>, StoreError> {
+        self.select_chained_events(cursor, limit).await
+    }
+
     async fn upsert_entity(&self, entity: &Entity) -> Result<(), StoreError> {
         self.write_entity(entity).await
     }

@@ -8,12 +8,14 @@
 //!   the value). Each backend implements it for its sqlx row type.
 //! - [`record`]: the builders that turn a row into a core record
 //!   ([`record::session`], [`record::step`], [`record::execution`], ...).
+//! - [`chain`]: hashes for event rows written before the AUDIT-2 chain.
 //! - [`commit`]: checks of a [`Commit`](nomos_core::ports::store::Commit) made before
 //!   anything is written.
 //! - [`knowledge`]: search-term splitting and attribute patches of the knowledge graph.
 //! - [`snapshot`]: grouping set-based reads into session snapshots.
 //! - [`schema`]: what to do with a database at a given migration.
 
+pub mod chain;
 pub mod commit;
 pub mod knowledge;
 pub mod record;

@@ -167,3 +167,18 @@ pub fn audit_mark<B, R: RecordRow<B>>(row: &R) -> Result<AuditMark, StoreError> 
         last_audited_at: row.opt_timestamp("last_audited_at")?,
     })
 }
+
+/// An `events` row with its chain hash (AUDIT-2); the payload is read as plain JSON,
+/// so a row edited into something that is no event still reaches the verifier.
+pub fn chained_event<B, R: RecordRow<B>>(
+    row: &R,
+) -> Result<nomos_core::chain::ChainedEvent, StoreError> {
+    Ok(nomos_core::chain::ChainedEvent {
+        session_id: SessionId(row.uuid("session_id")?),
+        seq: row.int("seq")?,
+        at: row.timestamp("at")?,
+        kind: row.text("kind")?,
+        payload: row.json("payload")?,
+        hash: row.opt_text("hash")?,
+    })
+}

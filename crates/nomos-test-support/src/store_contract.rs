@@ -16,6 +16,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod chain;
 mod events;
 mod execution_pages;
 pub mod fixtures;
@@ -23,6 +24,7 @@ mod knowledge;
 mod queries;
 mod sessions;
 
+pub use chain::*;
 pub use events::*;
 pub use execution_pages::*;
 pub use knowledge::*;
@@ -59,6 +61,7 @@ macro_rules! store_contract_tests {
             last_messages_skip_notes_and_follow_id_order,
             events_are_numbered_without_gaps_and_globally_ordered,
             events_after_replays_from_a_position,
+            the_event_log_is_a_hash_chain_per_session,
             sessions_are_listed_by_status_idle_time_and_goal,
             sessions_page_by_id,
             executions_are_listed_for_the_stale_execution_sweeps,
@@ -98,6 +101,7 @@ macro_rules! store_contract_tests {
             last_messages_skip_notes_and_follow_id_order,
             events_are_numbered_without_gaps_and_globally_ordered,
             events_after_replays_from_a_position,
+            the_event_log_is_a_hash_chain_per_session,
             sessions_are_listed_by_status_idle_time_and_goal,
             sessions_page_by_id,
             executions_are_listed_for_the_stale_execution_sweeps,

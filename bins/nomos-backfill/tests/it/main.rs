@@ -10,3 +10,4 @@ mod seed;
 mod cli;
 mod repair;
 mod support;
+mod verify;

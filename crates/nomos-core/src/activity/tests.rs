@@ -598,6 +598,8 @@ fn status_goal_plan_and_assent_events_become_entries() {
             DomainEvent::AssentOpened {
                 generation: 1,
                 expires_at: at(1803),
+                granted_by: None,
+                request_id: None,
             },
         ),
         event(
@@ -907,4 +909,35 @@ fn a_failed_turn_shows_its_real_cause_and_a_good_turn_shows_nothing() {
     assert_eq!(log[0].key, "turn/2");
     assert_eq!(log[0].state, EntryState::Failed);
     assert_eq!(log[0].detail.as_deref(), Some("model returned HTTP 503"));
+}
+
+// rule: AUDIT-1
+#[test]
+fn an_approved_card_names_who_decided_and_the_request_from_its_event() {
+    let mut facts = Facts::new(session(SessionStatus::Executing, 1));
+    facts
+        .executions
+        .push(execution(1, None, ExecutionStatus::Completed, 10));
+    let mut approved = approval(&facts.executions[0], ApprovalStatus::Approved, 10);
+    approved.decided_by = Some("alice".into());
+    approved.decided_at = Some(at(12));
+    let approval_id = approved.id;
+    facts.approvals.push(approved);
+    facts.events.push(event(
+        1,
+        12,
+        DomainEvent::ApprovalResolved {
+            approval_id,
+            status: ApprovalStatus::Approved,
+            reason: None,
+            decided_by: Some("alice".into()),
+            request_id: Some("req-7".into()),
+        },
+    ));
+    let log = facts.derive(20);
+    let card = entry(&log, &format!("approval/{approval_id}"));
+    assert_eq!(
+        card.detail.as_deref(),
+        Some("approved by alice (request req-7)")
+    );
 }

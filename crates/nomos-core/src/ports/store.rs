@@ -334,6 +334,14 @@ pub trait Store: Send + Sync {
         limit: u32,
     ) -> Result<Vec<EventRecord>, StoreError>;
 
+    /// AUDIT-2: stored events with their chain hashes, in `(session_id, seq)` order
+    /// after a cursor, at most `limit`.
+    async fn chained_events(
+        &self,
+        cursor: crate::chain::ChainCursor,
+        limit: u32,
+    ) -> Result<Vec<crate::chain::ChainedEvent>, StoreError>;
+
     /// Inserts or replaces an entity by slug.
     async fn upsert_entity(&self, entity: &Entity) -> Result<(), StoreError>;
 

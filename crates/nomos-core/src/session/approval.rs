@@ -5,7 +5,7 @@ use sha2::{Digest, Sha256};
 
 use crate::event::DomainEvent;
 use crate::id::{ApprovalId, ExecutionId};
-use crate::record::{Approval, ApprovalBinding};
+use crate::record::{Approval, ApprovalBinding, Decider};
 use crate::status::{ApprovalStatus, CommandClass, Decision, ExecutionStatus};
 use crate::time::Timestamp;
 
@@ -130,6 +130,19 @@ impl Session {
         decision: Decision,
         decided_by: Option<&str>,
     ) -> Result<Option<Action>, DecisionError> {
+        let decider = decided_by.map(Decider::named);
+        self.handle_decision_by(now, approval_id, decision, decider.as_ref())
+    }
+
+    /// [`Session::handle_decision`] recording who decided and through which request
+    /// (AUDIT-1): on the approval row and on its `approval.resolved` event.
+    pub fn handle_decision_by(
+        &mut self,
+        now: Timestamp,
+        approval_id: ApprovalId,
+        decision: Decision,
+        decided_by: Option<&Decider>,
+    ) -> Result<Option<Action>, DecisionError> {
         let idx = self
             .approvals
             .iter()
@@ -170,14 +183,20 @@ impl Session {
         }
         // GATE-7: the operator's decision is an operator's act (SWEEP-1).
         self.touch(now);
-        self.approvals[idx].decided_by = decided_by.map(str::to_owned);
+        self.approvals[idx].decided_by = decided_by.map(|d| d.name.clone());
         match decision {
             Decision::Approve => {
-                self.resolve_approval(now, idx, ApprovalStatus::Approved, "");
+                self.resolve_approval_by(now, idx, ApprovalStatus::Approved, "", decided_by);
                 Ok(Some(self.start_execution(now, execution_id)?))
             }
             Decision::Deny => {
-                self.resolve_approval(now, idx, ApprovalStatus::Denied, "denied by the operator");
+                self.resolve_approval_by(
+                    now,
+                    idx,
+                    ApprovalStatus::Denied,
+                    "denied by the operator",
+                    decided_by,
+                );
                 Ok(None)
             }
         }
@@ -185,6 +204,17 @@ impl Session {
 
     /// Ends a pending approval and moves its execution accordingly.
     fn resolve_approval(&mut self, now: Timestamp, idx: usize, status: ApprovalStatus, why: &str) {
+        self.resolve_approval_by(now, idx, status, why, None);
+    }
+
+    fn resolve_approval_by(
+        &mut self,
+        now: Timestamp,
+        idx: usize,
+        status: ApprovalStatus,
+        why: &str,
+        decided_by: Option<&Decider>,
+    ) {
         let approval = &mut self.approvals[idx];
         approval.status = status;
         approval.decided_at = Some(now);
@@ -200,6 +230,8 @@ impl Session {
                 approval_id,
                 status,
                 reason,
+                decided_by: decided_by.map(|d| d.name.clone()),
+                request_id: decided_by.and_then(|d| d.request_id.clone()),
             },
         );
         let next = if status == ApprovalStatus::Approved {

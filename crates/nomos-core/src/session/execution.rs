@@ -123,6 +123,8 @@ impl Session {
                     approval_id,
                     status: crate::status::ApprovalStatus::Cancelled,
                     reason: Some(reason.clone()),
+                    decided_by: None,
+                    request_id: None,
                 },
             );
         }

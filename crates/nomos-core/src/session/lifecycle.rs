@@ -4,7 +4,9 @@
 use crate::assent::{AssentVerdict, detect_assent};
 use crate::event::{AssentCloseReason, DomainEvent};
 use crate::id::MessageId;
-use crate::record::{AssentWindow, KnowledgeLoop, Message, ToolCallRecord, ToolCallRequest};
+use crate::record::{
+    AssentWindow, Decider, KnowledgeLoop, Message, ToolCallRecord, ToolCallRequest,
+};
 use crate::status::{ApprovalStatus, Outcome, Role, SessionStatus};
 use crate::sweep::{
     LastMessage, SessionFacts, SessionVerdict, SweepMode, SweepThresholds, classify_session,
@@ -122,6 +124,17 @@ impl Session {
         now: Timestamp,
         content: &str,
     ) -> OperatorMessageEffect {
+        self.handle_operator_message_by(now, content, None)
+    }
+
+    /// [`Session::handle_operator_message`] from a known principal: an assent it opens
+    /// records who granted it and through which request (AUDIT-1).
+    pub fn handle_operator_message_by(
+        &mut self,
+        now: Timestamp,
+        content: &str,
+        by: Option<&Decider>,
+    ) -> OperatorMessageEffect {
         let message_id = self.push_message(now, Role::Operator, content.to_owned(), Vec::new());
         self.touch(now);
         self.record.nudged_at = None;
@@ -150,6 +163,8 @@ impl Session {
                 DomainEvent::AssentOpened {
                     generation,
                     expires_at,
+                    granted_by: by.map(|d| d.name.clone()),
+                    request_id: by.and_then(|d| d.request_id.clone()),
                 },
             );
             // SESSION-2: an approved plan moves the session to `executing`.

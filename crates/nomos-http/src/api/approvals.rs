@@ -5,6 +5,7 @@ use axum::Router;
 use axum::extract::State;
 use axum::routing::{get, post};
 use nomos_core::ports::store::{ExecutionCursor, ExecutionFilter, ListOrder, Store};
+use nomos_core::record::Decider;
 use nomos_core::{ApprovalId, ExecutionId, ExecutionStatus, SessionId, Timestamp};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
@@ -193,6 +194,7 @@ pub async fn pending(
 pub async fn decide(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
+    headers: axum::http::HeaderMap,
     AppPath(id): AppPath<Uuid>,
     AppJson(body): AppJson<DecideRequest>,
 ) -> Result<AppJson<DecisionResult>, ApiError> {
@@ -204,9 +206,17 @@ pub async fn decide(
             principal.name
         )));
     }
+    // AUDIT-1: who decided and the request that carried it.
+    let decider = Decider {
+        name: principal.name.clone(),
+        request_id: headers
+            .get(crate::REQUEST_ID)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned),
+    };
     let (report, handle) = state
         .agent
-        .spawn_decide(ApprovalId(id), body.decision.into(), Some(&principal.name))
+        .spawn_decide_by(ApprovalId(id), body.decision.into(), Some(&decider))
         .await?;
     state.turns.track(report.session_id, handle);
     Ok(AppJson(DecisionResult {

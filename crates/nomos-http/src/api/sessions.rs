@@ -19,6 +19,9 @@ use crate::dto::{
 use crate::error::{ApiError, AppJson, AppPath, AppQuery};
 use crate::state::AppState;
 
+/// Events read per query of an export.
+const EXPORT_PAGE: u32 = 500;
+
 /// Most events read to derive one activity log.
 const ACTIVITY_EVENTS: u32 = 100_000;
 
@@ -32,6 +35,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/sessions/{id}/plan", get(plan))
         .route("/api/sessions/{id}/activity", get(activity))
         .route("/api/sessions/{id}/transcript", get(transcript))
+        .route("/api/sessions/{id}/export", get(export))
 }
 
 /// Query of `GET /api/sessions`.
@@ -136,6 +140,8 @@ pub async fn remove(
         (status = 404, body = crate::error::ErrorBody), (status = 422, body = crate::error::ErrorBody)))]
 pub async fn post_message(
     State(state): State<AppState>,
+    axum::Extension(principal): axum::Extension<crate::auth::Principal>,
+    headers: axum::http::HeaderMap,
     AppPath(id): AppPath<Uuid>,
     AppJson(body): AppJson<PostMessage>,
 ) -> Result<(StatusCode, AppJson<TurnAccepted>), ApiError> {
@@ -145,7 +151,18 @@ pub async fn post_message(
     }
     // The agent releases the session before it publishes `turn.done`, so a client that
     // answers the end of a turn at once is not refused.
-    let handle = state.agent.spawn_message(session_id, &body.text).await?;
+    // AUDIT-1: an assent this message opens records who sent it and the request id.
+    let by = nomos_core::record::Decider {
+        name: principal.name.clone(),
+        request_id: headers
+            .get(crate::REQUEST_ID)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned),
+    };
+    let handle = state
+        .agent
+        .spawn_message_by(session_id, &body.text, Some(&by))
+        .await?;
     state.turns.track(session_id, handle);
     Ok((StatusCode::ACCEPTED, AppJson(accepted(id))))
 }
@@ -239,4 +256,85 @@ pub async fn transcript(
             .map(|message| TranscriptMessage::join(message, &calls))
             .collect(),
     ))
+}
+
+/// One line of `GET /api/sessions/{id}/export`: a stored event with its AUDIT-2 hash.
+///
+/// `hash` is `SHA-256(prev || canonical)` in hex, where `prev` is the previous line's
+/// hash (32 zero bytes before seq 1) and `canonical` is the JSON object of `at_ms` (as
+/// `at`), `kind`, `payload`, `seq` and `session_id`, keys sorted at every level, no
+/// whitespace.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct ExportLine {
+    /// The session.
+    pub session_id: Uuid,
+    /// Position in the session's log, from 1.
+    pub seq: i64,
+    /// When it happened (RFC 3339).
+    pub at: String,
+    /// When it happened, in milliseconds since the Unix epoch (what the hash covers).
+    pub at_ms: i64,
+    /// The event's kind.
+    pub kind: String,
+    /// The event as stored.
+    #[schema(value_type = Object)]
+    pub payload: serde_json::Value,
+    /// The chain hash (64 hex digits), `null` for a row never hashed.
+    pub hash: Option<String>,
+}
+
+/// The session's event log as JSON Lines (`application/x-ndjson`), one [`ExportLine`]
+/// per event in seq order, with the hash chain (AUDIT-2); streamed page by page.
+#[utoipa::path(get, path = "/api/sessions/{id}/export", tag = "sessions",
+    params(("id" = Uuid, Path, description = "session id")),
+    responses((status = 200, description = "one JSON object per line", body = ExportLine,
+        content_type = "application/x-ndjson"),
+        (status = 404, body = crate::error::ErrorBody)))]
+pub async fn export(
+    State(state): State<AppState>,
+    AppPath(id): AppPath<Uuid>,
+) -> Result<axum::response::Response, ApiError> {
+    use nomos_core::chain::ChainCursor;
+
+    let session = SessionId(id);
+    state.agent.session(session).await?;
+    let store = state.agent.store().clone();
+    let pages = futures::stream::try_unfold(Some(0_i64), move |after| {
+        let store = store.clone();
+        async move {
+            let Some(after_seq) = after else {
+                return Ok::<_, nomos_core::ports::store::StoreError>(None);
+            };
+            let events = store
+                .chained_events(ChainCursor::Session { session, after_seq }, EXPORT_PAGE)
+                .await?;
+            let next = match events.last() {
+                Some(last) if events.len() == EXPORT_PAGE as usize => Some(last.seq),
+                _ => None,
+            };
+            if events.is_empty() {
+                return Ok(None);
+            }
+            let mut chunk = String::new();
+            for event in events {
+                let line = ExportLine {
+                    session_id: event.session_id.as_uuid(),
+                    seq: event.seq,
+                    at: event.at.to_rfc3339(),
+                    at_ms: event.at.as_millis(),
+                    kind: event.kind,
+                    payload: event.payload,
+                    hash: event.hash,
+                };
+                chunk.push_str(&serde_json::to_string(&line).unwrap_or_default());
+                chunk.push('\n');
+            }
+            Ok(Some((axum::body::Bytes::from(chunk), next)))
+        }
+    });
+    let response = axum::response::Response::builder()
+        .header(axum::http::header::CONTENT_TYPE, "application/x-ndjson")
+        .body(axum::body::Body::from_stream(pages))
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    Ok(response)
 }

@@ -7,11 +7,13 @@
 mod auth;
 mod bad_input;
 mod executions;
+mod export;
 mod flow;
 mod oidc;
 mod openapi;
 mod sse;
 mod system;
+mod who;
 
 use std::sync::Arc;
 use std::time::Duration;

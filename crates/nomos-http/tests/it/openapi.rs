@@ -27,6 +27,7 @@ fn every_route_is_documented() {
         "/api/sessions/{id}",
         "/api/sessions/{id}/messages",
         "/api/sessions/{id}/events",
+        "/api/sessions/{id}/export",
         "/api/approvals/{id}/decision",
         "/api/events",
         "/healthz",

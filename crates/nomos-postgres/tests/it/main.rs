@@ -12,3 +12,5 @@ mod contract {
 }
 
 mod connection;
+
+mod chain;

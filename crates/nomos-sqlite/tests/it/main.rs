@@ -23,3 +23,5 @@ mod contract_on_file {
 
 mod disk_full;
 mod file;
+
+mod chain;

@@ -411,3 +411,41 @@ fn the_execution_holds_exactly_the_classified_command() {
     h.run(command, CommandClass::ReadOnly);
     assert_eq!(h.session.executions()[0].command, command);
 }
+
+// rule: AUDIT-1
+#[test]
+fn a_decision_records_who_made_it_and_the_request_on_the_row_and_its_event() {
+    let mut h = in_assent_window();
+    let (approval_id, _) = approval_of(&h.run("rm -rf /srv/old", CommandClass::Destructive));
+    h.commit();
+    let decider = crate::record::Decider {
+        name: "alice".into(),
+        request_id: Some("req-42".into()),
+    };
+    h.session
+        .handle_decision_by(h.now, approval_id, Decision::Deny, Some(&decider))
+        .unwrap();
+    let commit = h.commit();
+    let row = commit
+        .approvals
+        .iter()
+        .find(|a| a.id == approval_id)
+        .unwrap();
+    assert_eq!(row.decided_by.as_deref(), Some("alice"));
+    let resolved = commit
+        .events
+        .iter()
+        .find_map(|e| match &e.event {
+            crate::event::DomainEvent::ApprovalResolved {
+                decided_by,
+                request_id,
+                ..
+            } => Some((decided_by.clone(), request_id.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        resolved,
+        (Some("alice".to_owned()), Some("req-42".to_owned()))
+    );
+}

@@ -182,7 +182,7 @@ fn a_same_generation_replacement_cancels_pending_approvals_and_refuses_their_dec
         "{execution:?}"
     );
     let resolved = h.events().into_iter().any(|e| {
-        matches!(e, DomainEvent::ApprovalResolved { approval_id: id, status: ApprovalStatus::Cancelled, reason: Some(reason) }
+        matches!(e, DomainEvent::ApprovalResolved { approval_id: id, status: ApprovalStatus::Cancelled, reason: Some(reason), .. }
             if *id == approval_id && reason.contains("replaced"))
     });
     assert!(resolved, "{:?}", h.events());
@@ -210,7 +210,7 @@ fn a_revision_cancels_pending_approvals_with_a_reason() {
     let (approval_id, _) = approval_of(&h.run("rm -rf /srv/old", CommandClass::Destructive));
     h.revise(&["keep the old data"], "the operator wants a backup first");
     let resolved = h.events().into_iter().any(|e| {
-        matches!(e, DomainEvent::ApprovalResolved { approval_id: id, status: ApprovalStatus::Cancelled, reason: Some(reason) }
+        matches!(e, DomainEvent::ApprovalResolved { approval_id: id, status: ApprovalStatus::Cancelled, reason: Some(reason), .. }
             if *id == approval_id && reason.contains("revised"))
     });
     assert!(resolved, "{:?}", h.events());
