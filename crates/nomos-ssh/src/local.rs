@@ -16,7 +16,7 @@
 //! A process that leaves the group (`setsid`) escapes these signals.
 //!
 //! Dying with the server (EXEC-8): the shell gets a parent-death signal (SIGKILL), the
-//! command's process group is killed by a watcher when the server goes ([`crate::reaper`]),
+//! command's process group is killed by a watcher when the server goes (`reaper.rs`),
 //! and every process of the command carries the execution's id in [`MARKER_VAR`], so the
 //! start-up clean-up stops whatever still escaped (a process that left the group).
 
