@@ -249,7 +249,7 @@ impl DomainEvent {
         "plan.step.started",
         "plan.step.finished",
         "plan.assent",
-        "plan.assent_closed",
+        "assent.closed",
         "execution.created",
         "execution.status",
         "approval.requested",

@@ -16,6 +16,8 @@
 //!
 //! No tool decides an approval: the operator decides in Nomos (MCP-2).
 
+#![deny(missing_docs)]
+
 pub mod approval;
 mod progress;
 pub mod resources;

@@ -316,7 +316,7 @@ async fn writes_to_unknown_paths_outside_the_api_are_refused_in_json_not_served_
     for method in ["POST", "PUT", "DELETE", "PATCH"] {
         let request = Request::builder()
             .method(method)
-            .uri("/mcp")
+            .uri("/webhooks/deploy")
             .header("authorization", format!("Bearer {OPERATOR}"))
             .body(Body::empty())
             .unwrap();

@@ -54,7 +54,8 @@ async fn mcp_the_golden_gate_cases_hold_when_an_mcp_client_makes_the_calls() {
 }
 
 /// Plays one case through MCP, or `None` when it needs what only the runtime's own
-/// harness does (a restart, a reconnect, idle time).
+/// harness does (a restart, a reconnect, idle time) or a tool MCP does not serve
+/// (`ask_operator`).
 async fn drive(case: &Case) -> Option<Observed> {
     let mut actions = Vec::new();
     for step in &case.steps {
@@ -63,6 +64,12 @@ async fn drive(case: &Case) -> Option<Observed> {
             action,
             Action::Restart | Action::Reconnect | Action::Wait(_) | Action::Advance(_)
         ) {
+            return None;
+        }
+        // `ask_operator` is a question for Nomos's operator; an MCP client asks its own user.
+        let asks_the_operator = serde_json::to_string(&step.model)
+            .is_ok_and(|replies| replies.contains("\"ask_operator\""));
+        if asks_the_operator {
             return None;
         }
         actions.push((action, step.model.clone()));
