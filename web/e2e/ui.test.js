@@ -277,13 +277,14 @@ test('a dropped stream shows reconnecting, then resumes without gaps or duplicat
 
 test('a model error shows inline with Retry and never resumes by itself (TURN-1)', async () => {
   const before = server.model.requests.length;
-  server.model.queue({ status: 400, body: JSON.stringify({ error: { message: 'context length exceeded' } }) });
+  // Not a context overflow: that one is compacted and retried once (TURN-9).
+  server.model.queue({ status: 400, body: JSON.stringify({ error: { message: 'unknown model: nope-7b' } }) });
   // From the keyboard: Enter sends.
   await page.getByLabel('Message').fill('Check the disks');
   await page.getByLabel('Message').press('Enter');
   const error = page.locator('[data-turn-error]');
   await error.waitFor();
-  assert.match((await error.textContent()) ?? '', /400|context length/);
+  assert.match((await error.textContent()) ?? '', /400|unknown model/);
   // Nothing resumes by itself: after a pause the model has still been asked only once.
   await new Promise((r) => setTimeout(r, 1500));
   assert.equal(server.model.requests.length, before + 1);
