@@ -3,31 +3,15 @@
 
 #![allow(clippy::unwrap_used)]
 
-use nomos_core::SessionStatus;
 use nomos_core::chain::{BreakKind, verify_store};
-use nomos_core::event::DomainEvent;
 use nomos_core::ports::store::Store;
 use nomos_sqlite::SqliteStore;
-use nomos_test_support::store_contract::fixtures::{create, event, events_commit, session_id};
+use nomos_test_support::store_contract::fixtures::two_chains;
 
 async fn store_with_events(dir: &std::path::Path) -> (SqliteStore, nomos_core::SessionId) {
     let store = SqliteStore::open_in_data_dir(dir).await.unwrap();
-    let record = create(&store, session_id(1), SessionStatus::Planning).await;
-    let reason = |text: &str| DomainEvent::TaskStatus {
-        from: SessionStatus::Planning,
-        to: SessionStatus::Executing,
-        reason: Some(text.to_owned()),
-    };
-    store
-        .commit(events_commit(
-            &record,
-            1,
-            vec![event(1, reason("first")), event(2, reason("second"))],
-        ))
-        .await
-        .unwrap();
-    create(&store, session_id(2), SessionStatus::Planning).await;
-    (store, record.id)
+    let session = two_chains(&store, "first").await;
+    (store, session)
 }
 
 // rule: AUDIT-2

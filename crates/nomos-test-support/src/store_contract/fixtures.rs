@@ -195,3 +195,25 @@ pub fn events_commit(record: &SessionRecord, version: i64, events: Vec<PendingEv
         ..Commit::default()
     }
 }
+
+/// Two sessions for the AUDIT-2 tamper tests: session 1 with two status events whose
+/// reasons are `first` and `second`, and session 2 with only its creation. Returns
+/// session 1's id.
+pub async fn two_chains(store: &dyn Store, first: &str) -> SessionId {
+    let record = create(store, session_id(1), SessionStatus::Planning).await;
+    let reason = |text: &str| DomainEvent::TaskStatus {
+        from: SessionStatus::Planning,
+        to: SessionStatus::Executing,
+        reason: Some(text.to_owned()),
+    };
+    store
+        .commit(events_commit(
+            &record,
+            1,
+            vec![event(1, reason(first)), event(2, reason("second"))],
+        ))
+        .await
+        .unwrap();
+    create(store, session_id(2), SessionStatus::Planning).await;
+    record.id
+}
