@@ -229,8 +229,12 @@ fn build_model(case: &Case, choice: &ModelChoice) -> Result<BuiltModel, String> 
             None,
         )),
         ModelChoice::Record(config, dir) => {
-            let model = RecordingModel::new(openai(config)?, dir, CiEnvironment::from_env())
-                .map_err(|e| e.to_string())?;
+            let model = RecordingModel::new(
+                openai(config)?,
+                dir,
+                CiEnvironment::for_endpoint(config.endpoint()),
+            )
+            .map_err(|e| e.to_string())?;
             Ok((Arc::new(model), None))
         }
     }

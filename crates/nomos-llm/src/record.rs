@@ -41,12 +41,34 @@ impl CiEnvironment {
         Self::from_value(std::env::var_os("CI").as_deref().and_then(|v| v.to_str()))
     }
 
+    /// Whether recording from `endpoint` counts as recording in CI: an endpoint on loopback
+    /// (`localhost`, `127.0.0.0/8`, `::1`) is a local server, never a paid one, so recording
+    /// from it is allowed everywhere; any other endpoint is refused when `CI` is set.
+    pub fn for_endpoint(endpoint: &reqwest::Url) -> Self {
+        if endpoint_is_loopback(endpoint) {
+            CiEnvironment::Absent
+        } else {
+            Self::from_env()
+        }
+    }
+
     /// Interprets a value of `CI` (`None` when it is not set).
     pub fn from_value(value: Option<&str>) -> Self {
         match value {
             Some(v) if !v.trim().is_empty() => CiEnvironment::Detected,
             _ => CiEnvironment::Absent,
         }
+    }
+}
+
+fn endpoint_is_loopback(endpoint: &reqwest::Url) -> bool {
+    let Some(host) = endpoint.host_str() else {
+        return false;
+    };
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    match bare.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => bare.eq_ignore_ascii_case("localhost"),
     }
 }
 

@@ -128,6 +128,29 @@ fn recording_is_refused_in_ci() {
 }
 
 #[test]
+fn recording_from_a_loopback_endpoint_is_allowed_in_ci_and_from_any_other_follows_ci() {
+    for local in [
+        "http://127.0.0.1:8080/v1",
+        "http://127.3.4.5/v1",
+        "http://localhost:11434/v1",
+        "http://[::1]:9000/v1",
+    ] {
+        let url = reqwest::Url::parse(local).unwrap();
+        assert_eq!(
+            CiEnvironment::for_endpoint(&url),
+            CiEnvironment::Absent,
+            "{local}"
+        );
+    }
+    let remote = reqwest::Url::parse("https://api.openai.com/v1").unwrap();
+    assert_eq!(
+        CiEnvironment::for_endpoint(&remote),
+        CiEnvironment::from_env(),
+        "a remote endpoint follows the CI variable"
+    );
+}
+
+#[test]
 fn replay_from_a_missing_directory_is_refused_at_once() {
     let err = ReplayModel::open("/nonexistent/recordings").unwrap_err();
     assert_eq!(
