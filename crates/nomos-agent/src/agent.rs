@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use crate::bus::{EventBus, LiveEvent};
 use crate::cache::SessionCache;
+use crate::cancel::TurnControls;
 use crate::clock::{Clock, SystemClock};
 use crate::config::AgentConfig;
 use crate::error::AgentError;
@@ -42,6 +43,7 @@ pub(crate) struct Inner {
     pub bus: EventBus,
     pub extra: ExtraTools,
     pub locks: SessionLocks,
+    pub controls: TurnControls,
     pub cache: SessionCache,
     pub writes: WriteMonitor,
 }
@@ -96,6 +98,7 @@ impl AgentBuilder {
                 bus: EventBus::with_capacity(self.bus_capacity),
                 extra: self.extra,
                 locks: SessionLocks::default(),
+                controls: TurnControls::default(),
                 cache: SessionCache::default(),
                 writes: WriteMonitor::default(),
             }),

@@ -125,6 +125,8 @@ impl Agent {
             dispatched,
             "operator decided"
         );
+        // CONTROL-1: the command the decision runs and the continuation can be stopped.
+        self.inner.controls.open(id);
         let report = DecisionReport {
             session_id: id,
             execution_id: approval.execution_id,
@@ -246,9 +248,15 @@ impl Agent {
                 last_failure = Some(TurnFailure::Agent(err));
                 break;
             }
-            match self.turn_loop(id, &mut report).await {
+            match self.stoppable(id, self.turn_loop(id, &mut report)).await {
                 Ok(()) => {
                     self.end_turn(id, &mut report, None, cause, guard).await;
+                    return report;
+                }
+                // CONTROL-1: a stop ends the turn; it is never retried.
+                Err(TurnFailure::Stopped) => {
+                    self.end_turn(id, &mut report, Some(TurnFailure::Stopped), cause, guard)
+                        .await;
                     return report;
                 }
                 // A failure after progress is the turn's own error, not a failed resume.

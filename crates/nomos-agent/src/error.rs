@@ -36,6 +36,15 @@ pub enum AgentError {
     /// MCP-1: tools are called from outside only in a session an outside client drives.
     #[error("session {0} is not driven by an outside client; its tools are the model's")]
     NotAClientSession(SessionId),
+    /// CONTROL-1: a stop needs a running turn, and the session has none here.
+    #[error("session {0} has no running turn to stop")]
+    NoRunningTurn(SessionId),
+    /// CONTROL-1: the running turn is already being stopped.
+    #[error("the turn of session {0} is already being stopped")]
+    AlreadyStopping(SessionId),
+    /// CONTROL-2: a revoke was refused.
+    #[error(transparent)]
+    Revoke(#[from] nomos_core::session::RevokeError),
     /// The runtime is shutting down.
     #[error("the runtime is shutting down")]
     ShuttingDown,

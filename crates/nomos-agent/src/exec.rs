@@ -8,10 +8,11 @@
 use nomos_core::ports::chat::ToolCall;
 use nomos_core::ports::exec::ExecError;
 use nomos_core::record::{ExecOutput, ToolCallOutcome, ToolCallRecord};
-use nomos_core::session::{Action, ToolInput, ToolReply};
+use nomos_core::session::{Action, STOPPED_BY_OPERATOR, ToolInput, ToolReply};
 use nomos_core::{ExecutionId, SessionId, Timestamp};
 
 use crate::agent::Agent;
+use crate::cancel::RunEnd;
 
 /// The model's `run` call an execution answers, recorded with the execution's end in
 /// one commit (TURN-4), by the task that owns the execution.
@@ -69,27 +70,43 @@ impl Agent {
         let call_after_panic = call.clone();
         let agent = self.clone();
         let limits = self.inner.config.exec_limits;
+        // CONTROL-1: the running turn's stop reaches the command, and the turn waits for
+        // its end to be recorded before it ends.
+        let control = self.inner.controls.get(id);
+        let task_guard = control.as_ref().map(|c| c.task());
         let task = tokio::spawn(async move {
+            let _task_guard = task_guard;
             // EXEC-7: exactly the string that was classified and shown. EXEC-8: marked
             // with the execution's id, so a restart can stop what is left of it.
-            let marker = execution_id.to_string();
-            let result = agent
-                .inner
-                .executor
-                .run_marked(&host, &command, limits, &marker)
+            let end = agent
+                .run_stoppable(control.as_deref(), &host, &command, limits, execution_id)
                 .await;
-            let text = result_text(&result);
-            let outcome = if result.is_ok() {
-                ToolCallOutcome::Ok
-            } else {
-                ToolCallOutcome::Error
+            let (result, text, outcome, exit) = match end {
+                RunEnd::Finished(result) => {
+                    let text = result_text(&result);
+                    let outcome = if result.is_ok() {
+                        ToolCallOutcome::Ok
+                    } else {
+                        ToolCallOutcome::Error
+                    };
+                    let exit = exit_text(&result);
+                    (Some(result.map_err(|e| e.to_string())), text, outcome, exit)
+                }
+                RunEnd::Stopped => (
+                    None,
+                    format!("command {STOPPED_BY_OPERATOR}; it was killed and did not finish"),
+                    ToolCallOutcome::Interrupted,
+                    STOPPED_BY_OPERATOR.to_owned(),
+                ),
             };
-            let exit = exit_text(&result);
-            let result = result.map_err(|e| e.to_string());
             let recorded = agent
                 .mutate_recovering(id, |session, now| {
-                    let finished =
-                        session.handle_execution_finished(now, execution_id, result.clone());
+                    let finished = match &result {
+                        Some(result) => {
+                            session.handle_execution_finished(now, execution_id, result.clone())
+                        }
+                        None => session.handle_execution_stopped(now, execution_id),
+                    };
                     if let Some(call) = &call {
                         session.record_tool_call(call.record(id, now, outcome, &text));
                     }

@@ -55,6 +55,9 @@ pub(crate) enum TurnFailure {
     Model(#[from] ModelError),
     #[error(transparent)]
     Agent(#[from] AgentError),
+    /// CONTROL-1: the operator stopped the turn.
+    #[error("{}", nomos_core::session::STOPPED_BY_OPERATOR)]
+    Stopped,
 }
 
 impl Agent {
@@ -147,6 +150,8 @@ impl Agent {
             session.handle_turn_started(now, TurnCause::Operator);
         })
         .await?;
+        // CONTROL-1: from here the turn can be stopped.
+        self.inner.controls.open(id);
         Ok(guard)
     }
 
@@ -159,7 +164,7 @@ impl Agent {
         cause: TurnCause,
     ) -> TurnReport {
         let mut report = TurnReport::new(id);
-        let result = self.turn_loop(id, &mut report).await;
+        let result = self.stoppable(id, self.turn_loop(id, &mut report)).await;
         self.end_turn(id, &mut report, result.err(), cause, guard)
             .await;
         report
@@ -195,6 +200,7 @@ impl Agent {
                 session.handle_turn_done(now, error.clone(), n_tool_calls);
             })
             .await;
+        self.inner.controls.close(id);
         drop(guard);
         match res {
             Ok(((), events)) => self.publish(&events),

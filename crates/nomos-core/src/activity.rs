@@ -454,6 +454,35 @@ fn event_entry(record: &EventRecord) -> Option<ActivityEntry> {
                 format!("Operator approved plan generation {generation}"),
             )
         },
+        // CONTROL-1/2, AUDIT-1: the operator's stop and revoke, with who and the request.
+        DomainEvent::TurnStopped {
+            stopped_by,
+            request_id,
+        } => ActivityEntry {
+            state: EntryState::Cancelled,
+            detail: who_detail(stopped_by.as_deref(), request_id.as_deref()),
+            ..entry(
+                at,
+                format!("stop/{seq}"),
+                ActivityKind::Status,
+                "Operator stopped the turn".into(),
+            )
+        },
+        DomainEvent::AssentRevoked {
+            generation,
+            revoked_by,
+            request_id,
+        } => ActivityEntry {
+            state: EntryState::Cancelled,
+            generation: Some(*generation),
+            detail: who_detail(revoked_by.as_deref(), request_id.as_deref()),
+            ..entry(
+                at,
+                format!("revoke/{seq}"),
+                ActivityKind::Approval,
+                format!("Operator revoked the approval of plan generation {generation}"),
+            )
+        },
         DomainEvent::Nudged => entry(
             at,
             format!("nudge/{seq}"),
@@ -584,6 +613,15 @@ fn execution_entry(execution: &Execution, approval: Option<&Approval>) -> Activi
     }
 }
 
+/// AUDIT-1: "by WHO (request ID)", as far as they are known.
+fn who_detail(who: Option<&str>, request: Option<&str>) -> Option<String> {
+    match (who, request) {
+        (Some(who), Some(request)) => Some(format!("by {who} (request {request})")),
+        (Some(who), None) => Some(format!("by {who}")),
+        (None, _) => None,
+    }
+}
+
 fn approval_entry(approval: &Approval, seq: Option<u32>, request: Option<&str>) -> ActivityEntry {
     let by = match (&approval.decided_by, request) {
         (Some(who), Some(request)) => format!(" by {who} (request {request})"),
@@ -601,6 +639,10 @@ fn approval_entry(approval: &Approval, seq: Option<u32>, request: Option<&str>) 
             EntryState::Cancelled,
             "expired without an answer".to_owned(),
         ),
+        // CONTROL-2: an operator's cancel names who; Nomos's own voids do not.
+        ApprovalStatus::Cancelled if approval.decided_by.is_some() => {
+            (EntryState::Cancelled, format!("revoked{by}"))
+        }
         ApprovalStatus::Cancelled => (EntryState::Cancelled, "voided".to_owned()),
     };
     let binding = &approval.binding;

@@ -175,6 +175,29 @@ pub enum DomainEvent {
         /// What started it.
         cause: TurnCause,
     },
+    /// CONTROL-1: the operator stopped the running turn (AUDIT-1: who, and the request).
+    #[serde(rename = "turn.stopped")]
+    TurnStopped {
+        /// Who stopped it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stopped_by: Option<String>,
+        /// The id of the request that carried the stop.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
+    },
+    /// CONTROL-2: the operator revoked the assent window before it expired (AUDIT-1: who,
+    /// and the request); the window's `assent.closed` (reason `revoked`) follows.
+    #[serde(rename = "assent.revoked")]
+    AssentRevoked {
+        /// Generation whose window was revoked.
+        generation: u32,
+        /// Who revoked it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        revoked_by: Option<String>,
+        /// The id of the request that carried the revoke.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
+    },
     /// TURN-1: a turn ended; emitted exactly once per turn, after any error.
     #[serde(rename = "turn.done")]
     TurnDone {
@@ -215,6 +238,10 @@ pub enum AssentCloseReason {
     Expired,
     /// The operator assented again; a fresh window replaces this one.
     Renewed,
+    /// CONTROL-2: the operator revoked it.
+    Revoked,
+    /// CONTROL-1: the operator stopped the running turn.
+    Stopped,
     /// Stored before close reasons were recorded.
     Unrecorded,
 }
@@ -233,6 +260,8 @@ impl AssentCloseReason {
             AssentCloseReason::SessionEnded => "session_ended",
             AssentCloseReason::Expired => "expired",
             AssentCloseReason::Renewed => "renewed",
+            AssentCloseReason::Revoked => "revoked",
+            AssentCloseReason::Stopped => "stopped",
             AssentCloseReason::Unrecorded => "unrecorded",
         }
     }
@@ -259,6 +288,8 @@ impl DomainEvent {
         "task.nudged",
         "turn.started",
         "turn.done",
+        "turn.stopped",
+        "assent.revoked",
     ];
 
     /// The event's kind, as the SSE `event:` field and the store's `kind` column spell it.
@@ -282,6 +313,8 @@ impl DomainEvent {
             DomainEvent::Nudged => "task.nudged",
             DomainEvent::TurnStarted { .. } => "turn.started",
             DomainEvent::TurnDone { .. } => "turn.done",
+            DomainEvent::TurnStopped { .. } => "turn.stopped",
+            DomainEvent::AssentRevoked { .. } => "assent.revoked",
         }
     }
 }

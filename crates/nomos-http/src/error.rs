@@ -185,6 +185,10 @@ impl From<AgentError> for ApiError {
                 ApiError::Conflict(error.to_string())
             }
             AgentError::Execution(_) => ApiError::Conflict(error.to_string()),
+            // CONTROL-1/2: nothing to stop or revoke is a conflict with the session's state.
+            AgentError::NoRunningTurn(_)
+            | AgentError::AlreadyStopping(_)
+            | AgentError::Revoke(_) => ApiError::Conflict(error.to_string()),
             AgentError::EmptyMessage => ApiError::Invalid(error.to_string()),
             AgentError::Store(store) => store.into(),
             AgentError::ShuttingDown => ApiError::Unavailable(error.to_string()),

@@ -66,6 +66,7 @@ pub fn app(state: AppState) -> Router {
     let timed = Router::new()
         .merge(api::sessions::router())
         .merge(api::approvals::router())
+        .merge(api::control::router())
         .merge(api::knowledge::router())
         .merge(api::system::router())
         .layer(TimeoutLayer::with_status_code(

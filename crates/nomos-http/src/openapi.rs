@@ -4,7 +4,7 @@
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
-use crate::api::{approvals, knowledge, sessions, system};
+use crate::api::{approvals, control, knowledge, sessions, system};
 use crate::{dto, error, events};
 
 #[derive(OpenApi)]
@@ -16,6 +16,7 @@ use crate::{dto, error, events};
         sessions::transcript, sessions::export,
         approvals::executions, approvals::session_executions, approvals::pending,
         approvals::decide,
+        control::stop, control::revoke_assent, control::cancel_approval, control::grants,
         knowledge::entities, knowledge::entity, knowledge::relations, knowledge::search,
         events::session_events, events::global_events,
         system::healthz, system::readyz, system::metrics, system::info, system::openapi,

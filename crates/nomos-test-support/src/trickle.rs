@@ -18,6 +18,7 @@ pub struct TricklingModel {
     /// Where it listens; the base URL is `http://{address}/v1`.
     pub address: SocketAddr,
     requests: Arc<AtomicUsize>,
+    open: Arc<AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -27,19 +28,27 @@ impl TricklingModel {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let requests = Arc::new(AtomicUsize::new(0));
+        let open = Arc::new(AtomicUsize::new(0));
         let counter = requests.clone();
+        let streams = open.clone();
         let task = tokio::spawn(async move {
             loop {
                 let Ok((socket, _)) = listener.accept().await else {
                     return;
                 };
                 let counter = counter.clone();
-                tokio::spawn(async move { trickle(socket, interval, &counter).await });
+                let streams = streams.clone();
+                tokio::spawn(async move {
+                    streams.fetch_add(1, Ordering::SeqCst);
+                    trickle(socket, interval, &counter).await;
+                    streams.fetch_sub(1, Ordering::SeqCst);
+                });
             }
         });
         TricklingModel {
             address,
             requests,
+            open,
             task,
         }
     }
@@ -47,6 +56,12 @@ impl TricklingModel {
     /// The OpenAI-compatible base URL.
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.address)
+    }
+
+    /// How many connections it is serving now: a stream the client dropped ends at the
+    /// next chunk it fails to send.
+    pub fn n_open(&self) -> usize {
+        self.open.load(Ordering::SeqCst)
     }
 
     /// How many chat requests it received.

@@ -26,6 +26,8 @@ export const EVENT_KINDS = [
   'task.nudged',
   'turn.started',
   'turn.done',
+  'turn.stopped',
+  'assent.revoked',
 ] as const;
 
 /** The connection's state, shown to the operator. */

@@ -207,7 +207,7 @@ impl Session {
         self.resolve_approval_by(now, idx, status, why, None);
     }
 
-    fn resolve_approval_by(
+    pub(super) fn resolve_approval_by(
         &mut self,
         now: Timestamp,
         idx: usize,

@@ -6,7 +6,11 @@
 //! fresh ([`Session::create`]). The shell then feeds it inputs, always passing the
 //! current time:
 //!
-//! * operator input: [`Session::handle_operator_message`], [`Session::handle_decision`];
+//! * operator input: [`Session::handle_operator_message`], [`Session::handle_decision`],
+//!   and the operator's controls (CONTROL-1/2): [`Session::handle_stop`] (then
+//!   [`Session::handle_execution_stopped`] per stopped command and
+//!   [`Session::append_stopped_note`]), [`Session::handle_revoke_assent`],
+//!   [`Session::handle_cancel_approval`];
 //! * model output: [`Session::append_assistant_message`], [`Session::handle_tool`],
 //!   [`Session::record_tool_call`], [`Session::handle_knowledge_use`],
 //!   [`Session::handle_gate_check`] (a gated tool the shell runs itself),
@@ -38,7 +42,9 @@ mod execution;
 mod lifecycle;
 mod plan;
 mod repair;
+mod revoke;
 mod run;
+mod stop;
 pub mod text;
 mod tool;
 mod turn;
@@ -60,6 +66,8 @@ pub use execution::ExecutionError;
 pub use lifecycle::OperatorMessageEffect;
 pub use plan::{StepDraft, is_writeback_step};
 pub use repair::LEFTOVER_STEP_NOTE;
+pub use revoke::{CANCELLED_BY_OPERATOR, RevokeError};
+pub use stop::{OPERATOR_STOPPED_NOTE, STOPPED_BY_OPERATOR, StopEffect};
 pub use tool::{Action, KnowledgeUse, Revision, ToolInput, ToolReply};
 pub use turn::TurnEnd;
 

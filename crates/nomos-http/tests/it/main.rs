@@ -6,6 +6,7 @@
 
 mod auth;
 mod bad_input;
+mod control;
 mod executions;
 mod export;
 mod flow;
@@ -105,6 +106,30 @@ pub async fn server_with(script: &str, auth: Auth) -> Server {
 pub async fn serve(store: Arc<dyn Store>, script: &str, auth: Auth, dir: TempDir) -> Server {
     let model = Arc::new(ScriptedModel::from_yaml_str(script).unwrap());
     let state = state(store, model.clone(), auth);
+    listen(state, model, dir).await
+}
+
+/// A server over a SQLite file with the given model and executor (the `model` field is
+/// then an empty script).
+pub async fn serve_parts(
+    model: Arc<dyn nomos_core::ports::chat::ChatModel>,
+    executor: Arc<dyn nomos_core::ports::exec::Executor>,
+) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open_in_data_dir(dir.path()).await.unwrap());
+    let mut config = AgentConfig::spec_defaults();
+    config.classifier = Arc::new(classifier);
+    let metrics = Arc::new(Metrics::default());
+    let agent = Agent::builder(store, executor, model)
+        .config(config)
+        .build();
+    let (stop, stopping) = watch::channel(false);
+    std::mem::forget(stop);
+    let state = AppState::new(agent, static_auth(), metrics, false, stopping);
+    listen(state, Arc::new(ScriptedModel::new(Vec::new())), dir).await
+}
+
+async fn listen(state: AppState, model: Arc<ScriptedModel>, dir: TempDir) -> Server {
     let background = nomos_http::workers::start(&state.agent, state.metrics.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());

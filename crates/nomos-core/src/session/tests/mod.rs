@@ -1,6 +1,7 @@
 //! Tests of the session aggregate: one harness, many behaviour-named examples, and
 //! property tests of its invariants.
 
+mod control;
 mod examples;
 mod gate;
 mod properties;

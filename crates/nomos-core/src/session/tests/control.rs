@@ -1,0 +1,150 @@
+//! Example tests of the operator's controls: stop (CONTROL-1) and revoke (CONTROL-2), each
+//! recording who decided (AUDIT-1).
+
+use crate::event::{AssentCloseReason, DomainEvent};
+use crate::record::Decider;
+use crate::status::{ApprovalStatus, CommandClass, Decision, ExecutionStatus};
+
+use super::super::{
+    Action, CANCELLED_BY_OPERATOR, DecisionError, RevokeError, STOPPED_BY_OPERATOR,
+};
+use super::{Harness, assert_refused};
+
+fn alice() -> Decider {
+    Decider {
+        name: "alice".to_owned(),
+        request_id: Some("req-1".to_owned()),
+    }
+}
+
+fn assented() -> Harness {
+    let mut h = Harness::new();
+    h.goal();
+    h.plan(&["restart the service"]);
+    assert_eq!(h.say("yes, go ahead").assented_generation, Some(1));
+    h
+}
+
+// rule: CONTROL-1
+#[test]
+fn a_stop_closes_the_window_names_who_and_lists_what_runs() {
+    let mut h = assented();
+    let reply = h.run("systemctl restart nginx", CommandClass::ConfigMutation);
+    let Some(Action::Dispatch { execution_id }) = reply.action else {
+        panic!("inside the window a config mutation runs: {reply:?}");
+    };
+    let effect = h.session.handle_stop(h.now, Some(&alice()));
+    assert_eq!(effect.running, vec![execution_id]);
+    assert_eq!(effect.closed_generation, Some(1));
+    assert!(!h.session.assent_open(h.now));
+    let events = h.events();
+    assert!(events.contains(&&DomainEvent::TurnStopped {
+        stopped_by: Some("alice".into()),
+        request_id: Some("req-1".into()),
+    }));
+    assert!(events.contains(&&DomainEvent::AssentClosed {
+        generation: 1,
+        reason: AssentCloseReason::Stopped,
+    }));
+
+    h.session
+        .handle_execution_stopped(h.now, execution_id)
+        .unwrap();
+    let execution = h.session.execution(execution_id).unwrap();
+    assert_eq!(execution.status, ExecutionStatus::Cancelled);
+    assert_eq!(execution.error.as_deref(), Some(STOPPED_BY_OPERATOR));
+    // The next change needs a fresh assent.
+    assert_refused(
+        &h.run("systemctl restart nginx", CommandClass::ConfigMutation),
+        "STOP and wait for approval",
+    );
+}
+
+// rule: CONTROL-1
+#[test]
+fn a_command_that_ended_before_the_stop_keeps_its_end() {
+    let mut h = assented();
+    let reply = h.run("uptime", CommandClass::ReadOnly);
+    h.finish_dispatch(&reply);
+    let Some(Action::Dispatch { execution_id }) = reply.action else {
+        panic!("{reply:?}");
+    };
+    let effect = h.session.handle_stop(h.now, None);
+    assert!(effect.running.is_empty());
+    h.session
+        .handle_execution_stopped(h.now, execution_id)
+        .unwrap();
+    assert_eq!(
+        h.session.execution(execution_id).unwrap().status,
+        ExecutionStatus::Completed
+    );
+}
+
+// rule: CONTROL-2
+#[test]
+fn a_revoked_window_refuses_the_next_change_and_says_who_revoked_it() {
+    let mut h = assented();
+    assert_eq!(h.session.handle_revoke_assent(h.now, Some(&alice())), Ok(1));
+    assert_refused(
+        &h.run("systemctl restart nginx", CommandClass::ConfigMutation),
+        "STOP and wait for approval",
+    );
+    let events = h.events();
+    let revoked = events
+        .iter()
+        .position(|e| matches!(e, DomainEvent::AssentRevoked { revoked_by: Some(who), .. } if who == "alice"))
+        .expect("an assent.revoked naming alice");
+    assert_eq!(
+        events[revoked + 1],
+        &DomainEvent::AssentClosed {
+            generation: 1,
+            reason: AssentCloseReason::Revoked
+        }
+    );
+    assert_eq!(
+        h.session.handle_revoke_assent(h.now, None),
+        Err(RevokeError::NoOpenWindow)
+    );
+}
+
+// rule: CONTROL-2
+#[test]
+fn a_cancelled_approval_never_runs_and_a_late_decision_is_refused() {
+    let mut h = assented();
+    let reply = h.run("rm -rf /srv/cache", CommandClass::Destructive);
+    let Some(Action::AwaitApproval {
+        approval_id,
+        execution_id,
+    }) = reply.action
+    else {
+        panic!("a destructive command waits: {reply:?}");
+    };
+    assert_eq!(
+        h.session
+            .handle_cancel_approval(h.now, approval_id, Some(&alice())),
+        Ok(execution_id)
+    );
+    let approval = &h.session.approvals()[0];
+    assert_eq!(approval.status, ApprovalStatus::Cancelled);
+    assert_eq!(approval.decided_by.as_deref(), Some("alice"));
+    let execution = h.session.execution(execution_id).unwrap();
+    assert_eq!(execution.status, ExecutionStatus::Cancelled);
+    assert_eq!(execution.error.as_deref(), Some(CANCELLED_BY_OPERATOR));
+    assert!(matches!(
+        h.session
+            .handle_decision(h.now, approval_id, Decision::Approve, Some("bob")),
+        Err(DecisionError::NotPending { .. })
+    ));
+    // And a cancel after a decision is refused the same way.
+    let reply = h.run("rm -rf /srv/tmp", CommandClass::Destructive);
+    let Some(Action::AwaitApproval { approval_id, .. }) = reply.action else {
+        panic!("{reply:?}");
+    };
+    h.session
+        .handle_decision(h.now, approval_id, Decision::Deny, Some("bob"))
+        .unwrap();
+    assert!(matches!(
+        h.session.handle_cancel_approval(h.now, approval_id, None),
+        Err(DecisionError::NotPending { .. })
+    ));
+}

@@ -1,0 +1,211 @@
+//! The operator's controls (CONTROL-1..3): stop a running turn, revoke an assent window,
+//! cancel a pending approval, and list what is granted or waiting. Every control needs the
+//! operator role and records who used it and the request id (AUDIT-1).
+
+use axum::Extension;
+use axum::Router;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use nomos_core::record::Decider;
+use nomos_core::{ApprovalId, SessionId};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::auth::{Principal, Role};
+use crate::dto::ApprovalDto;
+use crate::error::{ApiError, AppJson, AppPath};
+use crate::state::AppState;
+
+/// The routes of this module.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/sessions/{id}/stop", post(stop))
+        .route("/api/sessions/{id}/assent/revoke", post(revoke_assent))
+        .route("/api/approvals/{id}/cancel", post(cancel_approval))
+        .route("/api/grants", get(grants))
+}
+
+/// The answer to a stop: recorded; the turn ends with its `turn.done` a moment later.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct StopAccepted {
+    /// The session.
+    pub session_id: Uuid,
+    /// The executions that were running and are being stopped.
+    pub stopping: Vec<Uuid>,
+    /// The generation whose assent window the stop closed, if one was open.
+    pub closed_generation: Option<u32>,
+}
+
+/// The answer to a revoke of an assent window.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Revoked {
+    /// The session.
+    pub session_id: Uuid,
+    /// The plan generation the window covered.
+    pub generation: u32,
+}
+
+/// The answer to a cancel of a pending approval.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Cancelled {
+    /// The session.
+    pub session_id: Uuid,
+    /// The execution it guarded, now cancelled.
+    pub execution_id: Uuid,
+}
+
+/// One open assent window (CONTROL-3).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct WindowDto {
+    /// The session.
+    pub session_id: Uuid,
+    /// The session's goal, if set.
+    pub goal: Option<String>,
+    /// The plan generation it covers.
+    pub generation: u32,
+    /// When the operator assented.
+    pub opened_at: String,
+    /// When it closes by itself.
+    pub expires_at: String,
+    /// AUDIT-1: who granted it.
+    pub granted_by: Option<String>,
+    /// AUDIT-1: the request that carried the assent.
+    pub request_id: Option<String>,
+}
+
+/// What the operator has granted and what waits for the operator (CONTROL-3).
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct GrantsDto {
+    /// The time of the answer, for expiry countdowns.
+    pub now: String,
+    /// Open assent windows, oldest grant first.
+    pub windows: Vec<WindowDto>,
+    /// Pending approvals, oldest first.
+    pub approvals: Vec<ApprovalDto>,
+}
+
+/// AUDIT-1: the principal and the request id of a control.
+fn decider(principal: &Principal, headers: &HeaderMap, what: &str) -> Result<Decider, ApiError> {
+    // The auth middleware already refuses viewers on every write; this keeps the rule
+    // next to the action it guards.
+    if principal.role != Role::Operator {
+        return Err(ApiError::Forbidden(format!(
+            "{} may not {what}; this needs the operator role",
+            principal.name
+        )));
+    }
+    Ok(Decider {
+        name: principal.name.clone(),
+        request_id: headers
+            .get(crate::REQUEST_ID)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned),
+    })
+}
+
+/// CONTROL-1: stops the session's running turn: the model request is aborted, its
+/// commands are stopped and cancelled, the assent window closes, and the turn ends with
+/// one `turn.done` (error "stopped by the operator"). 409 when no turn runs.
+#[utoipa::path(post, path = "/api/sessions/{id}/stop", tag = "sessions",
+    params(("id" = Uuid, Path, description = "session id")),
+    responses((status = 202, body = StopAccepted), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
+pub async fn stop(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    headers: HeaderMap,
+    AppPath(id): AppPath<Uuid>,
+) -> Result<(StatusCode, AppJson<StopAccepted>), ApiError> {
+    let by = decider(&principal, &headers, "stop a turn")?;
+    let id = SessionId(id);
+    state.agent.session(id).await?;
+    let report = state.agent.stop_turn(id, Some(&by)).await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        AppJson(StopAccepted {
+            session_id: report.session_id.0,
+            stopping: report.running.iter().map(|e| e.0).collect(),
+            closed_generation: report.closed_generation,
+        }),
+    ))
+}
+
+/// CONTROL-2: closes the session's open assent window before it expires. 409 when none
+/// is open.
+#[utoipa::path(post, path = "/api/sessions/{id}/assent/revoke", tag = "sessions",
+    params(("id" = Uuid, Path, description = "session id")),
+    responses((status = 200, body = Revoked), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
+pub async fn revoke_assent(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    headers: HeaderMap,
+    AppPath(id): AppPath<Uuid>,
+) -> Result<AppJson<Revoked>, ApiError> {
+    let by = decider(&principal, &headers, "revoke an assent")?;
+    let generation = state.agent.revoke_assent(SessionId(id), Some(&by)).await?;
+    Ok(AppJson(Revoked {
+        session_id: id,
+        generation,
+    }))
+}
+
+/// CONTROL-2: cancels a pending approval before it expires; its command never runs. 409
+/// when it is no longer pending (decided, expired, voided).
+#[utoipa::path(post, path = "/api/approvals/{id}/cancel", tag = "approvals",
+    params(("id" = Uuid, Path, description = "approval id")),
+    responses((status = 200, body = Cancelled), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
+pub async fn cancel_approval(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    headers: HeaderMap,
+    AppPath(id): AppPath<Uuid>,
+) -> Result<AppJson<Cancelled>, ApiError> {
+    let by = decider(&principal, &headers, "cancel approvals")?;
+    let (session_id, execution_id) = state
+        .agent
+        .cancel_approval(ApprovalId(id), Some(&by))
+        .await?;
+    Ok(AppJson(Cancelled {
+        session_id: session_id.0,
+        execution_id: execution_id.0,
+    }))
+}
+
+/// CONTROL-3: every open assent window (session, generation, who granted it, expiry) and
+/// every pending approval.
+#[utoipa::path(get, path = "/api/grants", tag = "approvals",
+    responses((status = 200, body = GrantsDto)))]
+pub async fn grants(State(state): State<AppState>) -> Result<AppJson<GrantsDto>, ApiError> {
+    let now = state.agent.now();
+    let windows = state
+        .agent
+        .open_windows()
+        .await?
+        .into_iter()
+        .map(|w| WindowDto {
+            session_id: w.session_id.0,
+            goal: w.goal,
+            generation: w.window.generation,
+            opened_at: w.window.opened_at.to_rfc3339(),
+            expires_at: w.window.expires_at.to_rfc3339(),
+            granted_by: w.granted_by,
+            request_id: w.request_id,
+        })
+        .collect();
+    let store = state.agent.store();
+    let mut approvals = Vec::new();
+    for approval in store.pending_approvals(None).await? {
+        if let Some(execution) = store.execution(approval.execution_id).await? {
+            approvals.push(ApprovalDto::join(&approval, &execution));
+        }
+    }
+    Ok(AppJson(GrantsDto {
+        now: now.to_rfc3339(),
+        windows,
+        approvals,
+    }))
+}
