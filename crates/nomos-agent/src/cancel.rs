@@ -226,8 +226,9 @@ impl Agent {
     }
 
     /// Runs one command for a turn that may be stopped: on a stop the run is dropped (the
-    /// executor stops what it started) and the marked processes are stopped through the
-    /// executor's clean-up, which returns once nothing of the command runs.
+    /// executor stops what it started: a local command's process group is killed), and a
+    /// remote command's marked processes are stopped through the executor's clean-up,
+    /// which returns once nothing of the command runs.
     pub(crate) async fn run_stoppable(
         &self,
         control: Option<&TurnControl>,
@@ -252,10 +253,23 @@ impl Agent {
         match res {
             Some(res) => RunEnd::Finished(res),
             None => {
-                self.stop_process(host, execution_id).await;
+                // Dropping the run killed a local command's process group at once; a
+                // remote command's clean-up runs on a channel of its own, and is waited
+                // for here so nothing of it runs once the turn ends.
+                if !self.is_local(host) {
+                    self.stop_process(host, execution_id).await;
+                }
                 RunEnd::Stopped
             }
         }
+    }
+
+    fn is_local(&self, host: &str) -> bool {
+        self.inner
+            .executor
+            .hosts()
+            .iter()
+            .any(|h| h.slug == host && h.address == "local")
     }
 
     async fn stop_process(&self, host: &str, execution_id: ExecutionId) {
