@@ -17,6 +17,7 @@ use crate::{dto, error, events};
         approvals::executions, approvals::session_executions, approvals::pending,
         approvals::decide,
         control::stop, control::revoke_assent, control::cancel_approval, control::grants,
+        control::session_approvals,
         knowledge::entities, knowledge::entity, knowledge::relations, knowledge::search,
         events::session_events, events::global_events,
         system::healthz, system::readyz, system::metrics, system::info, system::openapi,

@@ -5,6 +5,7 @@ import type {
   ActivityDto,
   ApprovalDto,
   ExecutionDto,
+  GrantsDto,
   InfoDto,
   PlanDto,
   SessionDto,
@@ -129,6 +130,31 @@ export class Api {
 
   decide(approvalId: string, decision: 'approve' | 'deny'): Promise<unknown> {
     return this.request('POST', `/api/approvals/${encodeURIComponent(approvalId)}/decision`, { decision });
+  }
+
+  /** CONTROL-1: stops the session's running turn. */
+  stop(id: string): Promise<unknown> {
+    return this.request('POST', `/api/sessions/${encodeURIComponent(id)}/stop`);
+  }
+
+  /** CONTROL-2: closes the session's open assent window. */
+  revokeAssent(id: string): Promise<unknown> {
+    return this.request('POST', `/api/sessions/${encodeURIComponent(id)}/assent/revoke`);
+  }
+
+  /** CONTROL-2: cancels a pending approval; its command never runs. */
+  cancelApproval(approvalId: string): Promise<unknown> {
+    return this.request('POST', `/api/approvals/${encodeURIComponent(approvalId)}/cancel`);
+  }
+
+  /** CONTROL-3: open assent windows and pending approvals. */
+  grants(): Promise<GrantsDto> {
+    return this.request('GET', '/api/grants');
+  }
+
+  /** Every approval of one session, newest first (decided ones say who decided). */
+  sessionApprovals(id: string): Promise<ApprovalDto[]> {
+    return this.request('GET', `/api/sessions/${encodeURIComponent(id)}/approvals`);
   }
 }
 

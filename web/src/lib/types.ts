@@ -134,6 +134,25 @@ export interface ApprovalDto {
   decided_by: string | null;
 }
 
+/** CONTROL-3: one open assent window. */
+export interface WindowDto {
+  session_id: string;
+  goal: string | null;
+  generation: number;
+  opened_at: string;
+  expires_at: string;
+  /** AUDIT-1: who granted it. */
+  granted_by: string | null;
+  request_id: string | null;
+}
+
+/** CONTROL-3: what the operator granted and what waits for the operator. */
+export interface GrantsDto {
+  now: string;
+  windows: WindowDto[];
+  approvals: ApprovalDto[];
+}
+
 /** OIDC client settings, when the server publishes them. */
 export interface OidcClientInfo {
   authorization_endpoint: string;

@@ -25,6 +25,7 @@ pub fn router() -> Router<AppState> {
         .route("/api/sessions/{id}/assent/revoke", post(revoke_assent))
         .route("/api/approvals/{id}/cancel", post(cancel_approval))
         .route("/api/grants", get(grants))
+        .route("/api/sessions/{id}/approvals", get(session_approvals))
 }
 
 /// The answer to a stop: recorded; the turn ends with its `turn.done` a moment later.
@@ -173,6 +174,30 @@ pub async fn cancel_approval(
         session_id: session_id.0,
         execution_id: execution_id.0,
     }))
+}
+
+/// Every approval of one session, newest first, decided ones with who decided (AUDIT-1).
+#[utoipa::path(get, path = "/api/sessions/{id}/approvals", tag = "approvals",
+    params(("id" = Uuid, Path, description = "session id")),
+    responses((status = 200, body = [ApprovalDto]), (status = 404, body = crate::error::ErrorBody)))]
+pub async fn session_approvals(
+    State(state): State<AppState>,
+    AppPath(id): AppPath<Uuid>,
+) -> Result<AppJson<Vec<ApprovalDto>>, ApiError> {
+    let snapshot = state.agent.session(SessionId(id)).await?;
+    let mut approvals: Vec<ApprovalDto> = snapshot
+        .approvals
+        .iter()
+        .filter_map(|approval| {
+            let execution = snapshot
+                .executions
+                .iter()
+                .find(|e| e.id == approval.execution_id)?;
+            Some(ApprovalDto::join(approval, execution))
+        })
+        .collect();
+    approvals.sort_by(|a, b| b.requested_at.cmp(&a.requested_at));
+    Ok(AppJson(approvals))
 }
 
 /// CONTROL-3: every open assent window (session, generation, who granted it, expiry) and

@@ -469,6 +469,10 @@ async fn the_grants_list_the_open_window_and_the_pending_approval_until_revoked(
         activity.to_string().contains("revoked by alice"),
         "{activity}"
     );
+    // AUDIT-1: the session's approvals say who cancelled.
+    let approvals = server.json(&format!("/api/sessions/{id}/approvals")).await;
+    assert_eq!(approvals[0]["status"], "cancelled", "{approvals}");
+    assert_eq!(approvals[0]["decided_by"], "alice");
 }
 
 // rule: CONTROL-1
