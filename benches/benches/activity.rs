@@ -179,6 +179,7 @@ fn facts(n_events: usize) -> Facts {
                             status: ApprovalStatus::Approved,
                             reason: None,
                             decided_by: None,
+                            username: None,
                             request_id: None,
                         },
                     );

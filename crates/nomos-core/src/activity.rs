@@ -205,17 +205,21 @@ pub fn derive_activity(facts: &ActivityFacts<'_>, now: Timestamp) -> Vec<Activit
         let approval = approval_by_execution.get(&execution.id).copied();
         entries.push(execution_entry(execution, approval));
     }
-    // AUDIT-1: the request that carried each operator decision, from its event.
-    let request_by_approval: HashMap<ApprovalId, &str> = facts
+    // AUDIT-1: the request that carried each operator decision, and the decider's OIDC
+    // username, from its event.
+    let request_by_approval: HashMap<ApprovalId, (Option<&str>, Option<&str>)> = facts
         .events
         .iter()
         .filter(|event| event.session_id == session_id)
         .filter_map(|event| match &event.event {
             DomainEvent::ApprovalResolved {
                 approval_id,
-                request_id: Some(request),
+                request_id,
+                username,
                 ..
-            } => Some((*approval_id, request.as_str())),
+            } if request_id.is_some() || username.is_some() => {
+                Some((*approval_id, (request_id.as_deref(), username.as_deref())))
+            }
             _ => None,
         })
         .collect();
@@ -224,8 +228,11 @@ pub fn derive_activity(facts: &ActivityFacts<'_>, now: Timestamp) -> Vec<Activit
             .get(&approval.execution_id)
             .copied()
             .flatten();
-        let request = request_by_approval.get(&approval.id).copied();
-        entries.push(approval_entry(approval, seq, request));
+        let (request, username) = request_by_approval
+            .get(&approval.id)
+            .copied()
+            .unwrap_or_default();
+        entries.push(approval_entry(approval, seq, request, username));
     }
     // A tool call that became an execution is shown once, as the command.
     let shown_as_command: HashSet<&str> = executions
@@ -436,17 +443,18 @@ fn event_entry(record: &EventRecord) -> Option<ActivityEntry> {
         DomainEvent::AssentOpened {
             generation,
             granted_by,
+            username,
             request_id,
             ..
         } => ActivityEntry {
             state: EntryState::Done,
             generation: Some(*generation),
             // AUDIT-1: who assented, and through which request.
-            detail: match (granted_by, request_id) {
-                (Some(who), Some(request)) => Some(format!("by {who} (request {request})")),
-                (Some(who), None) => Some(format!("by {who}")),
-                (None, _) => None,
-            },
+            detail: who_detail(
+                granted_by.as_deref(),
+                username.as_deref(),
+                request_id.as_deref(),
+            ),
             ..entry(
                 at,
                 format!("assent/{seq}"),
@@ -457,10 +465,15 @@ fn event_entry(record: &EventRecord) -> Option<ActivityEntry> {
         // CONTROL-1/2, AUDIT-1: the operator's stop and revoke, with who and the request.
         DomainEvent::TurnStopped {
             stopped_by,
+            username,
             request_id,
         } => ActivityEntry {
             state: EntryState::Cancelled,
-            detail: who_detail(stopped_by.as_deref(), request_id.as_deref()),
+            detail: who_detail(
+                stopped_by.as_deref(),
+                username.as_deref(),
+                request_id.as_deref(),
+            ),
             ..entry(
                 at,
                 format!("stop/{seq}"),
@@ -471,11 +484,16 @@ fn event_entry(record: &EventRecord) -> Option<ActivityEntry> {
         DomainEvent::AssentRevoked {
             generation,
             revoked_by,
+            username,
             request_id,
         } => ActivityEntry {
             state: EntryState::Cancelled,
             generation: Some(*generation),
-            detail: who_detail(revoked_by.as_deref(), request_id.as_deref()),
+            detail: who_detail(
+                revoked_by.as_deref(),
+                username.as_deref(),
+                request_id.as_deref(),
+            ),
             ..entry(
                 at,
                 format!("revoke/{seq}"),
@@ -613,21 +631,29 @@ fn execution_entry(execution: &Execution, approval: Option<&Approval>) -> Activi
     }
 }
 
-/// AUDIT-1: "by WHO (request ID)", as far as they are known.
-fn who_detail(who: Option<&str>, request: Option<&str>) -> Option<String> {
-    match (who, request) {
-        (Some(who), Some(request)) => Some(format!("by {who} (request {request})")),
-        (Some(who), None) => Some(format!("by {who}")),
-        (None, _) => None,
-    }
+/// AUDIT-1: "by WHO (request ID)", as far as they are known; an OIDC subject comes with
+/// its `preferred_username` ("by alice (sub 248289761001)").
+fn who_detail(who: Option<&str>, username: Option<&str>, request: Option<&str>) -> Option<String> {
+    let who = match (who, username) {
+        (Some(sub), Some(username)) if username != sub => format!("{username} (sub {sub})"),
+        (Some(who), _) => who.to_owned(),
+        (None, _) => return None,
+    };
+    Some(match request {
+        Some(request) => format!("by {who} (request {request})"),
+        None => format!("by {who}"),
+    })
 }
 
-fn approval_entry(approval: &Approval, seq: Option<u32>, request: Option<&str>) -> ActivityEntry {
-    let by = match (&approval.decided_by, request) {
-        (Some(who), Some(request)) => format!(" by {who} (request {request})"),
-        (Some(who), None) => format!(" by {who}"),
-        (None, _) => String::new(),
-    };
+fn approval_entry(
+    approval: &Approval,
+    seq: Option<u32>,
+    request: Option<&str>,
+    username: Option<&str>,
+) -> ActivityEntry {
+    let by = who_detail(approval.decided_by.as_deref(), username, request)
+        .map(|who| format!(" {who}"))
+        .unwrap_or_default();
     let (state, detail) = match approval.status {
         ApprovalStatus::Pending => (
             EntryState::WaitingApproval,

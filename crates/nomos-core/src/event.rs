@@ -79,6 +79,9 @@ pub enum DomainEvent {
         /// AUDIT-1: who assented (the principal that posted the message).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         granted_by: Option<String>,
+        /// AUDIT-1: the OIDC `preferred_username` of who it was, alongside the subject.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        username: Option<String>,
         /// AUDIT-1: the id of the request that carried the assent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         request_id: Option<String>,
@@ -144,6 +147,9 @@ pub enum DomainEvent {
         /// AUDIT-1: who decided it, for an operator's decision.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         decided_by: Option<String>,
+        /// AUDIT-1: the OIDC `preferred_username` of who it was, alongside the subject.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        username: Option<String>,
         /// AUDIT-1: the id of the request that carried the decision.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         request_id: Option<String>,
@@ -181,6 +187,9 @@ pub enum DomainEvent {
         /// Who stopped it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stopped_by: Option<String>,
+        /// AUDIT-1: the OIDC `preferred_username` of who it was, alongside the subject.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        username: Option<String>,
         /// The id of the request that carried the stop.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         request_id: Option<String>,
@@ -194,6 +203,9 @@ pub enum DomainEvent {
         /// Who revoked it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         revoked_by: Option<String>,
+        /// AUDIT-1: the OIDC `preferred_username` of who it was, alongside the subject.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        username: Option<String>,
         /// The id of the request that carried the revoke.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         request_id: Option<String>,

@@ -191,6 +191,9 @@ pub struct Execution {
 pub struct Decider {
     /// The principal's name.
     pub name: String,
+    /// The OIDC `preferred_username`, recorded alongside the subject in `name`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
     /// The request id (`x-request-id`), when the decision came over HTTP.
     pub request_id: Option<String>,
 }
@@ -200,6 +203,7 @@ impl Decider {
     pub fn named(name: &str) -> Decider {
         Decider {
             name: name.to_owned(),
+            username: None,
             request_id: None,
         }
     }

@@ -35,8 +35,24 @@ pub enum Role {
 pub struct Principal {
     /// Who it is: the token's name, or the JWT's `sub`.
     pub name: String,
+    /// The JWT's `preferred_username`, when it has one (AUDIT-1 records it with `sub`).
+    pub username: Option<String>,
     /// What it may do.
     pub role: Role,
+}
+
+impl Principal {
+    /// AUDIT-1: who decides, as the core records it: the principal and the request id.
+    pub fn decider(&self, headers: &axum::http::HeaderMap) -> nomos_core::record::Decider {
+        nomos_core::record::Decider {
+            name: self.name.clone(),
+            username: self.username.clone(),
+            request_id: headers
+                .get(crate::REQUEST_ID)
+                .and_then(|value| value.to_str().ok())
+                .map(str::to_owned),
+        }
+    }
 }
 
 /// One static token, as the configuration holds it: its SHA-256, never the token itself.
@@ -143,6 +159,7 @@ impl Auth {
             Auth::Disabled => {
                 return Ok(Principal {
                     name: "operator".to_owned(),
+                    username: None,
                     role: Role::Operator,
                 });
             }
@@ -172,6 +189,7 @@ fn match_static(tokens: &[StaticToken], token: &str) -> Option<Principal> {
         if bool::from(candidate.sha256.ct_eq(&presented)) {
             found = Some(Principal {
                 name: candidate.name.clone(),
+                username: None,
                 role: candidate.role,
             });
         }

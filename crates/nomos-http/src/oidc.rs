@@ -131,7 +131,16 @@ impl Oidc {
                 self.config.role_claim, self.config.operator_value, self.config.viewer_value
             ))
         })?;
-        Ok(Principal { name, role })
+        // AUDIT-1: the readable name recorded alongside the subject.
+        let username = claims
+            .get("preferred_username")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        Ok(Principal {
+            name,
+            username,
+            role,
+        })
     }
 
     fn role_of(&self, claims: &Map<String, Value>) -> Option<Role> {

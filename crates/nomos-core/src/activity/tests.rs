@@ -599,6 +599,7 @@ fn status_goal_plan_and_assent_events_become_entries() {
                 generation: 1,
                 expires_at: at(1803),
                 granted_by: None,
+                username: None,
                 request_id: None,
             },
         ),
@@ -931,6 +932,7 @@ fn an_approved_card_names_who_decided_and_the_request_from_its_event() {
             status: ApprovalStatus::Approved,
             reason: None,
             decided_by: Some("alice".into()),
+            username: None,
             request_id: Some("req-7".into()),
         },
     ));
@@ -939,5 +941,51 @@ fn an_approved_card_names_who_decided_and_the_request_from_its_event() {
     assert_eq!(
         card.detail.as_deref(),
         Some("approved by alice (request req-7)")
+    );
+}
+
+// rule: AUDIT-1
+#[test]
+fn an_oidc_decider_is_named_by_username_alongside_the_subject() {
+    let mut facts = Facts::new(session(SessionStatus::Executing, 1));
+    facts
+        .executions
+        .push(execution(1, None, ExecutionStatus::Completed, 10));
+    let mut approved = approval(&facts.executions[0], ApprovalStatus::Approved, 10);
+    approved.decided_by = Some("248289761001".into());
+    approved.decided_at = Some(at(12));
+    let approval_id = approved.id;
+    facts.approvals.push(approved);
+    facts.events.push(event(
+        1,
+        12,
+        DomainEvent::ApprovalResolved {
+            approval_id,
+            status: ApprovalStatus::Approved,
+            reason: None,
+            decided_by: Some("248289761001".into()),
+            username: Some("alice".into()),
+            request_id: None,
+        },
+    ));
+    facts.events.push(event(
+        2,
+        13,
+        DomainEvent::TurnStopped {
+            stopped_by: Some("248289761001".into()),
+            username: Some("alice".into()),
+            request_id: Some("req-9".into()),
+        },
+    ));
+    let log = facts.derive(20);
+    let card = entry(&log, &format!("approval/{approval_id}"));
+    assert_eq!(
+        card.detail.as_deref(),
+        Some("approved by alice (sub 248289761001)")
+    );
+    let stop = entry(&log, "stop/2");
+    assert_eq!(
+        stop.detail.as_deref(),
+        Some("by alice (sub 248289761001) (request req-9)")
     );
 }

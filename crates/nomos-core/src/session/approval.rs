@@ -231,6 +231,7 @@ impl Session {
                 status,
                 reason,
                 decided_by: decided_by.map(|d| d.name.clone()),
+                username: decided_by.and_then(|d| d.username.clone()),
                 request_id: decided_by.and_then(|d| d.request_id.clone()),
             },
         );

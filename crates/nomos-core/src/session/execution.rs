@@ -124,6 +124,7 @@ impl Session {
                     status: crate::status::ApprovalStatus::Cancelled,
                     reason: Some(reason.clone()),
                     decided_by: None,
+                    username: None,
                     request_id: None,
                 },
             );

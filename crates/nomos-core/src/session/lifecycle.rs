@@ -164,6 +164,7 @@ impl Session {
                     generation,
                     expires_at,
                     granted_by: by.map(|d| d.name.clone()),
+                    username: by.and_then(|d| d.username.clone()),
                     request_id: by.and_then(|d| d.request_id.clone()),
                 },
             );

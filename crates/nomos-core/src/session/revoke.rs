@@ -42,6 +42,7 @@ impl Session {
             DomainEvent::AssentRevoked {
                 generation: window.generation,
                 revoked_by: by.map(|d| d.name.clone()),
+                username: by.and_then(|d| d.username.clone()),
                 request_id: by.and_then(|d| d.request_id.clone()),
             },
         );

@@ -40,6 +40,7 @@ impl Session {
             now,
             DomainEvent::TurnStopped {
                 stopped_by: by.map(|d| d.name.clone()),
+                username: by.and_then(|d| d.username.clone()),
                 request_id: by.and_then(|d| d.request_id.clone()),
             },
         );

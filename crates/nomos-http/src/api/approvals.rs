@@ -5,7 +5,6 @@ use axum::Router;
 use axum::extract::State;
 use axum::routing::{get, post};
 use nomos_core::ports::store::{ExecutionCursor, ExecutionFilter, ListOrder, Store};
-use nomos_core::record::Decider;
 use nomos_core::{ApprovalId, ExecutionId, ExecutionStatus, SessionId, Timestamp};
 use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
@@ -207,13 +206,7 @@ pub async fn decide(
         )));
     }
     // AUDIT-1: who decided and the request that carried it.
-    let decider = Decider {
-        name: principal.name.clone(),
-        request_id: headers
-            .get(crate::REQUEST_ID)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned),
-    };
+    let decider = principal.decider(&headers);
     let (report, handle) = state
         .agent
         .spawn_decide_by(ApprovalId(id), body.decision.into(), Some(&decider))

@@ -97,13 +97,7 @@ fn decider(principal: &Principal, headers: &HeaderMap, what: &str) -> Result<Dec
             principal.name
         )));
     }
-    Ok(Decider {
-        name: principal.name.clone(),
-        request_id: headers
-            .get(crate::REQUEST_ID)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned),
-    })
+    Ok(principal.decider(headers))
 }
 
 /// CONTROL-1: stops the session's running turn: the model request is aborted, its

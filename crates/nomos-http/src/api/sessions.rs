@@ -152,13 +152,7 @@ pub async fn post_message(
     // The agent releases the session before it publishes `turn.done`, so a client that
     // answers the end of a turn at once is not refused.
     // AUDIT-1: an assent this message opens records who sent it and the request id.
-    let by = nomos_core::record::Decider {
-        name: principal.name.clone(),
-        request_id: headers
-            .get(crate::REQUEST_ID)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned),
-    };
+    let by = principal.decider(&headers);
     let handle = state
         .agent
         .spawn_message_by(session_id, &body.text, Some(&by))

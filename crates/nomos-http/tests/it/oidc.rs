@@ -79,6 +79,10 @@ async fn serve_jwks(keys: Vec<Value>) -> String {
 }
 
 async fn oidc_server() -> (Server, Issuer) {
+    oidc_server_with("[]").await
+}
+
+async fn oidc_server_with(script: &str) -> (Server, Issuer) {
     let (issuer, jwk) = Issuer::new("key-1");
     let jwks_url = serve_jwks(vec![jwk]).await;
     let oidc = Oidc::new(OidcConfig {
@@ -101,7 +105,7 @@ async fn oidc_server() -> (Server, Issuer) {
         tokens: Vec::new(),
         oidc: Some(Arc::new(oidc)),
     };
-    (server_with("[]", auth).await, issuer)
+    (server_with(script, auth).await, issuer)
 }
 
 async fn status(server: &Server, method: reqwest::Method, path: &str, token: &str) -> (u16, Value) {
@@ -243,4 +247,60 @@ async fn the_login_page_reads_the_oidc_client_from_info_without_a_token() {
         .await
         .unwrap();
     assert_eq!(sessions.status(), 401);
+}
+
+// rule: AUDIT-1
+#[tokio::test]
+async fn an_oidc_assent_records_the_preferred_username_alongside_the_subject() {
+    let script = r#"
+- tool_calls:
+    - {name: set_goal, arguments: {goal: "touch a file"}}
+    - {name: propose_plan, arguments: {steps: [{title: "touch it"}, {title: "write back: update_entity_attributes"}]}}
+- text: "Plan ready. Approve?"
+- text: "Going ahead."
+"#;
+    let (server, issuer) = oidc_server_with(script).await;
+    let mut claims = claims("nomos-operator", now() + 300);
+    claims["preferred_username"] = json!("alice");
+    let token = issuer.sign(claims);
+    let (code, session) = status(&server, reqwest::Method::POST, "/api/sessions", &token).await;
+    assert_eq!(code, 201, "{session}");
+    let id = session["id"].as_str().unwrap().to_owned();
+    for text in ["touch a file", "approved"] {
+        let sent = server
+            .http
+            .post(server.url(&format!("/api/sessions/{id}/messages")))
+            .bearer_auth(&token)
+            .json(&json!({"text": text}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(sent.status(), 202);
+        super::settle(&server, &id).await;
+    }
+    let events = server
+        .state
+        .agent
+        .store()
+        .events_after(Some(id.parse().unwrap()), 0, 1000)
+        .await
+        .unwrap();
+    let assent = events
+        .iter()
+        .find(|e| e.event.kind() == "plan.assent")
+        .map(|e| serde_json::to_value(&e.event).unwrap())
+        .expect("the approval opened a window");
+    assert_eq!(assent["granted_by"], "ops@example", "{assent}");
+    assert_eq!(assent["username"], "alice", "{assent}");
+    let (_, activity) = status(
+        &server,
+        reqwest::Method::GET,
+        &format!("/api/sessions/{id}/activity"),
+        &token,
+    )
+    .await;
+    assert!(
+        activity.to_string().contains("by alice (sub ops@example)"),
+        "{activity}"
+    );
 }

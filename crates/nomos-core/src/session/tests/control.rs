@@ -13,6 +13,7 @@ use super::{Harness, assert_refused};
 fn alice() -> Decider {
     Decider {
         name: "alice".to_owned(),
+        username: None,
         request_id: Some("req-1".to_owned()),
     }
 }
@@ -40,6 +41,7 @@ fn a_stop_closes_the_window_names_who_and_lists_what_runs() {
     let events = h.events();
     assert!(events.contains(&&DomainEvent::TurnStopped {
         stopped_by: Some("alice".into()),
+        username: None,
         request_id: Some("req-1".into()),
     }));
     assert!(events.contains(&&DomainEvent::AssentClosed {

@@ -420,6 +420,7 @@ fn a_decision_records_who_made_it_and_the_request_on_the_row_and_its_event() {
     h.commit();
     let decider = crate::record::Decider {
         name: "alice".into(),
+        username: None,
         request_id: Some("req-42".into()),
     };
     h.session
