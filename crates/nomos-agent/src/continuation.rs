@@ -184,6 +184,7 @@ impl Agent {
             .inner
             .locks
             .try_lock(id)
+            .await
             .ok_or(AgentError::TurnInProgress(id))?;
         Ok(self.resume_locked(id, guard, kind, TurnCause::Resume).await)
     }
@@ -200,6 +201,7 @@ impl Agent {
             .inner
             .locks
             .try_lock(id)
+            .await
             .ok_or(AgentError::TurnInProgress(id))?;
         let agent = self.clone();
         Ok(tokio::spawn(async move {

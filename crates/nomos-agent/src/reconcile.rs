@@ -14,6 +14,7 @@ use nomos_core::{ExecutionStatus, SessionId, Timestamp};
 
 use crate::agent::Agent;
 use crate::error::AgentError;
+use crate::replica::Reach;
 
 /// How long stopping one orphaned command may take at start-up.
 const STOP_BOUND: Duration = Duration::from_secs(20);
@@ -64,8 +65,14 @@ impl Agent {
             ..ExecutionFilter::default()
         };
         let running = self.inner.store.list_executions(&filter).await?;
+        let ids: Vec<_> = running.iter().map(|e| e.id).collect();
+        let owners = self.owners(&ids, &[]).await?;
         let mut stopped = 0;
         for execution in running {
+            // REPLICA-2: a live instance's command is running, not orphaned.
+            if owners.leaves_execution(Reach::Orphans, execution.id) {
+                continue;
+            }
             let marker = execution.id.to_string();
             let stop = self.inner.executor.stop_marked(&execution.host, &marker);
             match tokio::time::timeout(STOP_BOUND, stop).await {
@@ -109,6 +116,9 @@ impl Agent {
             .filter_map(|(id, open)| open.then_some(id))
             .collect();
         ids.sort();
+        // REPLICA-2: a live instance's open turn is running.
+        let owners = self.owners(&[], &ids).await?;
+        ids.retain(|id| !owners.leaves_session(Reach::Orphans, *id));
         let mut closed = 0;
         for id in ids {
             // At start-up nothing else runs yet; the lock only orders us with the sweeps.
@@ -125,7 +135,7 @@ impl Agent {
     pub async fn end_interrupted_turns(&self, sessions: &[SessionId]) -> Result<u32, AgentError> {
         let mut closed = 0;
         for &id in sessions {
-            let Some(_guard) = self.inner.locks.try_lock(id) else {
+            let Some(_guard) = self.inner.locks.try_lock(id).await else {
                 continue;
             };
             if self.turn_is_open(id).await? {

@@ -141,6 +141,7 @@ impl Agent {
             .inner
             .locks
             .try_lock(id)
+            .await
             .ok_or(AgentError::TurnInProgress(id))?;
         self.mutate(id, |session, now| {
             session.handle_operator_message_by(now, text, by);
@@ -195,7 +196,7 @@ impl Agent {
                 session.handle_turn_done(now, error.clone(), n_tool_calls);
             })
             .await;
-        drop(guard);
+        guard.release().await;
         match res {
             Ok(((), events)) => self.publish(&events),
             Err(err) => {
