@@ -90,9 +90,10 @@ impl Agent {
         Ok(stopped)
     }
 
-    /// TURN-11: at start-up, ends every turn whose `turn.started` has no `turn.done` with a
-    /// `turn.done` (error: "interrupted by a restart"). Returns how many it closed.
-    pub(crate) async fn close_open_turns(&self) -> Result<u32, AgentError> {
+    /// TURN-11: the sessions whose last `turn.started` has no `turn.done`, less those a
+    /// live instance owns (REPLICA-2). Read before anything is closed: closing writes the
+    /// session, and the writer owns it.
+    pub(crate) async fn open_orphan_turns(&self) -> Result<Vec<SessionId>, AgentError> {
         let mut open: HashMap<SessionId, bool> = HashMap::new();
         let mut after = 0;
         loop {
@@ -119,10 +120,20 @@ impl Agent {
         // REPLICA-2: a live instance's open turn is running.
         let owners = self.owners(&[], &ids).await?;
         ids.retain(|id| !owners.leaves_session(Reach::Orphans, *id));
+        Ok(ids)
+    }
+
+    /// TURN-11: at start-up, ends each of these turns (found by
+    /// [`Agent::open_orphan_turns`]) with a `turn.done` (error: "interrupted by a
+    /// restart"), unless it ended meanwhile. Returns how many it closed.
+    pub(crate) async fn close_open_turns(&self, ids: Vec<SessionId>) -> Result<u32, AgentError> {
         let mut closed = 0;
         for id in ids {
-            // At start-up nothing else runs yet; the lock only orders us with the sweeps.
+            // Nothing else of this process runs them; the lock orders us with the sweeps.
             let _guard = self.inner.locks.lock(id).await;
+            if !self.turn_is_open(id).await? {
+                continue;
+            }
             self.close_turn(id, TurnInterruption::Restart).await?;
             closed += 1;
         }

@@ -77,10 +77,11 @@ impl Agent {
 
     /// The start-up reconcile's work, on what no live instance owns.
     pub(crate) async fn reconcile_orphans(&self) -> Result<SweepReport, AgentError> {
+        let open_turns = self.open_orphan_turns().await?;
         let commands_stopped = self.stop_orphaned_commands().await?;
         let mut report = self.sweep_executions(SweepPhase::Startup).await?;
         report.commands_stopped = commands_stopped;
-        report.turns_closed = self.close_open_turns().await?;
+        report.turns_closed = self.close_open_turns(open_turns).await?;
         Ok(report)
     }
 
