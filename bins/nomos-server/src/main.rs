@@ -266,11 +266,20 @@ async fn serve(config: Config) -> anyhow::Result<()> {
 /// shares the store runs those, and a reconcile here would fail its running commands.
 async fn serve_mcp(config: Config) -> anyhow::Result<()> {
     let (agent, _metrics, _demo) = runtime::build_agent(&config).await?;
+    // REPLICA-2: on a shared PostgreSQL the servers leave this process's commands alone.
+    let heartbeat = agent
+        .start_heartbeat()
+        .await
+        .context("registering this instance")?;
     let base_url = format!("http://{}", config.listen);
     tracing::info!(data_dir = %config.data_dir.display(), "serving MCP on stdio");
-    nomos_mcp::serve_stdio(agent, Some(base_url))
+    let served = nomos_mcp::serve_stdio(agent, Some(base_url))
         .await
-        .context("serving MCP on stdio")
+        .context("serving MCP on stdio");
+    if let Some(heartbeat) = heartbeat {
+        heartbeat.shutdown().await;
+    }
+    served
 }
 
 async fn shutdown_signal() {

@@ -463,6 +463,16 @@ async fn a_killed_process_is_closed_by_the_others_and_a_live_ones_command_is_nev
         .await,
         "the killed process's command still runs on the host"
     );
+    // The same pass closes the turn, right after the execution.
+    assert!(
+        wait_for(Duration::from_secs(10), || {
+            let store = store.clone();
+            let id = on_b.clone();
+            async move { turns_done(&store, &id).await > 0 }
+        })
+        .await,
+        "the killed process's turn was never closed"
+    );
     let dones: Vec<Option<String>> = session_events(&store, &on_b)
         .await
         .into_iter()

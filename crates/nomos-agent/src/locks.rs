@@ -19,6 +19,10 @@ const LEASE_RETRY: [Duration; 4] = [
     Duration::from_millis(100),
 ];
 
+/// How long [`SessionLocks::try_lock`] waits for a session a holder is giving back, when
+/// the store is shared.
+pub(crate) const SHARED_GRACE: Duration = Duration::from_millis(500);
+
 /// The per-session locks, and the store's leases when the store is shared.
 #[derive(Default)]
 pub(crate) struct SessionLocks {
@@ -66,23 +70,41 @@ impl SessionLocks {
 
     /// Takes the lock now, or `None` when someone else holds it, here or (REPLICA-1) in
     /// another process. A store that cannot say counts as busy.
+    ///
+    /// With a shared store "now" allows [`SHARED_GRACE`]: another process hears of a
+    /// turn's end when it is committed, a moment before its holder gives the session back,
+    /// and a client that answers at once must not get the 409 meant for a running turn.
     pub(crate) async fn try_lock(&self, id: SessionId) -> Option<SessionGuard> {
-        let local = self.lock_of(id).try_lock_owned().ok()?;
         let Some(leases) = &self.leases else {
+            let local = self.lock_of(id).try_lock_owned().ok()?;
             return Some(SessionGuard {
                 lease: None,
                 _local: local,
             });
         };
-        match leases.try_lease(id).await {
-            Ok(Some(lease)) => Some(SessionGuard {
-                lease: Some(lease),
-                _local: local,
-            }),
-            Ok(None) => None,
-            Err(error) => {
-                tracing::warn!(session = %id, %error, "could not take the session's lease");
-                None
+        let deadline = tokio::time::Instant::now() + SHARED_GRACE;
+        let local = tokio::time::timeout_at(deadline, self.lock_of(id).lock_owned())
+            .await
+            .ok()?;
+        let mut attempt = 0;
+        loop {
+            match leases.try_lease(id).await {
+                Ok(Some(lease)) => {
+                    return Some(SessionGuard {
+                        lease: Some(lease),
+                        _local: local,
+                    });
+                }
+                Ok(None) if tokio::time::Instant::now() < deadline => {
+                    let wait = LEASE_RETRY[attempt.min(LEASE_RETRY.len() - 1)];
+                    attempt += 1;
+                    tokio::time::sleep(wait).await;
+                }
+                Ok(None) => return None,
+                Err(error) => {
+                    tracing::warn!(session = %id, %error, "could not take the session's lease");
+                    return None;
+                }
             }
         }
     }

@@ -16,6 +16,10 @@ use nomos_core::{ExecutionId, SessionId};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+/// How long the start-up reconcile waits for another process's sweep to end before it
+/// goes ahead without the sweep lease (each session it touches is still leased).
+pub(crate) const STARTUP_SWEEP_WAIT: Duration = Duration::from_secs(10);
+
 use crate::agent::Agent;
 use crate::error::AgentError;
 use crate::sweeper::SweepReport;
@@ -150,20 +154,22 @@ impl Agent {
         Ok(Some(Heartbeat { stop, handle }))
     }
 
-    /// REPLICA-2: the lease on running the sweeps. `Ok(None)` when another process runs
-    /// them now and `wait` is false; a store that is not shared needs no lease.
+    /// REPLICA-2: the lease on running the sweeps, waiting for it up to `wait`.
+    /// `Ok(None)` when another process holds it all that time; a store that is not shared
+    /// needs no lease (`Ok(Some(None))`).
     pub(crate) async fn sweep_lease(
         &self,
-        wait: bool,
+        wait: Duration,
     ) -> Result<Option<Option<Box<dyn Lease>>>, AgentError> {
         let Some(replication) = &self.inner.replication else {
             return Ok(Some(None));
         };
+        let started = tokio::time::Instant::now();
         loop {
             if let Some(lease) = replication.leases.try_sweep_lease().await? {
                 return Ok(Some(Some(lease)));
             }
-            if !wait {
+            if started.elapsed() >= wait {
                 return Ok(None);
             }
             tokio::time::sleep(Duration::from_millis(200)).await;

@@ -64,10 +64,14 @@ impl Agent {
     /// found `running` are stopped on their hosts, then marked failed ("interrupted:
     /// outcome unknown") and never re-run; old non-terminal ones are cancelled. Each
     /// affected session gets a note saying so. Turns left open get their `turn.done`.
-    /// With a shared store (REPLICA-2) it waits for the sweep lease and touches only what
-    /// no live instance owns.
+    /// With a shared store (REPLICA-2) it touches only what no live instance owns, and
+    /// waits a little for another process's sweep to end (each session it changes is
+    /// leased all the same, so two reconciles never change one session at once).
     pub async fn reconcile_startup(&self) -> Result<SweepReport, AgentError> {
-        let lease = self.sweep_lease(true).await?.flatten();
+        let lease = self
+            .sweep_lease(crate::replica::STARTUP_SWEEP_WAIT)
+            .await?
+            .flatten();
         let report = self.reconcile_orphans().await;
         if let Some(lease) = lease {
             lease.release().await;
@@ -91,7 +95,7 @@ impl Agent {
     /// the sweep lease taken does nothing; the sweeper first closes what instances whose
     /// heartbeat lapsed left behind.
     pub async fn sweep_once(&self) -> Result<SweepReport, AgentError> {
-        let Some(lease) = self.sweep_lease(false).await? else {
+        let Some(lease) = self.sweep_lease(std::time::Duration::ZERO).await? else {
             return Ok(SweepReport::default());
         };
         let report = self.sweep_pass().await;
