@@ -13,7 +13,12 @@ or the PostgreSQL URL given) and measures, each part bounded in time:
   The delay is measured from the event's committed time (`at`, milliseconds) to receipt;
   "last" is the delay to the last of the subscribers to get it.
 
-Usage: benches/load/load.py [--server PATH] [--database-url postgres://...]
+With --processes N (PostgreSQL only) it starts N servers on the same database: the turn
+workers are spread over them, the subscribers too, and the fan-out's sessions are created
+on the last one, so most subscribers hear of them through another process (REPLICA-3).
+--compare-processes runs 1 and then N processes in the same run, on fresh databases.
+
+Usage: benches/load/load.py [--server PATH] [--database-url postgres://...] [--processes N]
 """
 
 import argparse
@@ -138,11 +143,12 @@ def worker(port, seconds, counts, conflicts, idx):
     counts[idx] = turns
 
 
-def measure_turns(port, workers, seconds):
+def measure_turns(ports, workers, seconds):
     counts = [0] * workers
     conflicts = [0] * workers
     threads = [
-        threading.Thread(target=worker, args=(port, seconds, counts, conflicts, i)) for i in range(workers)
+        threading.Thread(target=worker, args=(ports[i % len(ports)], seconds, counts, conflicts, i))
+        for i in range(workers)
     ]
     started = time.time()
     for thread in threads:
@@ -178,11 +184,15 @@ async def subscriber(port, ready, receipts, stop):
         writer.close()
 
 
-async def measure_fanout(port, n_subscribers, n_events):
+async def measure_fanout(ports, n_subscribers, n_events):
     ready = asyncio.Semaphore(0)
     stop = asyncio.Event()
     receipts = []
-    tasks = [asyncio.create_task(subscriber(port, ready, receipts, stop)) for _ in range(n_subscribers)]
+    tasks = [
+        asyncio.create_task(subscriber(ports[i % len(ports)], ready, receipts, stop))
+        for i in range(n_subscribers)
+    ]
+    port = ports[-1]
     for _ in range(n_subscribers):
         await asyncio.wait_for(ready.acquire(), timeout=60)
     loop = asyncio.get_running_loop()
@@ -224,27 +234,53 @@ def main():
     parser.add_argument("--subscribers", type=int, default=1000)
     parser.add_argument("--events", type=int, default=30)
     parser.add_argument("--skip-fanout", action="store_true")
+    parser.add_argument("--processes", type=int, default=1, help="servers on the one PostgreSQL")
+    parser.add_argument(
+        "--compare-processes", action="store_true", help="run 1 process, then --processes, in one run"
+    )
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 4 * args.subscribers)), hard))
 
-    store = "postgres" if args.database_url else "sqlite"
-    proc, port, data = start_server(args.server, args.database_url)
+    if args.processes > 1 and not args.database_url:
+        sys.exit("--processes needs --database-url: several servers share one PostgreSQL")
+    counts = [1, args.processes] if args.compare_processes and args.processes > 1 else [args.processes]
+    for n, processes in enumerate(counts):
+        url = args.database_url
+        if url and n > 0:
+            url = fresh_database(url, f"nomos_load_{processes}p")
+        run(args, url, processes)
+
+
+def fresh_database(url, name):
+    """A new database on the same server as `url` (for the second part of a comparison)."""
+    base, _, _ = url.rpartition("/")
+    admin = base + "/postgres"
+    subprocess.run(["psql", admin, "-qc", f"DROP DATABASE IF EXISTS {name}"], check=True)
+    subprocess.run(["psql", admin, "-qc", f"CREATE DATABASE {name}"], check=True)
+    return f"{base}/{name}"
+
+
+def run(args, database_url, processes):
+    store = ("postgres" if database_url else "sqlite") + (f" x{processes}" if processes > 1 else "")
+    servers = [start_server(args.server, database_url) for _ in range(processes)]
+    ports = [port for _, port, _ in servers]
     try:
-        turns, elapsed, conflicts = measure_turns(port, args.workers, args.seconds)
+        turns, elapsed, conflicts = measure_turns(ports, args.workers, args.seconds)
         print(
             f"[{store}] turns: {turns} in {elapsed:.1f} s with {args.workers} workers = "
             f"{turns / elapsed:.1f} turns/s ({conflicts} immediate re-sends refused with 409)"
         )
         if not args.skip_fanout:
-            complete, seen, last, every = asyncio.run(measure_fanout(port, args.subscribers, args.events))
+            complete, seen, last, every = asyncio.run(measure_fanout(ports, args.subscribers, args.events))
             print(
                 f"[{store}] SSE fan-out to {args.subscribers} subscribers: {complete}/{seen} events reached all; "
                 f"delay to the last subscriber p50 {pct(last, 50):.1f} ms, p99 {pct(last, 99):.1f} ms; "
                 f"any subscriber p50 {pct(every, 50):.1f} ms, p99 {pct(every, 99):.1f} ms"
             )
     finally:
-        stop_server(proc, data)
+        for proc, _, data in servers:
+            stop_server(proc, data)
 
 
 if __name__ == "__main__":

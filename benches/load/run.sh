@@ -14,4 +14,5 @@ runuser -u postgres -- "$PGBIN/initdb" -D "$PGTMP/data" -U postgres --auth=trust
 runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGTMP/data" -l "$PGTMP/server.log" -w -t 30 \
   -o "-p $PGPORT -k $PGTMP -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" start >/dev/null
 runuser -u postgres -- "$PGBIN/createdb" -h "$PGTMP" -p "$PGPORT" nomos
-python3 "$here/load.py" --database-url "postgres://postgres@127.0.0.1:$PGPORT/nomos" "$@"
+# One server, then two on the same database (REPLICA), in one run.
+python3 "$here/load.py" --database-url "postgres://postgres@127.0.0.1:$PGPORT/nomos" --processes 2 --compare-processes "$@"

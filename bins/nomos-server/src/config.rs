@@ -193,6 +193,8 @@ pub struct RawSweep {
     pub approval_ttl_secs: Option<u64>,
     /// GATE-4 assent window (1800).
     pub assent_window_secs: Option<u64>,
+    /// REPLICA-2: how old another instance's heartbeat may be before it counts as gone (30).
+    pub heartbeat_timeout_secs: Option<u64>,
 }
 
 /// Log output.

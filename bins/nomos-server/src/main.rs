@@ -173,6 +173,27 @@ fn init_logs(format: LogFormat) {
 
 async fn serve(config: Config) -> anyhow::Result<()> {
     let rt = runtime::build(&config).await?;
+    // REPLICA-2: registered before the reconcile, so other instances leave ours alone.
+    let heartbeat = rt
+        .agent
+        .start_heartbeat()
+        .await
+        .context("registering this instance")?;
+    // REPLICA-3: other processes' events join this process's bus.
+    let (feed_stop, feed_stopped) = watch::channel(false);
+    let feed = rt.feed.clone().map(|feed| {
+        let bus = rt.agent.bus().clone();
+        let mut stopped = feed_stopped.clone();
+        tokio::spawn(async move {
+            let deliver = move |record| bus.publish(nomos_agent::LiveEvent::Committed(record));
+            let stop = async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            };
+            if let Err(error) = feed.run(deliver, stop).await {
+                tracing::error!(%error, "other processes' events will not reach this one");
+            }
+        })
+    });
     let report = nomos_http::workers::reconcile_startup(&rt.agent, &rt.metrics)
         .await
         .context("reconciling executions left by a previous run")?;
@@ -231,6 +252,13 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         }
     }
     background.shutdown().await;
+    let _ = feed_stop.send(true);
+    if let Some(feed) = feed {
+        let _ = feed.await;
+    }
+    if let Some(heartbeat) = heartbeat {
+        heartbeat.shutdown().await;
+    }
     Ok(())
 }
 
@@ -238,11 +266,20 @@ async fn serve(config: Config) -> anyhow::Result<()> {
 /// shares the store runs those, and a reconcile here would fail its running commands.
 async fn serve_mcp(config: Config) -> anyhow::Result<()> {
     let (agent, _metrics, _demo) = runtime::build_agent(&config).await?;
+    // REPLICA-2: on a shared PostgreSQL the servers leave this process's commands alone.
+    let heartbeat = agent
+        .start_heartbeat()
+        .await
+        .context("registering this instance")?;
     let base_url = format!("http://{}", config.listen);
     tracing::info!(data_dir = %config.data_dir.display(), "serving MCP on stdio");
-    nomos_mcp::serve_stdio(agent, Some(base_url))
+    let served = nomos_mcp::serve_stdio(agent, Some(base_url))
         .await
-        .context("serving MCP on stdio")
+        .context("serving MCP on stdio");
+    if let Some(heartbeat) = heartbeat {
+        heartbeat.shutdown().await;
+    }
+    served
 }
 
 async fn shutdown_signal() {

@@ -7,14 +7,17 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use nomos_agent::{Agent, AgentConfig, Clock, SystemClock};
+use std::time::Duration;
+
+use nomos_agent::{Agent, AgentConfig, Clock, Replication, SystemClock};
 use nomos_core::Span;
 use nomos_core::classify::Policy;
 use nomos_core::ports::chat::ChatModel;
+use nomos_core::ports::replica::InstanceId;
 use nomos_core::ports::store::Store;
 use nomos_http::{Auth, MeteredModel, Metrics, Oidc, Role, StaticToken};
 use nomos_llm::{OpenAiConfig, OpenAiModel, ScriptedModel};
-use nomos_postgres::PgStore;
+use nomos_postgres::{PgEventFeed, PgInstances, PgStore, PgStoreOptions};
 use nomos_sqlite::SqliteStore;
 use nomos_ssh::{FleetExecutor, Inventory, SshConfig};
 
@@ -33,11 +36,13 @@ pub struct Runtime {
     pub auth: Auth,
     /// A token generated on this start, to print once.
     pub new_token: Option<String>,
+    /// Other processes' events, when the store is shared (REPLICA-3).
+    pub feed: Option<PgEventFeed>,
 }
 
 /// Builds everything; any failure stops start-up with what failed.
 pub async fn build(config: &Config) -> anyhow::Result<Runtime> {
-    let (agent, metrics, demo) = build_agent(config).await?;
+    let (agent, metrics, demo, feed) = build_shared_agent(config).await?;
     let (auth, new_token) = auth(config)?;
     Ok(Runtime {
         agent,
@@ -45,13 +50,22 @@ pub async fn build(config: &Config) -> anyhow::Result<Runtime> {
         demo,
         auth,
         new_token,
+        feed,
     })
 }
 
 /// The agent alone (for `nomos-server mcp`): store, model, executor, policy; no auth.
 pub async fn build_agent(config: &Config) -> anyhow::Result<(Agent, Arc<Metrics>, bool)> {
+    let (agent, metrics, demo, _feed) = build_shared_agent(config).await?;
+    Ok((agent, metrics, demo))
+}
+
+/// The agent and, on PostgreSQL, the feed of other processes' events.
+async fn build_shared_agent(
+    config: &Config,
+) -> anyhow::Result<(Agent, Arc<Metrics>, bool, Option<PgEventFeed>)> {
     create_data_dir(&config.data_dir)?;
-    let store = open_store(config).await?;
+    let (store, shared) = open_store(config).await?;
     let metrics = Arc::new(Metrics::default());
     let (model, demo) = model(config)?;
     let model: Arc<dyn ChatModel> = Arc::new(MeteredModel::new(model, metrics.clone()));
@@ -60,10 +74,29 @@ pub async fn build_agent(config: &Config) -> anyhow::Result<(Agent, Arc<Metrics>
     let ssh = SshConfig::new(&config.known_hosts).with_host_key_policy(config.host_key_policy);
     let executor = Arc::new(FleetExecutor::new(inventory, ssh));
     let agent_config = agent_config(config)?;
-    let agent = Agent::builder(store, executor, model)
-        .config(agent_config)
-        .build();
-    Ok((agent, metrics, demo))
+    let mut builder = Agent::builder(store, executor, model).config(agent_config);
+    let mut feed = None;
+    if let Some(shared) = shared {
+        let heartbeat_timeout =
+            Duration::from_secs(config.sweep.heartbeat_timeout_secs.unwrap_or(30).max(1));
+        builder = builder.replication(Replication {
+            leases: Arc::new(shared.store.leases(MAX_LEASES)),
+            instances: Arc::new(shared.instances),
+            heartbeat_timeout,
+        });
+        feed = shared.store.event_feed();
+    }
+    Ok((builder.build(), metrics, demo, feed))
+}
+
+/// How many turns may hold their session's lease at once in one process (each keeps a
+/// connection of the lease pool).
+const MAX_LEASES: u32 = 64;
+
+/// A PostgreSQL store shared with other processes (REPLICA-1..3).
+struct Shared {
+    store: PgStore,
+    instances: PgInstances,
 }
 
 /// Creates the data directory private to the user (0700); an existing one keeps its mode.
@@ -84,8 +117,8 @@ pub fn load_inventory(config: &Config) -> anyhow::Result<Inventory> {
     }
 }
 
-async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
-    Ok(match &config.database {
+async fn open_store(config: &Config) -> anyhow::Result<(Arc<dyn Store>, Option<Shared>)> {
+    let store: Arc<dyn Store> = match &config.database {
         Database::SqliteInDataDir => Arc::new(
             SqliteStore::open_in_data_dir(&config.data_dir)
                 .await
@@ -96,12 +129,22 @@ async fn open_store(config: &Config) -> anyhow::Result<Arc<dyn Store>> {
                 .await
                 .context("opening the SQLite database")?,
         ),
-        Database::Postgres(url) => Arc::new(
-            PgStore::connect(url)
+        Database::Postgres(url) => {
+            // REPLICA-2: this process's connections name it, so what it writes records it.
+            let instance = InstanceId(uuid::Uuid::new_v4());
+            let store = PgStore::connect_instance(url, PgStoreOptions::standard(), instance)
                 .await
-                .context("connecting to PostgreSQL")?,
-        ),
-    })
+                .context("connecting to PostgreSQL")?;
+            let instances = store.instances().context("the store names no instance")?;
+            tracing::info!(%instance, "on PostgreSQL, shared with any other instance");
+            let shared = Shared {
+                store: store.clone(),
+                instances,
+            };
+            return Ok((Arc::new(store), Some(shared)));
+        }
+    };
+    Ok((store, None))
 }
 
 /// The model: a scripted model when `model.script` is set, else `NOMOS_LLM_*` (or `[llm]`)

@@ -19,6 +19,7 @@ use crate::config::AgentConfig;
 use crate::error::AgentError;
 use crate::health::WriteMonitor;
 use crate::locks::SessionLocks;
+use crate::replica::Replication;
 use crate::tools::{ExtraTool, ExtraTools};
 
 /// How often a commit is retried after a version conflict with another process.
@@ -46,6 +47,7 @@ pub(crate) struct Inner {
     pub controls: TurnControls,
     pub cache: SessionCache,
     pub writes: WriteMonitor,
+    pub replication: Option<Replication>,
 }
 
 /// Builds an [`Agent`] from its ports.
@@ -57,6 +59,7 @@ pub struct AgentBuilder {
     config: AgentConfig,
     extra: ExtraTools,
     bus_capacity: usize,
+    replication: Option<Replication>,
 }
 
 impl AgentBuilder {
@@ -86,6 +89,14 @@ impl AgentBuilder {
         self
     }
 
+    /// Shares the store with other server processes (REPLICA-1, REPLICA-2): a turn takes
+    /// its session's lease from the store, and the reconcile and the sweeps leave what live
+    /// instances own alone. Without it this process owns the store alone (SQLite).
+    pub fn replication(mut self, replication: Replication) -> AgentBuilder {
+        self.replication = Some(replication);
+        self
+    }
+
     /// Builds the agent. Nothing runs in the background until [`Agent::start_workers`].
     pub fn build(self) -> Agent {
         Agent {
@@ -97,10 +108,13 @@ impl AgentBuilder {
                 config: self.config,
                 bus: EventBus::with_capacity(self.bus_capacity),
                 extra: self.extra,
-                locks: SessionLocks::default(),
+                locks: SessionLocks::with_leases(
+                    self.replication.as_ref().map(|r| r.leases.clone()),
+                ),
                 controls: TurnControls::default(),
                 cache: SessionCache::default(),
                 writes: WriteMonitor::default(),
+                replication: self.replication,
             }),
         }
     }
@@ -121,6 +135,7 @@ impl Agent {
             config: AgentConfig::spec_defaults(),
             extra: ExtraTools::default(),
             bus_capacity: 4096,
+            replication: None,
         }
     }
 

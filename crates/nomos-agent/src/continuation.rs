@@ -186,6 +186,7 @@ impl Agent {
             .inner
             .locks
             .try_lock(id)
+            .await
             .ok_or(AgentError::TurnInProgress(id))?;
         Ok(self.resume_locked(id, guard, kind, TurnCause::Resume).await)
     }
@@ -202,6 +203,7 @@ impl Agent {
             .inner
             .locks
             .try_lock(id)
+            .await
             .ok_or(AgentError::TurnInProgress(id))?;
         let agent = self.clone();
         Ok(tokio::spawn(async move {

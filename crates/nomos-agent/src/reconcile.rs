@@ -14,6 +14,7 @@ use nomos_core::{ExecutionStatus, SessionId, Timestamp};
 
 use crate::agent::Agent;
 use crate::error::AgentError;
+use crate::replica::Reach;
 
 /// How long stopping one orphaned command may take at start-up.
 const STOP_BOUND: Duration = Duration::from_secs(20);
@@ -64,8 +65,14 @@ impl Agent {
             ..ExecutionFilter::default()
         };
         let running = self.inner.store.list_executions(&filter).await?;
+        let ids: Vec<_> = running.iter().map(|e| e.id).collect();
+        let owners = self.owners(&ids, &[]).await?;
         let mut stopped = 0;
         for execution in running {
+            // REPLICA-2: a live instance's command is running, not orphaned.
+            if owners.leaves_execution(Reach::Orphans, execution.id) {
+                continue;
+            }
             let marker = execution.id.to_string();
             let stop = self.inner.executor.stop_marked(&execution.host, &marker);
             match tokio::time::timeout(STOP_BOUND, stop).await {
@@ -83,9 +90,10 @@ impl Agent {
         Ok(stopped)
     }
 
-    /// TURN-11: at start-up, ends every turn whose `turn.started` has no `turn.done` with a
-    /// `turn.done` (error: "interrupted by a restart"). Returns how many it closed.
-    pub(crate) async fn close_open_turns(&self) -> Result<u32, AgentError> {
+    /// TURN-11: the sessions whose last `turn.started` has no `turn.done`, less those a
+    /// live instance owns (REPLICA-2). Read before anything is closed: closing writes the
+    /// session, and the writer owns it.
+    pub(crate) async fn open_orphan_turns(&self) -> Result<Vec<SessionId>, AgentError> {
         let mut open: HashMap<SessionId, bool> = HashMap::new();
         let mut after = 0;
         loop {
@@ -109,10 +117,23 @@ impl Agent {
             .filter_map(|(id, open)| open.then_some(id))
             .collect();
         ids.sort();
+        // REPLICA-2: a live instance's open turn is running.
+        let owners = self.owners(&[], &ids).await?;
+        ids.retain(|id| !owners.leaves_session(Reach::Orphans, *id));
+        Ok(ids)
+    }
+
+    /// TURN-11: at start-up, ends each of these turns (found by
+    /// [`Agent::open_orphan_turns`]) with a `turn.done` (error: "interrupted by a
+    /// restart"), unless it ended meanwhile. Returns how many it closed.
+    pub(crate) async fn close_open_turns(&self, ids: Vec<SessionId>) -> Result<u32, AgentError> {
         let mut closed = 0;
         for id in ids {
-            // At start-up nothing else runs yet; the lock only orders us with the sweeps.
+            // Nothing else of this process runs them; the lock orders us with the sweeps.
             let _guard = self.inner.locks.lock(id).await;
+            if !self.turn_is_open(id).await? {
+                continue;
+            }
             self.close_turn(id, TurnInterruption::Restart).await?;
             closed += 1;
         }
@@ -125,7 +146,7 @@ impl Agent {
     pub async fn end_interrupted_turns(&self, sessions: &[SessionId]) -> Result<u32, AgentError> {
         let mut closed = 0;
         for &id in sessions {
-            let Some(_guard) = self.inner.locks.try_lock(id) else {
+            let Some(_guard) = self.inner.locks.try_lock(id).await else {
                 continue;
             };
             if self.turn_is_open(id).await? {

@@ -64,18 +64,53 @@ impl Agent {
     /// found `running` are stopped on their hosts, then marked failed ("interrupted:
     /// outcome unknown") and never re-run; old non-terminal ones are cancelled. Each
     /// affected session gets a note saying so. Turns left open get their `turn.done`.
+    /// With a shared store (REPLICA-2) it touches only what no live instance owns, and
+    /// waits a little for another process's sweep to end (each session it changes is
+    /// leased all the same, so two reconciles never change one session at once).
     pub async fn reconcile_startup(&self) -> Result<SweepReport, AgentError> {
+        let lease = self
+            .sweep_lease(crate::replica::STARTUP_SWEEP_WAIT)
+            .await?
+            .flatten();
+        let report = self.reconcile_orphans().await;
+        if let Some(lease) = lease {
+            lease.release().await;
+        }
+        report
+    }
+
+    /// The start-up reconcile's work, on what no live instance owns.
+    pub(crate) async fn reconcile_orphans(&self) -> Result<SweepReport, AgentError> {
+        let open_turns = self.open_orphan_turns().await?;
         let commands_stopped = self.stop_orphaned_commands().await?;
         let mut report = self.sweep_executions(SweepPhase::Startup).await?;
         report.commands_stopped = commands_stopped;
-        report.turns_closed = self.close_open_turns().await?;
+        report.turns_closed = self.close_open_turns(open_turns).await?;
         Ok(report)
     }
 
     /// One pass of every periodic sweep. The nudge turns it starts (SWEEP-1) run side by
     /// side, each holding its session, and the pass ends when they have.
+    /// With a shared store one process at a time sweeps (REPLICA-2): a pass that finds
+    /// the sweep lease taken does nothing; the sweeper first closes what instances whose
+    /// heartbeat lapsed left behind.
     pub async fn sweep_once(&self) -> Result<SweepReport, AgentError> {
-        let mut report = self.sweep_executions(SweepPhase::Periodic).await?;
+        let Some(lease) = self.sweep_lease(std::time::Duration::ZERO).await? else {
+            return Ok(SweepReport::default());
+        };
+        let report = self.sweep_pass().await;
+        if let Some(lease) = lease {
+            lease.release().await;
+        }
+        report
+    }
+
+    async fn sweep_pass(&self) -> Result<SweepReport, AgentError> {
+        let mut report = SweepReport::default();
+        self.close_lapsed(&mut report).await?;
+        let swept = self.sweep_executions(SweepPhase::Periodic).await?;
+        report.executions_failed += swept.executions_failed;
+        report.executions_cancelled += swept.executions_cancelled;
         self.expire_approvals(&mut report).await?;
         let mut nudges = Vec::new();
         let res = self.sweep_sessions(&mut report, &mut nudges).await;
@@ -123,8 +158,14 @@ impl Agent {
             ..ExecutionFilter::default()
         };
         let executions = self.inner.store.list_executions(&filter).await?;
+        let ids: Vec<_> = executions.iter().map(|e| e.id).collect();
+        let owners = self.owners(&ids, &[]).await?;
         let now = self.now();
         for execution in executions {
+            // REPLICA-2: a live instance's executions are its own business.
+            if owners.leaves_execution(phase.into(), execution.id) {
+                continue;
+            }
             let verdict = classify_execution(&execution, now, &self.inner.config.sweep, phase);
             if verdict == ExecutionVerdict::Keep {
                 continue;
@@ -173,7 +214,7 @@ impl Agent {
             .collect();
         sessions.dedup();
         for id in sessions {
-            let Some(_guard) = self.inner.locks.try_lock(id) else {
+            let Some(_guard) = self.inner.locks.try_lock(id).await else {
                 continue;
             };
             let expired = self
@@ -225,7 +266,7 @@ impl Agent {
         report: &mut SweepReport,
     ) -> Result<Option<JoinHandle<TurnReport>>, AgentError> {
         // A session with a live turn is not idle.
-        let Some(guard) = self.inner.locks.try_lock(id) else {
+        let Some(guard) = self.inner.locks.try_lock(id).await else {
             return Ok(None);
         };
         let mut snapshot = self.session(id).await?;
@@ -285,7 +326,7 @@ impl Agent {
         match phase {
             // At start-up nothing else runs yet.
             SweepPhase::Startup => Some(self.inner.locks.lock(id).await),
-            SweepPhase::Periodic => self.inner.locks.try_lock(id),
+            SweepPhase::Periodic => self.inner.locks.try_lock(id).await,
         }
     }
 }

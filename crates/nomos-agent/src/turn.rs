@@ -144,6 +144,7 @@ impl Agent {
             .inner
             .locks
             .try_lock(id)
+            .await
             .ok_or(AgentError::TurnInProgress(id))?;
         self.mutate(id, |session, now| {
             session.handle_operator_message_by(now, text, by);
@@ -201,7 +202,7 @@ impl Agent {
             })
             .await;
         self.inner.controls.close(id);
-        drop(guard);
+        guard.release().await;
         match res {
             Ok(((), events)) => self.publish(&events),
             Err(err) => {

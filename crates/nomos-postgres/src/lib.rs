@@ -7,6 +7,10 @@
 //! table), run again a bounded number of times on a serialization failure or deadlock.
 //! Event appends take a transaction-scoped advisory lock just before commit, so the
 //! global event order is the commit order.
+//!
+//! Several server processes can share one database (REPLICA-1..3): [`PgLeases`] holds a
+//! session's turn in one process at a time, [`PgInstances`] keeps the heartbeats and who
+//! owns what, and [`PgEventFeed`] brings the events other processes commit to this one.
 
 #![deny(missing_docs)]
 
@@ -15,10 +19,16 @@ mod chain;
 mod codec;
 mod commit;
 mod error;
+mod instance;
 mod knowledge;
+mod lease;
+pub mod notify;
 mod open;
 mod read;
 mod store;
 
 pub use error::redact_url;
+pub use instance::PgInstances;
+pub use lease::{PgLeases, session_key};
+pub use notify::PgEventFeed;
 pub use open::{PgStore, PgStoreOptions};

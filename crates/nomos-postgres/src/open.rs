@@ -4,6 +4,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use nomos_core::ports::replica::InstanceId;
 use nomos_core::ports::store::StoreError;
 use nomos_store_sql::schema::{Migrate, SchemaStep, schema_step};
 use sqlx::migrate::Migrator;
@@ -54,6 +55,7 @@ impl PgStoreOptions {
 pub struct PgStore {
     pub(crate) pool: PgPool,
     pub(crate) retries: u32,
+    pub(crate) instance: Option<InstanceId>,
 }
 
 impl PgStore {
@@ -80,6 +82,17 @@ impl PgStore {
         PgStore::open_as(url, PgStoreOptions::standard(), Migrate::Refuse, true).await
     }
 
+    /// Connects as one of several server processes sharing the database (REPLICA-2): every
+    /// connection says it works for `instance`, so the rows it writes record their owner
+    /// and the events it commits their origin. Runs the migrations.
+    pub async fn connect_instance(
+        url: &str,
+        options: PgStoreOptions,
+        instance: InstanceId,
+    ) -> Result<PgStore, StoreError> {
+        PgStore::open_for(url, options, Migrate::Run, false, Some(instance)).await
+    }
+
     async fn open(
         url: &str,
         options: PgStoreOptions,
@@ -94,9 +107,22 @@ impl PgStore {
         migrate: Migrate,
         read_only: bool,
     ) -> Result<PgStore, StoreError> {
+        PgStore::open_for(url, options, migrate, read_only, None).await
+    }
+
+    async fn open_for(
+        url: &str,
+        options: PgStoreOptions,
+        migrate: Migrate,
+        read_only: bool,
+        instance: Option<InstanceId>,
+    ) -> Result<PgStore, StoreError> {
         let shown = redact_url(url);
-        let connect = PgConnectOptions::from_str(url)
+        let mut connect = PgConnectOptions::from_str(url)
             .map_err(|e| StoreError::Unavailable(format!("bad database url {shown}: {e}")))?;
+        if let Some(instance) = instance {
+            connect = connect.options([("nomos.instance", instance.to_string())]);
+        }
         let timeout_ms = options.statement_timeout.as_millis();
         let pool = PgPoolOptions::new()
             .max_connections(options.max_connections)
@@ -122,6 +148,7 @@ impl PgStore {
         let store = PgStore {
             pool,
             retries: options.commit_retries,
+            instance,
         };
         store.prepare_schema(migrate).await?;
         Ok(store)

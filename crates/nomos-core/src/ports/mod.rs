@@ -6,4 +6,5 @@
 
 pub mod chat;
 pub mod exec;
+pub mod replica;
 pub mod store;

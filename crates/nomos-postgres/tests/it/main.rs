@@ -14,3 +14,5 @@ mod contract {
 mod connection;
 
 mod chain;
+
+mod replica;
