@@ -2,6 +2,7 @@
 //! property tests of its invariants.
 
 mod examples;
+mod fanout;
 mod gate;
 mod properties;
 mod reference;
