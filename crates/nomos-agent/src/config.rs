@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use nomos_core::Classification;
 use nomos_core::Span;
+use nomos_core::fanout::FanoutLimits;
 use nomos_core::ports::exec::ExecLimits;
 use nomos_core::resume::ResumeRetry;
 use nomos_core::session::SessionConfig;
@@ -45,6 +46,10 @@ pub struct AgentConfig {
     pub classifier: Classifier,
     /// Who answers approval requests: an operator, or nobody (a headless embedding).
     pub approvals: ApprovalPolicy,
+    /// FLEET-2: a fan-out's window size and failure limit when the call gives none.
+    pub fanout: FanoutLimits,
+    /// FLEET-2: the most `max_parallel` a call may ask for (`[agent] fanout_max_parallel`).
+    pub fanout_max_parallel: u32,
 }
 
 /// Who answers approval requests (GATE-7). An embedding without an operator never waits
@@ -87,6 +92,8 @@ impl AgentConfig {
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
             classifier: Arc::new(nomos_core::classify::classify),
             approvals: ApprovalPolicy::AwaitOperator,
+            fanout: FanoutLimits::spec_defaults(),
+            fanout_max_parallel: 100,
         }
     }
 }
@@ -103,6 +110,8 @@ impl std::fmt::Debug for AgentConfig {
             .field("approvals", &self.approvals)
             .field("context_tokens", &self.context_tokens)
             .field("model_output_bytes", &self.model_output_bytes)
+            .field("fanout", &self.fanout)
+            .field("fanout_max_parallel", &self.fanout_max_parallel)
             .finish_non_exhaustive()
     }
 }

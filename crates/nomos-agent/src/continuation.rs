@@ -3,6 +3,7 @@
 //! notes and back-off, and ends visibly when it cannot get a reply (RESUME-1..3).
 
 use nomos_core::event::TurnCause;
+use nomos_core::fanout::FanoutId;
 use nomos_core::ports::store::SessionSnapshot;
 use nomos_core::record::Decider;
 use nomos_core::resume::{
@@ -27,6 +28,8 @@ pub struct DecisionReport {
     pub execution_id: ExecutionId,
     /// Whether it ran (approve) or not (deny).
     pub dispatched: bool,
+    /// FLEET-1: the fan-out the approval covered, when it covered a group.
+    pub fanout: Option<FanoutId>,
 }
 
 impl Agent {
@@ -103,8 +106,13 @@ impl Agent {
                 session.handle_decision_by(now, approval_id, decision, decided_by)
             })
             .await??;
+        let mut fanout = None;
         let dispatched = match action {
             Some(Action::Dispatch { execution_id }) if execution_id == approval.execution_id => {
+                true
+            }
+            Some(Action::StartFanout { fanout_id }) => {
+                fanout = Some(fanout_id);
                 true
             }
             Some(Action::Dispatch { execution_id }) => {
@@ -131,6 +139,7 @@ impl Agent {
             session_id: id,
             execution_id: approval.execution_id,
             dispatched,
+            fanout,
         };
         Ok((report, guard))
     }
@@ -141,6 +150,19 @@ impl Agent {
         guard: SessionGuard,
     ) -> TurnReport {
         let id = report.session_id;
+        // FLEET-2: an approved fan-out runs through its window; the model reads its table.
+        if let (true, Some(fanout_id)) = (report.dispatched, report.fanout) {
+            let (_, table) = self.drive_fanout(id, fanout_id, None).await;
+            let outcome = format!("The operator approved the fan-out and it ran:\n{table}");
+            return self
+                .resume_locked(
+                    id,
+                    guard,
+                    ResumeKind::Continuation { outcome },
+                    TurnCause::Continuation,
+                )
+                .await;
+        }
         if report.dispatched {
             let execution = self.session(id).await.ok().and_then(|snapshot| {
                 snapshot

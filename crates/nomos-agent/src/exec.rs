@@ -196,10 +196,12 @@ fn exit_text(result: &Result<ExecOutput, ExecError>) -> String {
 pub(crate) fn log_gate_decision(id: SessionId, host: &str, input: &ToolInput, reply: &ToolReply) {
     let class = match input {
         ToolInput::Run { classification, .. } => classification.class.as_str(),
+        ToolInput::RunGroup(run) => run.classification.class.as_str(),
         _ => "unknown",
     };
     let (decision, execution) = match &reply.action {
         Some(Action::Dispatch { execution_id }) => ("run", Some(*execution_id)),
+        Some(Action::StartFanout { .. }) => ("fan_out", None),
         Some(Action::AwaitApproval { execution_id, .. }) => {
             ("approval_requested", Some(*execution_id))
         }

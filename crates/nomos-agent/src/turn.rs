@@ -359,6 +359,20 @@ impl Agent {
             Ok(Call::Run { host, command }) => {
                 return self.handle_run(id, call, started, host, command).await;
             }
+            Ok(Call::RunGroup {
+                target,
+                command,
+                max_parallel,
+                max_failures,
+            }) => {
+                let group = crate::tools::fanout::GroupCall {
+                    target,
+                    command,
+                    max_parallel,
+                    max_failures,
+                };
+                return self.handle_run_group(id, call, started, group).await;
+            }
             Ok(core_call) => match core_input(core_call) {
                 Some(input) => {
                     // The decision and the call's record, in one commit.
@@ -486,7 +500,10 @@ impl Agent {
                 approval_id: Some(approval_id),
                 ..CallReply::new(reply.outcome, reply.text)
             }),
-            None => Ok(CallReply::new(reply.outcome, reply.text)),
+            // A single host's `run` never starts a fan-out.
+            Some(Action::StartFanout { .. }) | None => {
+                Ok(CallReply::new(reply.outcome, reply.text))
+            }
         }
     }
 
@@ -547,7 +564,7 @@ impl Agent {
     }
 
     /// TURN-4: one record per call, with its arguments, result, start and duration.
-    async fn record_result(
+    pub(crate) async fn record_result(
         &self,
         id: SessionId,
         call: &ToolCall,
@@ -573,7 +590,10 @@ fn core_input(call: Call) -> Option<ToolInput> {
         }
         Call::CompleteTask { outcome, summary } => ToolInput::CompleteTask { outcome, summary },
         Call::AskOperator { question } => ToolInput::AskOperator { question },
-        Call::Run { .. } | Call::Knowledge(_) | Call::ExecutionOutput { .. } => return None,
+        Call::Run { .. }
+        | Call::RunGroup { .. }
+        | Call::Knowledge(_)
+        | Call::ExecutionOutput { .. } => return None,
     };
     Some(input)
 }

@@ -38,6 +38,7 @@ pub mod activity;
 pub mod assent;
 pub mod chain;
 pub mod event;
+pub mod fanout;
 pub mod id;
 pub mod ports;
 pub mod record;

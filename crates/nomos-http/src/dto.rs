@@ -347,8 +347,10 @@ pub struct ApprovalDto {
     pub execution_id: Uuid,
     /// The exact command.
     pub command: String,
-    /// Host slug.
+    /// Host slug; for a group, every host of it, one per line.
     pub host: String,
+    /// FLEET-1: the exact host set the approval covers (one host unless it is a group).
+    pub hosts: Vec<String>,
     /// Command class.
     pub class: String,
     /// Why the command has that class (the execution's reason).
@@ -378,6 +380,7 @@ impl ApprovalDto {
             execution_id: approval.execution_id.0,
             command: approval.binding.command.clone(),
             host: approval.binding.host.clone(),
+            hosts: approval.binding.host.lines().map(str::to_owned).collect(),
             class: approval.binding.class.as_str().to_owned(),
             reason: execution.reason.clone(),
             generation: approval.binding.generation,

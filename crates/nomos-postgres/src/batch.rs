@@ -70,10 +70,14 @@ impl PgStore {
         .iter()
         .map(record::approval)
         .collect::<Result<Vec<_>, _>>()?;
+        let mut snapshots = snapshot::assemble(records, steps, executions, approvals);
+        for s in &mut snapshots {
+            s.fanouts = crate::fanout::load_fanouts(&mut tx, s.record.id.as_uuid()).await?;
+        }
         tx.commit()
             .await
             .map_err(|e| db_error(e, "ending a read"))?;
-        Ok(snapshot::assemble(records, steps, executions, approvals))
+        Ok(snapshots)
     }
 
     pub(crate) async fn select_last_messages(

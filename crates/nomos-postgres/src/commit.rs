@@ -131,6 +131,7 @@ async fn apply_rows(
     upsert_steps(conn, &last_by_id(&commit.steps, |s| s.id)).await?;
     upsert_executions(conn, &last_by_id(&commit.executions, |e| e.id)).await?;
     upsert_approvals(conn, &last_by_id(&commit.approvals, |a| a.id)).await?;
+    crate::fanout::insert_fanouts(conn, &commit.fanouts).await?;
     if !commit.messages.is_empty() {
         let m = &commit.messages;
         let tool_calls = m

@@ -19,6 +19,7 @@ mod chain;
 mod codec;
 mod commit;
 mod error;
+mod fanout;
 mod instance;
 mod knowledge;
 mod lease;

@@ -115,6 +115,7 @@ impl PgStore {
                 .iter()
                 .map(record::approval)
                 .collect::<Result<_, _>>()?;
+        let fanouts = crate::fanout::load_fanouts(&mut tx, sid).await?;
         tx.commit()
             .await
             .map_err(|e| db_error(e, "ending a read"))?;
@@ -123,6 +124,7 @@ impl PgStore {
             steps,
             executions,
             approvals,
+            fanouts,
         }))
     }
 

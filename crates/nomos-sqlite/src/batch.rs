@@ -68,10 +68,14 @@ impl SqliteStore {
         .iter()
         .map(record::approval)
         .collect::<Result<Vec<_>, _>>()?;
+        let mut snapshots = snapshot::assemble(records, steps, executions, approvals);
+        for s in &mut snapshots {
+            s.fanouts = crate::fanout::load_fanouts(&mut tx, &s.record.id.to_string()).await?;
+        }
         tx.commit()
             .await
             .map_err(|e| db_error(e, "ending a read"))?;
-        Ok(snapshot::assemble(records, steps, executions, approvals))
+        Ok(snapshots)
     }
 
     pub(crate) async fn select_last_messages(

@@ -81,6 +81,7 @@ async fn apply(conn: &mut SqliteConnection, commit: Commit) -> Result<CommitRece
     for approval in last_by_id(&commit.approvals, |a| a.id) {
         upsert_approval(conn, approval).await?;
     }
+    crate::fanout::insert_fanouts(conn, &commit.fanouts).await?;
     for message in &commit.messages {
         sqlx::query(
             "INSERT INTO messages (id, session_id, role, content, tool_calls, created_at)

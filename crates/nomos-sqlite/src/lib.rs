@@ -16,6 +16,7 @@ mod chain;
 mod codec;
 mod commit;
 mod error;
+mod fanout;
 mod knowledge;
 mod open;
 mod read;

@@ -116,6 +116,7 @@ impl SqliteStore {
                 .iter()
                 .map(record::approval)
                 .collect::<Result<_, _>>()?;
+        let fanouts = crate::fanout::load_fanouts(&mut tx, &sid).await?;
         tx.commit()
             .await
             .map_err(|e| db_error(e, "ending a read"))?;
@@ -124,6 +125,7 @@ impl SqliteStore {
             steps,
             executions,
             approvals,
+            fanouts,
         }))
     }
 

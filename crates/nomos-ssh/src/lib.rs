@@ -18,6 +18,7 @@ pub mod error;
 pub mod fleet;
 pub mod inventory;
 pub mod local;
+pub mod proxmox;
 mod reaper;
 pub mod ssh;
 

@@ -22,6 +22,8 @@ pub fn assemble(
             steps: Vec::new(),
             executions: Vec::new(),
             approvals: Vec::new(),
+            // Filled by each backend's set-based read.
+            fanouts: Vec::new(),
         })
         .collect();
     let index: HashMap<SessionId, usize> = snapshots

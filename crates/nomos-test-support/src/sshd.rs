@@ -82,7 +82,24 @@ impl Sshd {
     /// # Panics
     /// As [`Sshd::start`].
     pub fn start_with_config(extra: &str) -> Sshd {
-        Sshd::start_on(Network::Loopback, "127.0.0.1".into(), free_port(), extra)
+        Sshd::start_on(
+            Network::Loopback,
+            "127.0.0.1".into(),
+            free_port(),
+            "",
+            extra,
+        )
+    }
+
+    /// Starts a fresh server whose sessions also get `env` (`NAME=VALUE` words, as
+    /// `SetEnv` takes them: the first `SetEnv` line is the only one sshd reads), on
+    /// `port` when given. A test fleet gives each host its own `PATH` this way.
+    ///
+    /// # Panics
+    /// As [`Sshd::start`].
+    pub fn start_with_env(env: &str, port: Option<u16>) -> Sshd {
+        let port = port.unwrap_or_else(free_port);
+        Sshd::start_on(Network::Loopback, "127.0.0.1".into(), port, env, "")
     }
 
     /// Starts a server in a network namespace of its own, reachable from here at
@@ -138,10 +155,11 @@ impl Sshd {
             format!("10.231.{index}.2"),
             22,
             "",
+            "",
         )
     }
 
-    fn start_on(network: Network, address: String, port: u16, extra: &str) -> Sshd {
+    fn start_on(network: Network, address: String, port: u16, env: &str, extra: &str) -> Sshd {
         ensure_openssh_server();
         let tmp = tempfile::Builder::new()
             .prefix("nomos-sshd.")
@@ -174,9 +192,14 @@ impl Sshd {
              LogLevel VERBOSE\n\
              AcceptEnv LANG LC_*\n\
              AllowTcpForwarding yes\n\
-             SetEnv HOME={dir}/home\n\
+             SetEnv HOME={dir}/home{env}\n\
              {extra}\n",
-            dir = dir.display()
+            dir = dir.display(),
+            env = if env.is_empty() {
+                String::new()
+            } else {
+                format!(" {env}")
+            },
         );
         write(&dir.join("sshd_config"), &config);
         let sshd = Sshd {
@@ -514,7 +537,8 @@ pub fn fingerprint(public_key: &Path) -> String {
         .to_string()
 }
 
-fn free_port() -> u16 {
+/// A port on 127.0.0.1 nothing listens on right now.
+pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0")
         .unwrap_or_else(|e| panic!("sshd: could not bind a free port: {e}"));
     listener

@@ -19,6 +19,7 @@
 mod chain;
 mod events;
 mod execution_pages;
+mod fanouts;
 pub mod fixtures;
 mod knowledge;
 mod queries;
@@ -27,6 +28,7 @@ mod sessions;
 pub use chain::*;
 pub use events::*;
 pub use execution_pages::*;
+pub use fanouts::*;
 pub use knowledge::*;
 pub use queries::*;
 pub use sessions::*;
@@ -58,6 +60,7 @@ macro_rules! store_contract_tests {
             delete_session_cascades_to_everything_it_owns,
             rows_of_another_session_are_not_overwritten,
             load_sessions_matches_loading_each_one,
+            fanouts_round_trip_with_their_executions,
             last_messages_skip_notes_and_follow_id_order,
             events_are_numbered_without_gaps_and_globally_ordered,
             events_after_replays_from_a_position,
@@ -98,6 +101,7 @@ macro_rules! store_contract_tests {
             delete_session_cascades_to_everything_it_owns,
             rows_of_another_session_are_not_overwritten,
             load_sessions_matches_loading_each_one,
+            fanouts_round_trip_with_their_executions,
             last_messages_skip_notes_and_follow_id_order,
             events_are_numbered_without_gaps_and_globally_ordered,
             events_after_replays_from_a_position,

@@ -26,6 +26,7 @@ function approval(sessionId: string, status = 'pending'): ApprovalDto {
     execution_id: `e-${sessionId}`,
     command: 'rm -f x',
     host: 'local',
+    hosts: ['local'],
     class: 'destructive',
     reason: '`rm` deletes files',
     generation: 1,

@@ -121,6 +121,8 @@ export interface ApprovalDto {
   execution_id: string;
   command: string;
   host: string;
+  /** The exact host set the approval covers (FLEET-1): one host unless it is a group. */
+  hosts: string[];
   class: string;
   /** Why the command has that class (the execution's reason). */
   reason: string;

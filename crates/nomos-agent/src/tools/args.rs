@@ -49,6 +49,17 @@ pub enum Call {
         /// Exact command.
         command: String,
     },
+    /// `run` on a group (FLEET-1): `host: "tag:NAME"` or `hosts: [...]`.
+    RunGroup {
+        /// The group.
+        target: GroupTarget,
+        /// Exact command.
+        command: String,
+        /// FLEET-2: per-call override of the window size.
+        max_parallel: Option<u32>,
+        /// FLEET-2: per-call override of the failures that stop the fan-out.
+        max_failures: Option<u32>,
+    },
     /// A knowledge-graph tool, run by the shell against the store.
     Knowledge(KnowledgeCall),
     /// `get_execution_output`: a slice of an execution's recorded output (read-only).
@@ -60,6 +71,25 @@ pub enum Call {
         /// Bytes to read at most.
         limit: Option<usize>,
     },
+}
+
+/// How a `run` names its group (FLEET-1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GroupTarget {
+    /// `host: "tag:NAME"`: every host carrying the tag.
+    Tag(String),
+    /// `hosts: [...]`: these hosts.
+    Hosts(Vec<String>),
+}
+
+impl GroupTarget {
+    /// The group's name in records and tables: `tag:NAME` or `hosts`.
+    pub fn label(&self) -> String {
+        match self {
+            GroupTarget::Tag(tag) => format!("tag:{tag}"),
+            GroupTarget::Hosts(_) => "hosts".to_owned(),
+        }
+    }
 }
 
 /// The knowledge-graph tools.
@@ -217,8 +247,15 @@ struct QuestionArgs {
 
 #[derive(Deserialize)]
 struct RunArgs {
-    host: String,
+    #[serde(default)]
+    host: Option<String>,
+    #[serde(default)]
+    hosts: Option<Vec<String>>,
     command: String,
+    #[serde(default)]
+    max_parallel: Option<u32>,
+    #[serde(default)]
+    max_failures: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -336,9 +373,30 @@ pub fn parse_call(name: &str, arguments: &str) -> Result<Call, ArgsError> {
             if args.command.trim().is_empty() {
                 return Err(invalid(name, "`command` is empty"));
             }
-            Call::Run {
-                host: args.host,
-                command: args.command,
+            // FLEET-1: `host: "tag:NAME"` or `hosts: [...]` is a group.
+            match (args.host, args.hosts) {
+                (Some(_), Some(_)) => {
+                    return Err(invalid(name, "give either `host` or `hosts`, not both"));
+                }
+                (None, None) => return Err(invalid(name, "missing field `host`")),
+                (Some(host), None) => match host.strip_prefix("tag:") {
+                    Some(tag) => Call::RunGroup {
+                        target: GroupTarget::Tag(tag.to_owned()),
+                        command: args.command,
+                        max_parallel: args.max_parallel,
+                        max_failures: args.max_failures,
+                    },
+                    None => Call::Run {
+                        host,
+                        command: args.command,
+                    },
+                },
+                (None, Some(hosts)) => Call::RunGroup {
+                    target: GroupTarget::Hosts(hosts),
+                    command: args.command,
+                    max_parallel: args.max_parallel,
+                    max_failures: args.max_failures,
+                },
             }
         }
         "get_execution_output" => {

@@ -2,6 +2,7 @@
 
 pub mod args;
 pub mod extra;
+pub(crate) mod fanout;
 pub mod knowledge;
 pub(crate) mod output;
 pub mod specs;

@@ -8,6 +8,7 @@
 
 mod audit;
 mod faults;
+mod fleet;
 mod flow;
 mod models;
 mod sweeps;

@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::event::{EventRecord, PendingEvent};
+use crate::fanout::Fanout;
 use crate::id::{ApprovalId, ExecutionId, SessionId, StepId};
 use crate::record::{
     Approval, Entity, Execution, KnowledgeEntry, Message, PlanStep, Relationship, SessionRecord,
@@ -28,6 +29,9 @@ pub struct SessionSnapshot {
     pub executions: Vec<Execution>,
     /// Every approval, ordered by request time.
     pub approvals: Vec<Approval>,
+    /// Every fan-out (FLEET-1), ordered by creation.
+    #[serde(default)]
+    pub fanouts: Vec<Fanout>,
 }
 
 /// One decision of the core, to be committed atomically: rows and their events.
@@ -46,6 +50,8 @@ pub struct Commit {
     pub executions: Vec<Execution>,
     /// Approvals to insert or update, by id.
     pub approvals: Vec<Approval>,
+    /// Fan-outs to insert (FLEET-1); a fan-out never changes once written.
+    pub fanouts: Vec<Fanout>,
     /// Messages to append.
     pub messages: Vec<Message>,
     /// Tool calls to append; a second record with the same `(session, call_id)` is an error.
@@ -62,6 +68,7 @@ impl Commit {
             && self.removed_steps.is_empty()
             && self.executions.is_empty()
             && self.approvals.is_empty()
+            && self.fanouts.is_empty()
             && self.messages.is_empty()
             && self.tool_calls.is_empty()
             && self.events.is_empty()

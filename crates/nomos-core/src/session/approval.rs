@@ -94,9 +94,14 @@ impl Session {
     /// What an execution binds to now, given the current plan generation.
     fn binding_of(&self, execution_id: ExecutionId) -> ApprovalBinding {
         let execution = self.executions.iter().find(|e| e.id == execution_id);
+        // FLEET-1: a fan-out's approval binds to the exact host set.
+        let host = match self.fanout_of(execution_id) {
+            Some(fanout) => crate::fanout::host_set_binding(&fanout.host_slugs()),
+            None => execution.map(|e| e.host.clone()).unwrap_or_default(),
+        };
         ApprovalBinding {
             command: execution.map(|e| e.command.clone()).unwrap_or_default(),
-            host: execution.map(|e| e.host.clone()).unwrap_or_default(),
+            host,
             class: execution.map_or(CommandClass::Destructive, |e| e.class),
             generation: self.record.plan_generation,
         }
@@ -187,6 +192,12 @@ impl Session {
         match decision {
             Decision::Approve => {
                 self.resolve_approval_by(now, idx, ApprovalStatus::Approved, "", decided_by);
+                // FLEET-2: an approved fan-out starts through its rolling window.
+                if let Some(fanout) = self.fanout_of(execution_id) {
+                    return Ok(Some(Action::StartFanout {
+                        fanout_id: fanout.id,
+                    }));
+                }
                 Ok(Some(self.start_execution(now, execution_id)?))
             }
             Decision::Deny => {
@@ -244,7 +255,9 @@ impl Session {
             ExecutionStatus::Cancelled => Some(why.to_owned()),
             _ => None,
         };
-        self.move_execution(now, execution_id, next, error);
+        for id in self.covered_by_approval(execution_id) {
+            self.move_execution(now, id, next, error.clone());
+        }
     }
 
     /// Cancels (or expires) every pending approval; returns how many.

@@ -39,6 +39,7 @@
 
 mod approval;
 mod execution;
+mod fanout;
 mod lifecycle;
 mod plan;
 mod repair;
@@ -63,6 +64,7 @@ use crate::time::{Span, Timestamp};
 
 pub use approval::{DecisionError, binding_hash};
 pub use execution::ExecutionError;
+pub use fanout::GroupRun;
 pub use lifecycle::OperatorMessageEffect;
 pub use plan::{StepDraft, is_writeback_step};
 pub use repair::LEFTOVER_STEP_NOTE;
@@ -142,6 +144,8 @@ pub struct Session {
     steps: Vec<PlanStep>,
     executions: Vec<Execution>,
     approvals: Vec<Approval>,
+    /// FLEET-1: every fan-out; each is written once, in the commit that creates it.
+    fanouts: Vec<crate::fanout::Fanout>,
     /// The state as last committed; `take_commit` diffs against it.
     base: Option<SessionSnapshot>,
     messages: Vec<Message>,
@@ -174,6 +178,7 @@ impl Session {
             steps: Vec::new(),
             executions: Vec::new(),
             approvals: Vec::new(),
+            fanouts: Vec::new(),
             base: None,
             messages: Vec::new(),
             tool_calls: Vec::new(),
@@ -206,6 +211,7 @@ impl Session {
             steps,
             executions: snapshot.executions.clone(),
             approvals: snapshot.approvals.clone(),
+            fanouts: snapshot.fanouts.clone(),
             base: Some(snapshot),
             messages: Vec::new(),
             tool_calls: Vec::new(),
@@ -302,8 +308,10 @@ impl Session {
         let approvals = changed(base.map(|b| b.approvals.as_slice()), &self.approvals, |a| {
             a.id
         });
+        let fanouts = changed(base.map(|b| b.fanouts.as_slice()), &self.fanouts, |f| f.id);
         let mut commit = Commit {
             expected_version,
+            fanouts,
             session,
             steps,
             removed_steps,
@@ -339,6 +347,7 @@ impl Session {
             steps: self.steps.clone(),
             executions: self.executions.clone(),
             approvals: self.approvals.clone(),
+            fanouts: self.fanouts.clone(),
         }
     }
 

@@ -20,17 +20,8 @@ impl Session {
         classification: Classification,
     ) -> ToolReply {
         let class = classification.class;
-        // GATE-4: a window whose time ran out closes here, recorded, before it is asked.
-        self.expire_assent(now);
-        if class != CommandClass::ReadOnly {
-            // GATE-2: nothing that changes state before a plan exists.
-            if self.record.plan_generation == 0 {
-                return ToolReply::refused(text::PROPOSE_PLAN_FIRST);
-            }
-            // GATE-3: nothing that changes state before the operator assented.
-            if !self.assent_open(now) {
-                return ToolReply::refused(text::wait_for_assent(class));
-            }
+        if let Some(refused) = self.gate_refusal(now, class) {
+            return refused;
         }
         // WRITEBACK-1: `run` is a discovery tool.
         if self.record.knowledge == KnowledgeLoop::Untouched {
@@ -78,7 +69,29 @@ impl Session {
         }
     }
 
-    fn new_execution(
+    /// GATE-2, GATE-3: the refusal of a command of `class` now, or `None` when the gate
+    /// lets it through to GATE-1/GATE-5.
+    pub(crate) fn gate_refusal(
+        &mut self,
+        now: Timestamp,
+        class: CommandClass,
+    ) -> Option<ToolReply> {
+        // GATE-4: a window whose time ran out closes here, recorded, before it is asked.
+        self.expire_assent(now);
+        if class != CommandClass::ReadOnly {
+            // GATE-2: nothing that changes state before a plan exists.
+            if self.record.plan_generation == 0 {
+                return Some(ToolReply::refused(text::PROPOSE_PLAN_FIRST));
+            }
+            // GATE-3: nothing that changes state before the operator assented.
+            if !self.assent_open(now) {
+                return Some(ToolReply::refused(text::wait_for_assent(class)));
+            }
+        }
+        None
+    }
+
+    pub(crate) fn new_execution(
         &mut self,
         now: Timestamp,
         call_id: &str,

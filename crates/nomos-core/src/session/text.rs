@@ -163,6 +163,13 @@ pub fn approval_requested(approval_id: &str, expires_at: &str) -> String {
     )
 }
 
+/// FLEET-1: a fan-out's command became one approval request for all its hosts.
+pub fn fanout_approval_requested(approval_id: &str, hosts: usize, expires_at: &str) -> String {
+    format!(
+        "Approval requested (id {approval_id}): this command needs the operator's explicit approval; one request covers all {hosts} hosts. STOP and wait; do not call run for it again. The request expires at {expires_at}; no answer means denied."
+    )
+}
+
 /// An identical request is already waiting.
 pub fn approval_already_pending(approval_id: &str) -> String {
     format!(

@@ -1,11 +1,13 @@
 //! The model's lifecycle tools and `run`, as typed inputs, and what the core answers.
 
 use crate::classification::Classification;
+use crate::fanout::FanoutId;
 use crate::id::{ApprovalId, ExecutionId};
 use crate::record::{KnowledgeLoop, ToolCallOutcome};
 use crate::status::{Outcome, StepStatus};
 use crate::time::Timestamp;
 
+use super::fanout::GroupRun;
 use super::plan::StepDraft;
 use super::{Session, text};
 
@@ -66,6 +68,8 @@ pub enum ToolInput {
         /// Its class and reason.
         classification: Classification,
     },
+    /// `run(host: "tag:NAME" | hosts: [...], command)` (FLEET-1), resolved by the shell.
+    RunGroup(GroupRun),
 }
 
 /// What the shell must do after a tool call.
@@ -81,8 +85,15 @@ pub enum Action {
     AwaitApproval {
         /// The approval request.
         approval_id: ApprovalId,
-        /// The execution it guards.
+        /// The execution it guards (the first host's, for a fan-out).
         execution_id: ExecutionId,
+    },
+    /// FLEET-2: drive this fan-out: call [`Session::advance_fanout`], dispatch the
+    /// executions it marked `running` after the commit, report each end, and advance
+    /// again until nothing is left to start or running.
+    StartFanout {
+        /// The fan-out.
+        fanout_id: FanoutId,
     },
 }
 
@@ -155,6 +166,7 @@ impl Session {
                 command,
                 classification,
             } => self.run(now, call_id, host, command, classification),
+            ToolInput::RunGroup(run) => self.run_group(now, call_id, run),
         }
     }
 

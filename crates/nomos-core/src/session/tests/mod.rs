@@ -3,6 +3,7 @@
 
 mod control;
 mod examples;
+mod fanout;
 mod gate;
 mod properties;
 mod reference;

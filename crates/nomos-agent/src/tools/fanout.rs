@@ -1,0 +1,280 @@
+//! `run` on a group (FLEET-1, FLEET-2): the shell that resolves the group, asks the core
+//! once, and drives the rolling window the core decides, host by host.
+//!
+//! The driver runs in a task of its own, like every dispatch (EXEC-2): each host's end is
+//! recorded, and the window advanced, in one commit; hosts that end together share it.
+//! The model's `run` call is recorded at the end with the per-host table.
+
+use std::collections::HashMap;
+
+use nomos_core::fanout::{
+    FanoutId, FanoutLimits, GroupError, resolve_list, resolve_tag, summary_table,
+};
+use nomos_core::ports::chat::ToolCall;
+use nomos_core::ports::exec::ExecError;
+use nomos_core::record::{ExecOutput, ToolCallOutcome};
+use nomos_core::session::{Action, GroupRun, ToolInput, ToolReply};
+use nomos_core::{Decision, ExecutionId, SessionId, Timestamp};
+use tokio::task::JoinSet;
+
+use crate::agent::Agent;
+use crate::client::CallReply;
+use crate::config::{ApprovalPolicy, NO_OPERATOR};
+use crate::error::AgentError;
+use crate::exec::{CallToRecord, tool_call_record};
+use crate::tools::args::GroupTarget;
+
+/// A `run` on a group as the model asked for it.
+pub(crate) struct GroupCall {
+    pub target: GroupTarget,
+    pub command: String,
+    pub max_parallel: Option<u32>,
+    pub max_failures: Option<u32>,
+}
+
+impl Agent {
+    /// FLEET-1: resolves the group, lets the core decide once, and drives the fan-out
+    /// when it may start. Refusals and approval requests are recorded with the call.
+    pub(crate) async fn handle_run_group(
+        &self,
+        id: SessionId,
+        call: &ToolCall,
+        started: Timestamp,
+        group: GroupCall,
+    ) -> Result<CallReply, AgentError> {
+        let resolved = self.resolve_group(&group);
+        let (hosts, limits) = match resolved {
+            Ok(found) => found,
+            Err(error) => {
+                return self
+                    .record_result(
+                        id,
+                        call,
+                        started,
+                        ToolCallOutcome::Error,
+                        &error.to_string(),
+                    )
+                    .await;
+            }
+        };
+        // EXEC-7: the string classified is the string every host runs.
+        let classification = (self.inner.config.classifier)(&group.command);
+        let input = ToolInput::RunGroup(GroupRun {
+            group: group.target.label(),
+            hosts,
+            command: group.command.clone(),
+            classification,
+            limits,
+        });
+        let policy = self.inner.config.approvals;
+        let reply = self
+            .mutate(id, |session, now| {
+                let mut reply = session.handle_tool(now, &call.id, input.clone());
+                match reply.action {
+                    // The driver records the call with the table at the end.
+                    Some(Action::StartFanout { .. }) => {}
+                    Some(Action::AwaitApproval { approval_id, .. })
+                        if policy == ApprovalPolicy::RefuseWithoutOperator =>
+                    {
+                        let text = match session.handle_decision(
+                            now,
+                            approval_id,
+                            Decision::Deny,
+                            Some(NO_OPERATOR),
+                        ) {
+                            Ok(_) => format!(
+                                "Refused: this command needs the operator's approval, and nobody can approve it here (approval {approval_id} was denied by policy: no operator). It ran on no host."
+                            ),
+                            Err(refused) => refused.to_string(),
+                        };
+                        reply = ToolReply {
+                            outcome: ToolCallOutcome::Refused,
+                            text,
+                            action: None,
+                        };
+                        session.record_tool_call(tool_call_record(
+                            id, call, started, now, reply.outcome, &reply.text,
+                        ));
+                    }
+                    _ => session.record_tool_call(tool_call_record(
+                        id, call, started, now, reply.outcome, &reply.text,
+                    )),
+                }
+                reply
+            })
+            .await?;
+        crate::exec::log_gate_decision(id, &group.target.label(), &input, &reply);
+        match reply.action {
+            Some(Action::StartFanout { fanout_id }) => {
+                let to_record = CallToRecord {
+                    call: call.clone(),
+                    started,
+                };
+                let (outcome, text) = self.drive_fanout(id, fanout_id, Some(to_record)).await;
+                Ok(CallReply::new(outcome, text))
+            }
+            Some(Action::AwaitApproval { approval_id, .. }) => Ok(CallReply {
+                approval_id: Some(approval_id),
+                ..CallReply::new(reply.outcome, reply.text)
+            }),
+            _ => Ok(CallReply::new(reply.outcome, reply.text)),
+        }
+    }
+
+    fn resolve_group(&self, group: &GroupCall) -> Result<(Vec<String>, FanoutLimits), GroupError> {
+        let inventory = self.inner.executor.hosts();
+        let hosts = match &group.target {
+            GroupTarget::Tag(tag) => resolve_tag(tag, &inventory)?,
+            GroupTarget::Hosts(list) => resolve_list(list, &inventory)?,
+        };
+        let config = &self.inner.config;
+        let limits = FanoutLimits::for_call(
+            config.fanout,
+            config.fanout_max_parallel,
+            group.max_parallel,
+            group.max_failures,
+        )?;
+        Ok((hosts, limits))
+    }
+
+    /// FLEET-2: runs a fan-out the core let start, to its end, and returns the per-host
+    /// table; records the call it answers, when there is one, with that table.
+    pub(crate) async fn drive_fanout(
+        &self,
+        id: SessionId,
+        fanout_id: FanoutId,
+        call: Option<CallToRecord>,
+    ) -> (ToolCallOutcome, String) {
+        let agent = self.clone();
+        let task = tokio::spawn(async move { agent.fanout_loop(id, fanout_id, call).await });
+        match task.await {
+            Ok(done) => done,
+            Err(join) => (
+                ToolCallOutcome::Error,
+                format!("fan-out task ended abnormally: {join}"),
+            ),
+        }
+    }
+
+    async fn fanout_loop(
+        &self,
+        id: SessionId,
+        fanout_id: FanoutId,
+        call: Option<CallToRecord>,
+    ) -> (ToolCallOutcome, String) {
+        let limits = self.inner.config.exec_limits;
+        let mut running: JoinSet<(ExecutionId, String, Result<ExecOutput, ExecError>)> =
+            JoinSet::new();
+        let mut tasks: HashMap<tokio::task::Id, ExecutionId> = HashMap::new();
+        let mut ended: Vec<(ExecutionId, Result<ExecOutput, String>)> = Vec::new();
+        loop {
+            let results = std::mem::take(&mut ended);
+            let recorded = self
+                .mutate_recovering(id, |session, now| {
+                    for (execution_id, result) in &results {
+                        if let Err(refused) =
+                            session.handle_execution_finished(now, *execution_id, result.clone())
+                        {
+                            tracing::warn!(%execution_id, error = %refused, "execution end refused by the core");
+                        }
+                    }
+                    let started = session.advance_fanout(now, fanout_id);
+                    started
+                        .iter()
+                        .filter_map(|e| session.execution(*e))
+                        .map(|e| (e.id, e.host.clone(), e.command.clone()))
+                        .collect::<Vec<_>>()
+                })
+                .await;
+            let started = match recorded {
+                Ok((started, events)) => {
+                    self.publish(&events);
+                    started
+                }
+                Err(error) => {
+                    tracing::error!(session = %id, %fanout_id, %error, "could not record a fan-out step");
+                    Vec::new()
+                }
+            };
+            for (execution_id, host, command) in started {
+                let executor = self.inner.executor.clone();
+                let handle = running.spawn(async move {
+                    // EXEC-7, EXEC-8: the exact string, marked with the execution's id.
+                    let result = executor
+                        .run_marked(&host, &command, limits, &execution_id.to_string())
+                        .await;
+                    (execution_id, host, result)
+                });
+                tasks.insert(handle.id(), execution_id);
+            }
+            let Some(first) = running.join_next_with_id().await else {
+                break;
+            };
+            let mut batch = vec![first];
+            while let Some(more) = running.try_join_next_with_id() {
+                batch.push(more);
+            }
+            for joined in batch {
+                match joined {
+                    Ok((task, (execution_id, host, result))) => {
+                        tasks.remove(&task);
+                        tracing::info!(
+                            target: "nomos::audit",
+                            session = %id,
+                            execution = %execution_id,
+                            host = %host,
+                            fanout = %fanout_id,
+                            exit = %exit_text(&result),
+                            "command ran"
+                        );
+                        ended.push((execution_id, result.map_err(|e| e.to_string())));
+                    }
+                    Err(join) => {
+                        if let Some(execution_id) = tasks.remove(&join.id()) {
+                            ended.push((
+                                execution_id,
+                                Err(format!("execution task ended abnormally: {join}")),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        let cap = self.inner.config.model_output_bytes;
+        let recorded = self
+            .mutate_recovering(id, |session, now| {
+                let text = session
+                    .fanouts()
+                    .iter()
+                    .find(|f| f.id == fanout_id)
+                    .map(|f| summary_table(f, session.executions(), cap))
+                    .unwrap_or_else(|| format!("fan-out {fanout_id} not found"));
+                if let Some(call) = &call {
+                    session.record_tool_call(call.record(id, now, ToolCallOutcome::Ok, &text));
+                }
+                text
+            })
+            .await;
+        match recorded {
+            Ok((text, events)) => {
+                self.publish(&events);
+                (ToolCallOutcome::Ok, text)
+            }
+            Err(error) => (
+                ToolCallOutcome::Error,
+                format!("could not record the fan-out's end: {error}"),
+            ),
+        }
+    }
+}
+
+fn exit_text(result: &Result<ExecOutput, ExecError>) -> String {
+    match result {
+        Ok(output) => match (output.exit_code, &output.signal) {
+            (Some(code), _) => code.to_string(),
+            (None, Some(signal)) => format!("signal {signal}"),
+            (None, None) => "unknown".to_owned(),
+        },
+        Err(error) => format!("error: {error}"),
+    }
+}

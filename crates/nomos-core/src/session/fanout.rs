@@ -1,0 +1,174 @@
+//! `run` on a group (FLEET-1, FLEET-2): one classification, at most one approval bound to
+//! the command and the exact host set, one execution per host, started in a rolling
+//! window that stops after `max_failures` failed hosts.
+
+use crate::classification::Classification;
+use crate::fanout::{
+    Fanout, FanoutHost, FanoutId, FanoutLimits, HostState, SKIPPED_PREFIX, host_state,
+};
+use crate::id::ExecutionId;
+use crate::record::KnowledgeLoop;
+use crate::status::{CommandClass, ExecutionStatus};
+use crate::time::Timestamp;
+
+use super::tool::{Action, ToolReply};
+use super::{Session, text};
+
+/// A `run` on a group, as the shell resolved it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupRun {
+    /// How the group was named (`tag:NAME`, or `hosts` for a list).
+    pub group: String,
+    /// The resolved hosts, in start order.
+    pub hosts: Vec<String>,
+    /// The exact command every host runs.
+    pub command: String,
+    /// Its class, decided once for all hosts.
+    pub classification: Classification,
+    /// The rolling window's limits.
+    pub limits: FanoutLimits,
+}
+
+impl Session {
+    /// Every fan-out of the session, in creation order.
+    pub fn fanouts(&self) -> &[Fanout] {
+        &self.fanouts
+    }
+
+    /// The fan-out an execution belongs to, if any.
+    pub fn fanout_of(&self, execution_id: ExecutionId) -> Option<&Fanout> {
+        self.fanouts.iter().find(|f| f.contains(execution_id))
+    }
+
+    /// FLEET-1: the gate for a group, decided once for the command.
+    pub(crate) fn run_group(&mut self, now: Timestamp, call_id: &str, run: GroupRun) -> ToolReply {
+        let class = run.classification.class;
+        if let Some(refused) = self.gate_refusal(now, class) {
+            return refused;
+        }
+        if self.record.knowledge == KnowledgeLoop::Untouched {
+            self.record.knowledge = KnowledgeLoop::Discovered;
+        }
+        let needs_approval =
+            class == CommandClass::Destructive || run.classification.program_unknown();
+        let status = if needs_approval {
+            ExecutionStatus::PendingApproval
+        } else {
+            ExecutionStatus::Approved
+        };
+        let id = FanoutId(
+            self.record
+                .id
+                .derive(&format!("fanout/{}", self.fanouts.len() + 1)),
+        );
+        let mut hosts = Vec::with_capacity(run.hosts.len());
+        for host in &run.hosts {
+            let execution_id = self.new_execution(
+                now,
+                call_id,
+                host.clone(),
+                run.command.clone(),
+                run.classification.clone(),
+                status,
+            );
+            hosts.push(FanoutHost {
+                host: host.clone(),
+                execution_id,
+            });
+        }
+        let first = hosts[0].execution_id;
+        self.fanouts.push(Fanout {
+            id,
+            session_id: self.record.id,
+            tool_call_id: Some(call_id.to_owned()),
+            group: run.group.clone(),
+            command: run.command.clone(),
+            class,
+            hosts,
+            limits: run.limits,
+            created_at: now,
+        });
+        if needs_approval {
+            // GATE-7: one request; its binding names the exact host set.
+            let approval = self.request_approval(now, first);
+            let reply = text::fanout_approval_requested(
+                &approval.id.to_string(),
+                run.hosts.len(),
+                &approval.expires_at.to_rfc3339(),
+            );
+            return ToolReply::ok(reply).with_action(Action::AwaitApproval {
+                approval_id: approval.id,
+                execution_id: first,
+            });
+        }
+        ToolReply::ok("fan-out started").with_action(Action::StartFanout { fanout_id: id })
+    }
+
+    /// FLEET-2: the next step of a fan-out. When `max_failures` hosts have failed, every
+    /// host still queued is cancelled as skipped and nothing starts; otherwise queued
+    /// hosts start, in order, until `max_parallel` run at once. Returns the executions
+    /// it marked `running` (EXEC-6: each is dispatched once, after this commit).
+    pub fn advance_fanout(&mut self, now: Timestamp, fanout_id: FanoutId) -> Vec<ExecutionId> {
+        let Some(fanout) = self.fanouts.iter().find(|f| f.id == fanout_id) else {
+            return Vec::new();
+        };
+        let limits = fanout.limits;
+        let members: Vec<ExecutionId> = fanout.hosts.iter().map(|h| h.execution_id).collect();
+        let states: Vec<HostState> = members
+            .iter()
+            .map(|id| self.execution(*id).map_or(HostState::Cancelled, host_state))
+            .collect();
+        let failed = states.iter().filter(|s| s.is_failure()).count() as u32;
+        let queued: Vec<ExecutionId> = members
+            .iter()
+            .zip(&states)
+            .filter(|(_, s)| **s == HostState::Queued)
+            .map(|(id, _)| *id)
+            .collect();
+        if failed >= limits.max_failures {
+            let reason = format!(
+                "{SKIPPED_PREFIX}{failed} host(s) failed, max_failures = {}",
+                limits.max_failures
+            );
+            for id in queued {
+                self.move_execution(now, id, ExecutionStatus::Cancelled, Some(reason.clone()));
+            }
+            return Vec::new();
+        }
+        let running = states.iter().filter(|s| **s == HostState::Running).count() as u32;
+        let free = limits.max_parallel.saturating_sub(running) as usize;
+        let mut started = Vec::with_capacity(free.min(queued.len()));
+        for id in queued.into_iter().take(free) {
+            if self.start_execution(now, id).is_ok() {
+                started.push(id);
+            }
+        }
+        started
+    }
+
+    /// Whether a fan-out has hosts that may still run (queued or running).
+    pub fn fanout_open(&self, fanout_id: FanoutId) -> bool {
+        self.fanouts
+            .iter()
+            .find(|f| f.id == fanout_id)
+            .is_some_and(|f| {
+                f.hosts.iter().any(|h| {
+                    self.execution(h.execution_id).is_some_and(|e| {
+                        matches!(
+                            e.status,
+                            ExecutionStatus::Approved | ExecutionStatus::Running
+                        )
+                    })
+                })
+            })
+    }
+
+    /// The executions an approval of `execution_id` moves: the whole fan-out when the
+    /// execution belongs to one, or the execution alone.
+    pub(crate) fn covered_by_approval(&self, execution_id: ExecutionId) -> Vec<ExecutionId> {
+        match self.fanout_of(execution_id) {
+            Some(fanout) => fanout.hosts.iter().map(|h| h.execution_id).collect(),
+            None => vec![execution_id],
+        }
+    }
+}
