@@ -6,7 +6,7 @@ use nomos_core::ports::store::{
 };
 use nomos_core::record::{Approval, Execution, Message, SessionRecord, ToolCallRecord};
 use nomos_core::{ApprovalId, ExecutionId, SessionId};
-use nomos_store_sql::record;
+use nomos_store_sql::{RecordRow, record};
 
 use crate::codec::opt_dt;
 use crate::error::db_error;
@@ -302,5 +302,25 @@ impl PgStore {
         }
         .map_err(|e| db_error(e, "reading events"))?;
         rows.iter().map(record::event).collect()
+    }
+
+    /// The newest `global_seq`: the end of the primary-key index, one lookup.
+    pub(crate) async fn select_newest_global_seq(&self) -> Result<i64, StoreError> {
+        let row = sqlx::query("SELECT global_seq FROM events ORDER BY global_seq DESC LIMIT 1")
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| db_error(e, "reading the newest event"))?;
+        row.map_or(Ok(0), |row| row.int("global_seq"))
+    }
+
+    /// A session's newest `seq`: the end of its range of the `(session_id, seq)` index.
+    pub(crate) async fn select_newest_seq(&self, id: SessionId) -> Result<i64, StoreError> {
+        let row =
+            sqlx::query("SELECT seq FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1")
+                .bind(id.as_uuid())
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(|e| db_error(e, "reading a session's newest event"))?;
+        row.map_or(Ok(0), |row| row.int("seq"))
     }
 }

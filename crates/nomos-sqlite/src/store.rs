@@ -104,6 +104,14 @@ impl Store for SqliteStore {
         self.select_events(session, after, limit).await
     }
 
+    async fn newest_global_seq(&self) -> Result<i64, StoreError> {
+        self.select_newest_global_seq().await
+    }
+
+    async fn newest_seq(&self, session: SessionId) -> Result<i64, StoreError> {
+        self.select_newest_seq(session).await
+    }
+
     async fn chained_events(
         &self,
         cursor: nomos_core::chain::ChainCursor,
