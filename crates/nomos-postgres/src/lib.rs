@@ -10,15 +10,12 @@
 
 #![deny(missing_docs)]
 
-mod batch;
-mod chain;
+mod backend;
 mod codec;
 mod commit;
 mod error;
 mod knowledge;
 mod open;
-mod read;
-mod store;
 
 pub use error::redact_url;
 pub use open::{PgStore, PgStoreOptions};
