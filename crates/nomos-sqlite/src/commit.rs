@@ -1,8 +1,9 @@
 //! `commit` and `commit_batch`: the version check, the row upserts and the event
 //! append, all inside one `BEGIN IMMEDIATE` transaction on the writer connection.
 
+use nomos_core::SessionId;
 use nomos_core::chain::Chainer;
-use nomos_core::event::EventRecord;
+use nomos_core::event::{EventRecord, PendingEvent};
 use nomos_core::ports::store::{Commit, CommitReceipt, StoreError};
 use nomos_core::record::{Approval, Execution, PlanStep};
 use nomos_store_sql::backend::{SqlBackend, SqlWriteTx};
@@ -102,42 +103,94 @@ async fn apply(tx: &mut WriteTx, commit: Commit) -> Result<CommitReceipt, StoreE
         .map_err(|e| db_error(e, &format!("tool call {} of session {sid}", call.call_id)))?;
     }
 
-    let mut events = Vec::with_capacity(commit.events.len());
-    if !commit.events.is_empty() {
-        let (last, last_hash) = last_event(conn, &sid).await?;
-        // AUDIT-2: each event's hash chains on its predecessor's, in this transaction.
-        let mut chainer = Chainer::after(last_hash.as_deref());
-        for (offset, pending) in commit.events.into_iter().enumerate() {
-            let seq = last + 1 + offset as i64;
-            let payload = to_json(&pending.event, "event payload")?;
-            let value = serde_json::from_str(&payload)
-                .map_err(|e| StoreError::Invalid(format!("event payload: {e}")))?;
-            let kind = pending.event.kind();
-            let hash = chainer.next(session_id, seq, pending.at, kind, &value);
-            let global_seq: i64 = sqlx::query(
-                "INSERT INTO events (session_id, seq, at, kind, payload, hash)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING global_seq",
-            )
-            .bind(&sid)
-            .bind(seq)
-            .bind(pending.at.as_millis())
-            .bind(kind)
-            .bind(payload)
-            .bind(hash)
-            .fetch_one(&mut *conn)
+    let events = append_events(conn, session_id, &sid, commit.events).await?;
+    Ok(CommitReceipt { version, events })
+}
+
+/// Events per `INSERT`: six parameters each, well under SQLite's limit of 32,766.
+const EVENTS_PER_STATEMENT: usize = 256;
+
+/// Appends a commit's events after the session's last one, chaining their hashes
+/// (AUDIT-2), in one multi-row `INSERT` per 256 events: one round trip to the writer
+/// for a commit's events, not one per event.
+async fn append_events(
+    conn: &mut SqliteConnection,
+    session_id: SessionId,
+    sid: &str,
+    pending: Vec<PendingEvent>,
+) -> Result<Vec<EventRecord>, StoreError> {
+    if pending.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (last, last_hash) = last_event(conn, sid).await?;
+    let mut chainer = Chainer::after(last_hash.as_deref());
+    let mut rows = Vec::with_capacity(pending.len());
+    for (offset, event) in pending.iter().enumerate() {
+        let seq = last + 1 + offset as i64;
+        let payload = to_json(&event.event, "event payload")?;
+        let value = serde_json::from_str(&payload)
+            .map_err(|e| StoreError::Invalid(format!("event payload: {e}")))?;
+        let kind = event.event.kind();
+        let hash = chainer.next(session_id, seq, event.at, kind, &value);
+        rows.push((seq, event.at.as_millis(), kind, payload, hash));
+    }
+    let mut numbered: Vec<(i64, i64)> = Vec::with_capacity(rows.len());
+    for chunk in rows.chunks(EVENTS_PER_STATEMENT) {
+        let placeholders: Vec<String> = (0..chunk.len())
+            .map(|row| {
+                let p = row * 6;
+                format!(
+                    "(?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
+                    p + 1,
+                    p + 2,
+                    p + 3,
+                    p + 4,
+                    p + 5,
+                    p + 6
+                )
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO events (session_id, seq, at, kind, payload, hash) VALUES {}
+             RETURNING seq, global_seq",
+            placeholders.join(", ")
+        );
+        // The text holds only numbered placeholders; every value is bound.
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for (seq, at, kind, payload, hash) in chunk {
+            query = query
+                .bind(sid)
+                .bind(*seq)
+                .bind(*at)
+                .bind(*kind)
+                .bind(payload.as_str())
+                .bind(hash.as_str());
+        }
+        for row in query
+            .fetch_all(&mut *conn)
             .await
-            .and_then(|row| row.try_get("global_seq"))
-            .map_err(|e| db_error(e, "appending an event"))?;
-            events.push(EventRecord {
-                global_seq,
-                session_id,
-                seq,
-                at: pending.at,
-                event: pending.event,
-            });
+            .map_err(|e| db_error(e, "appending events"))?
+        {
+            numbered.push((
+                row.try_get("seq").map_err(|e| db_error(e, "events.seq"))?,
+                row.try_get("global_seq")
+                    .map_err(|e| db_error(e, "events.global_seq"))?,
+            ));
         }
     }
-    Ok(CommitReceipt { version, events })
+    // RETURNING gives rows in no promised order.
+    numbered.sort_unstable();
+    Ok(numbered
+        .into_iter()
+        .zip(pending)
+        .map(|((seq, global_seq), event)| EventRecord {
+            global_seq,
+            session_id,
+            seq,
+            at: event.at,
+            event: event.event,
+        })
+        .collect())
 }
 
 /// The seq and hash of a session's last event (`(0, None)` without events).
