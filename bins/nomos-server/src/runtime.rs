@@ -21,6 +21,7 @@ use nomos_postgres::{PgEventFeed, PgInstances, PgStore, PgStoreOptions};
 use nomos_sqlite::SqliteStore;
 use nomos_ssh::{FleetExecutor, Inventory, SshConfig};
 
+use crate::config::env::{llm_configured, llm_lookup};
 use crate::config::{AuthSetting, Config, Database};
 use crate::token;
 
@@ -77,8 +78,10 @@ async fn build_shared_agent(
     let mut builder = Agent::builder(store, executor, model).config(agent_config);
     let mut feed = None;
     if let Some(shared) = shared {
-        let heartbeat_timeout =
-            Duration::from_secs(config.sweep.heartbeat_timeout_secs.unwrap_or(30).max(1));
+        let heartbeat_timeout = config
+            .sweep
+            .heartbeat_timeout
+            .map_or(Duration::from_secs(30), |span| span.to_std());
         builder = builder.replication(Replication {
             leases: Arc::new(shared.store.leases(MAX_LEASES)),
             instances: Arc::new(shared.instances),
@@ -159,22 +162,8 @@ pub fn model(config: &Config) -> anyhow::Result<(Arc<dyn ChatModel>, bool)> {
         tracing::info!(path = %path.display(), "a scripted model answers (model.script)");
         return Ok((Arc::new(script), false));
     }
-    let file = &config.llm;
-    let lookup = |name: &str| -> Result<String, std::env::VarError> {
-        if let Ok(value) = std::env::var(name) {
-            return Ok(value);
-        }
-        let fallback = match name {
-            "NOMOS_LLM_BASE_URL" => file.base_url.clone(),
-            "NOMOS_LLM_MODEL" => file.model.clone(),
-            "NOMOS_LLM_API_KEY" => file.api_key.clone(),
-            "NOMOS_LLM_REPLY_DEADLINE_SECS" => file.reply_deadline_secs.map(|s| s.to_string()),
-            _ => None,
-        };
-        fallback.ok_or(std::env::VarError::NotPresent)
-    };
-    let configured = lookup("NOMOS_LLM_BASE_URL").is_ok() || lookup("NOMOS_LLM_MODEL").is_ok();
-    if !configured {
+    let lookup = llm_lookup(&config.llm, |name| std::env::var(name).ok());
+    if !llm_configured(&lookup) {
         return Ok((Arc::new(ScriptedModel::demo()), true));
     }
     let openai = OpenAiConfig::from_env_with(lookup).context("configuring the model endpoint")?;
@@ -205,15 +194,14 @@ fn agent_config(config: &Config) -> anyhow::Result<AgentConfig> {
     if let Some(bytes) = config.model_output_bytes {
         agent.model_output_bytes = bytes;
     }
-    let secs =
-        |value: Option<u64>, default: Span| value.map_or(default, |s| Span::from_secs(s as i64));
     let sweep = &config.sweep;
-    agent.sweep.idle_after = secs(sweep.idle_secs, agent.sweep.idle_after);
-    agent.sweep.running_timeout = secs(sweep.running_timeout_secs, agent.sweep.running_timeout);
+    let set = |value: Option<Span>, default: Span| value.unwrap_or(default);
+    agent.sweep.idle_after = set(sweep.idle_after, agent.sweep.idle_after);
+    agent.sweep.running_timeout = set(sweep.running_timeout, agent.sweep.running_timeout);
     agent.sweep.startup_stale_after =
-        secs(sweep.startup_stale_secs, agent.sweep.startup_stale_after);
-    agent.session.approval_ttl = secs(sweep.approval_ttl_secs, agent.session.approval_ttl);
-    agent.session.assent_window = secs(sweep.assent_window_secs, agent.session.assent_window);
+        set(sweep.startup_stale_after, agent.sweep.startup_stale_after);
+    agent.session.approval_ttl = set(sweep.approval_ttl, agent.session.approval_ttl);
+    agent.session.assent_window = set(sweep.assent_window, agent.session.assent_window);
     if let Some(path) = &config.policy_file {
         let policy = load_policy(path)?;
         agent.classifier = Arc::new(move |command: &str| policy.classify(command));

@@ -149,7 +149,7 @@ pub async fn global_events(
     let last = match last {
         Some(last) => last,
         // Live only: start after the newest committed event.
-        None => newest_global(&state).await?,
+        None => state.agent.store().newest_global_seq().await?,
     };
     Ok(stream(state, Scope::Global, last, receiver))
 }
@@ -171,18 +171,6 @@ fn last_event_id(headers: &HeaderMap, query: &EventsQuery) -> Result<Option<i64>
         _ => Err(ApiError::Invalid(format!(
             "Last-Event-ID: expected a non-negative event id, got {text:?}"
         ))),
-    }
-}
-
-async fn newest_global(state: &AppState) -> Result<i64, ApiError> {
-    let store = state.agent.store();
-    let mut last = 0;
-    loop {
-        let page = store.events_after(None, last, PAGE * 10).await?;
-        match page.last() {
-            Some(record) => last = record.global_seq,
-            None => return Ok(last),
-        }
     }
 }
 

@@ -4,7 +4,7 @@
 use chrono::{DateTime, Utc};
 use nomos_core::Timestamp;
 use nomos_core::ports::store::StoreError;
-use nomos_store_sql::{JsonColumn, RecordRow, json_error};
+use nomos_store_sql::{JsonColumn, json_error};
 use sqlx::Row;
 use sqlx::postgres::PgRow;
 use uuid::Uuid;
@@ -12,27 +12,7 @@ use uuid::Uuid;
 use crate::error::db_error;
 use crate::open::PgStore;
 
-impl RecordRow<PgStore> for PgRow {
-    fn text(&self, column: &str) -> Result<String, StoreError> {
-        self.try_get::<String, _>(column)
-            .map_err(|e| db_error(e, column))
-    }
-
-    fn opt_text(&self, column: &str) -> Result<Option<String>, StoreError> {
-        self.try_get::<Option<String>, _>(column)
-            .map_err(|e| db_error(e, column))
-    }
-
-    fn int(&self, column: &str) -> Result<i64, StoreError> {
-        self.try_get::<i64, _>(column)
-            .map_err(|e| db_error(e, column))
-    }
-
-    fn opt_int(&self, column: &str) -> Result<Option<i64>, StoreError> {
-        self.try_get::<Option<i64>, _>(column)
-            .map_err(|e| db_error(e, column))
-    }
-
+nomos_store_sql::record_row!(PgStore, PgRow, error = db_error, {
     fn uuid(&self, column: &str) -> Result<Uuid, StoreError> {
         self.try_get::<Uuid, _>(column)
             .map_err(|e| db_error(e, column))
@@ -61,7 +41,7 @@ impl RecordRow<PgStore> for PgRow {
             .map(|value| value.map(JsonColumn::Value))
             .map_err(|e| db_error(e, column))
     }
-}
+});
 
 /// A text array column.
 pub(crate) fn texts(row: &PgRow, column: &str) -> Result<Vec<String>, StoreError> {
@@ -75,11 +55,6 @@ pub(crate) fn to_json<T: serde::Serialize>(
     what: &str,
 ) -> Result<serde_json::Value, StoreError> {
     serde_json::to_value(value).map_err(|e| json_error(e, what))
-}
-
-/// A `u64` as a bigint.
-pub(crate) fn from_u64(value: u64, what: &str) -> Result<i64, StoreError> {
-    i64::try_from(value).map_err(|_| StoreError::Invalid(format!("{what} {value} is too large")))
 }
 
 /// A timestamp as a timestamptz.

@@ -6,12 +6,16 @@ use nomos_core::SessionId;
 use nomos_core::chain::Chainer;
 use nomos_core::event::{EventRecord, PendingEvent};
 use nomos_core::ports::store::{Commit, CommitReceipt, StoreError};
-use nomos_core::record::{Approval, Execution, PlanStep, SessionRecord};
-use nomos_store_sql::commit::{commit_session, last_by_id, new_session_row};
+use nomos_core::record::{Approval, Execution, PlanStep};
+use nomos_store_sql::backend::{SqlBackend, SqlWriteTx};
+use nomos_store_sql::commit::{last_by_id, write_session};
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
-use crate::codec::{dt, from_u64, opt_dt, to_json};
+use nomos_store_sql::codec::from_u64;
+
+use crate::backend::WriteTx;
+use crate::codec::{dt, opt_dt, to_json};
 use crate::error::{db_error, is_retryable};
 use crate::open::PgStore;
 
@@ -28,9 +32,17 @@ impl PgStore {
             .unwrap_or_else(|| Err(StoreError::Backend("commit produced no result".into())))
     }
 
+    /// Commits several decisions in one transaction, skipping those that conflict.
+    pub(crate) async fn commit_all(
+        &self,
+        commits: Vec<Commit>,
+    ) -> Result<Vec<Result<CommitReceipt, StoreError>>, StoreError> {
+        self.commit_many(commits, Mode::Batch).await
+    }
+
     /// Commits several decisions in one transaction, retried as a whole when the
     /// database asks for it.
-    pub(crate) async fn commit_many(
+    async fn commit_many(
         &self,
         commits: Vec<Commit>,
         mode: Mode,
@@ -55,11 +67,7 @@ impl PgStore {
         commits: Vec<Commit>,
         mode: Mode,
     ) -> Result<Vec<Result<CommitReceipt, StoreError>>, StoreError> {
-        let mut tx = self
-            .pool
-            .begin()
-            .await
-            .map_err(|e| db_error(e, "beginning a transaction"))?;
+        let mut tx = self.begin_write().await?;
         let mut results = Vec::with_capacity(commits.len());
         let mut pending: Vec<(usize, SessionId, Vec<PendingEvent>)> = Vec::new();
         for (index, commit) in commits.into_iter().enumerate() {
@@ -83,42 +91,36 @@ impl PgStore {
             // Taken last, so it is held only for the append and the commit.
             sqlx::query("SELECT pg_advisory_xact_lock($1)")
                 .bind(EVENT_LOG_LOCK)
-                .execute(&mut *tx)
+                .execute(tx.conn())
                 .await
                 .map_err(|e| db_error(e, "locking the event log"))?;
             for (index, session, events) in pending {
-                let appended = append_events(&mut tx, session, events).await?;
+                let appended = append_events(tx.conn(), session, events).await?;
                 if let Some(Ok(receipt)) = results.get_mut(index) {
                     receipt.events = appended;
                 }
             }
         }
-        tx.commit().await.map_err(|e| db_error(e, "committing"))?;
+        tx.commit().await?;
         Ok(results)
     }
 }
 
 /// Whether a conflict fails the call (single commit) or only its slot (batch).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mode {
+enum Mode {
     Single,
     Batch,
 }
 
 /// Writes a commit's rows; returns its session, new version and events to append.
 async fn apply_rows(
-    conn: &mut PgConnection,
+    tx: &mut WriteTx,
     commit: Commit,
 ) -> Result<(SessionId, i64, Vec<PendingEvent>), StoreError> {
-    let session_id = commit_session(&commit)?;
+    let (session_id, version) = write_session::<PgStore>(tx, &commit).await?;
     let sid = session_id.as_uuid();
-    let version = match commit.expected_version {
-        None => {
-            insert_session(conn, new_session_row(&commit, session_id)?).await?;
-            1
-        }
-        Some(expected) => bump_version(conn, session_id, expected, commit.session.as_ref()).await?,
-    };
+    let conn = tx.conn();
     if !commit.removed_steps.is_empty() {
         let ids: Vec<Uuid> = commit.removed_steps.iter().map(|s| s.as_uuid()).collect();
         sqlx::query("DELETE FROM plan_steps WHERE session_id = $1 AND id = ANY($2)")
@@ -272,97 +274,6 @@ async fn append_events(
         .collect())
 }
 
-/// The session columns in table order after `id`: `$2` to `$12` of both statements below.
-fn bind_session<'q>(query: PgQuery<'q>, s: &'q SessionRecord) -> Result<PgQuery<'q>, StoreError> {
-    let assent = s
-        .assent
-        .as_ref()
-        .map(|a| to_json(a, "assent window"))
-        .transpose()?;
-    Ok(query
-        .bind(s.id.as_uuid())
-        .bind(s.status.as_str())
-        .bind(&s.goal)
-        .bind(&s.summary)
-        .bind(s.board_outcome.map(|o| o.as_str()))
-        .bind(i64::from(s.plan_generation))
-        .bind(assent)
-        .bind(s.knowledge.as_str())
-        .bind(opt_dt(s.nudged_at))
-        .bind(from_u64(s.n_messages, "message count")?)
-        .bind(dt(s.created_at))
-        .bind(dt(s.last_activity_at)))
-}
-
-type PgQuery<'q> = sqlx::query::Query<'q, sqlx::Postgres, sqlx::postgres::PgArguments>;
-
-async fn insert_session(conn: &mut PgConnection, s: &SessionRecord) -> Result<(), StoreError> {
-    let query = sqlx::query(
-        "INSERT INTO sessions (id, status, goal, summary, board_outcome, plan_generation, assent,
-           knowledge, nudged_at, n_messages, created_at, last_activity_at, version, client)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 1, $13)",
-    );
-    // The client is set at creation only, so the update below never binds it.
-    bind_session(query, s)?
-        .bind(&s.client)
-        .execute(&mut *conn)
-        .await
-        .map_err(|e| db_error(e, &format!("session {}", s.id)))?;
-    Ok(())
-}
-
-/// The optimistic version check: bumps the version (and rewrites the row when given)
-/// only if the stored version is `expected`. The row lock it takes orders concurrent
-/// writers of one session; the loser sees the new version and reports a conflict.
-async fn bump_version(
-    conn: &mut PgConnection,
-    session_id: SessionId,
-    expected: i64,
-    record: Option<&SessionRecord>,
-) -> Result<i64, StoreError> {
-    let next = expected + 1;
-    let sid = session_id.as_uuid();
-    let updated = match record {
-        Some(s) => {
-            let query = sqlx::query(
-                "UPDATE sessions SET status = $2, goal = $3, summary = $4, board_outcome = $5,
-               plan_generation = $6, assent = $7, knowledge = $8, nudged_at = $9,
-               n_messages = $10, created_at = $11, last_activity_at = $12, version = $13
-             WHERE id = $1 AND version = $14",
-            );
-            bind_session(query, s)?
-                .bind(next)
-                .bind(expected)
-                .execute(&mut *conn)
-                .await
-        }
-        None => {
-            sqlx::query("UPDATE sessions SET version = $1 WHERE id = $2 AND version = $3")
-                .bind(next)
-                .bind(sid)
-                .bind(expected)
-                .execute(&mut *conn)
-                .await
-        }
-    }
-    .map_err(|e| db_error(e, &format!("session {session_id}")))?;
-    if updated.rows_affected() == 1 {
-        return Ok(next);
-    }
-    // A statement of its own, so it sees the version the winning writer committed.
-    let found: Option<i64> = sqlx::query("SELECT version FROM sessions WHERE id = $1")
-        .bind(sid)
-        .fetch_optional(&mut *conn)
-        .await
-        .and_then(|row| row.map(|r| r.try_get("version")).transpose())
-        .map_err(|e| db_error(e, "reading the session version"))?;
-    Err(StoreError::Conflict {
-        session: session_id,
-        expected,
-        found: found.unwrap_or(0),
-    })
-}
-
 /// An upsert that touched fewer rows than it carried hit ids owned by another session.
 fn all_owned(done: u64, carried: usize, what: &str) -> Result<(), StoreError> {
     if done != carried as u64 {
@@ -378,18 +289,14 @@ async fn upsert_steps(conn: &mut PgConnection, steps: &[&PlanStep]) -> Result<()
     if steps.is_empty() {
         return Ok(());
     }
-    let done = sqlx::query(
+    let done = sqlx::query(concat!(
         "INSERT INTO plan_steps (id, session_id, generation, seq, title, detail, status, note,
            started_at, finished_at, updated_at)
          SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::int8[], $4::int8[], $5::text[],
            $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::timestamptz[],
-           $11::timestamptz[])
-         ON CONFLICT (id) DO UPDATE SET generation = EXCLUDED.generation, seq = EXCLUDED.seq,
-           title = EXCLUDED.title, detail = EXCLUDED.detail, status = EXCLUDED.status,
-           note = EXCLUDED.note, started_at = EXCLUDED.started_at,
-           finished_at = EXCLUDED.finished_at, updated_at = EXCLUDED.updated_at
-         WHERE plan_steps.session_id = EXCLUDED.session_id",
-    )
+           $11::timestamptz[]) ",
+        nomos_store_sql::step_upsert!()
+    ))
     .bind(steps.iter().map(|s| s.id.as_uuid()).collect::<Vec<_>>())
     .bind(
         steps
@@ -454,20 +361,14 @@ async fn upsert_executions(
                 .transpose()
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let done = sqlx::query(
+    let done = sqlx::query(concat!(
         "INSERT INTO executions (id, session_id, tool_call_id, host, command, class, reason,
            generation, step_seq, status, created_at, started_at, finished_at, output, error)
          SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[],
            $6::text[], $7::text[], $8::int8[], $9::int8[], $10::text[], $11::timestamptz[],
-           $12::timestamptz[], $13::timestamptz[], $14::jsonb[], $15::text[])
-         ON CONFLICT (id) DO UPDATE SET tool_call_id = EXCLUDED.tool_call_id,
-           host = EXCLUDED.host, command = EXCLUDED.command, class = EXCLUDED.class,
-           reason = EXCLUDED.reason, generation = EXCLUDED.generation,
-           step_seq = EXCLUDED.step_seq, status = EXCLUDED.status,
-           created_at = EXCLUDED.created_at, started_at = EXCLUDED.started_at,
-           finished_at = EXCLUDED.finished_at, output = EXCLUDED.output, error = EXCLUDED.error
-         WHERE executions.session_id = EXCLUDED.session_id",
-    )
+           $12::timestamptz[], $13::timestamptz[], $14::jsonb[], $15::text[]) ",
+        nomos_store_sql::execution_upsert!()
+    ))
     .bind(execs.iter().map(|e| e.id.as_uuid()).collect::<Vec<_>>())
     .bind(
         execs
@@ -530,18 +431,13 @@ async fn upsert_approvals(
         .iter()
         .map(|a| to_json(&a.binding, "approval binding"))
         .collect::<Result<Vec<_>, _>>()?;
-    let done = sqlx::query(
+    let done = sqlx::query(concat!(
         "INSERT INTO approvals (id, session_id, execution_id, binding, binding_hash, status,
            requested_at, expires_at, decided_at, decided_by)
          SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::uuid[], $4::jsonb[], $5::text[],
-           $6::text[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], $10::text[])
-         ON CONFLICT (id) DO UPDATE SET execution_id = EXCLUDED.execution_id,
-           binding = EXCLUDED.binding, binding_hash = EXCLUDED.binding_hash,
-           status = EXCLUDED.status, requested_at = EXCLUDED.requested_at,
-           expires_at = EXCLUDED.expires_at, decided_at = EXCLUDED.decided_at,
-           decided_by = EXCLUDED.decided_by
-         WHERE approvals.session_id = EXCLUDED.session_id",
-    )
+           $6::text[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], $10::text[]) ",
+        nomos_store_sql::approval_upsert!()
+    ))
     .bind(approvals.iter().map(|a| a.id.as_uuid()).collect::<Vec<_>>())
     .bind(
         approvals

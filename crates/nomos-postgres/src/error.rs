@@ -1,7 +1,7 @@
 //! The one place where `sqlx::Error` becomes a `StoreError`.
 
 use nomos_core::ports::store::StoreError;
-use sqlx::error::ErrorKind;
+use nomos_store_sql::error::constraint_error;
 
 /// SQLSTATE of a serialization failure.
 const SERIALIZATION_FAILURE: &str = "40001";
@@ -15,16 +15,11 @@ const QUERY_CANCELED: &str = "57014";
 pub(crate) fn db_error(err: sqlx::Error, context: &str) -> StoreError {
     match &err {
         sqlx::Error::Database(db) => {
+            if let Some(mapped) = constraint_error(db.as_ref(), context) {
+                return mapped;
+            }
             let code = db.code().map(|c| c.into_owned()).unwrap_or_default();
-            match db.kind() {
-                ErrorKind::UniqueViolation => StoreError::Duplicate {
-                    what: format!("{context} ({})", db.message()),
-                },
-                ErrorKind::ForeignKeyViolation
-                | ErrorKind::CheckViolation
-                | ErrorKind::NotNullViolation => {
-                    StoreError::Invalid(format!("{context}: {}", db.message()))
-                }
+            match () {
                 _ if code == QUERY_CANCELED => StoreError::Unavailable(format!(
                     "{context}: {} (SQLSTATE {code}; statement timeout)",
                     db.message()

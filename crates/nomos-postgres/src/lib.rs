@@ -14,8 +14,7 @@
 
 #![deny(missing_docs)]
 
-mod batch;
-mod chain;
+mod backend;
 mod codec;
 mod commit;
 mod error;
@@ -25,8 +24,6 @@ mod knowledge;
 mod lease;
 pub mod notify;
 mod open;
-mod read;
-mod store;
 
 pub use error::redact_url;
 pub use instance::PgInstances;

@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use nomos_core::ports::replica::InstanceId;
 use nomos_core::ports::store::StoreError;
-use nomos_store_sql::schema::{Migrate, SchemaStep, schema_step};
+use nomos_store_sql::schema::Migrate;
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{Connection, PgConnection, PgPool, Row};
+use sqlx::{Connection, PgConnection, PgPool};
 
-use crate::error::{db_error, migrate_error, redact_url};
+use crate::error::{db_error, redact_url};
 
 /// EXEC-9: a connection is handed out only outside any transaction; one whose `COMMIT`
 /// or `ROLLBACK` failed (a lost connection, a server that went away) is closed, and the
@@ -59,6 +59,21 @@ pub struct PgStore {
 }
 
 impl PgStore {
+    /// EXEC-9's write probe: a transaction that takes a transaction id commits a record
+    /// to the WAL, the way every real commit does, and changes no row.
+    pub(crate) async fn probe(&self) -> Result<(), StoreError> {
+        let mut tx = self
+            .pool
+            .begin()
+            .await
+            .map_err(|e| db_error(e, "beginning a transaction"))?;
+        sqlx::query("SELECT pg_current_xact_id()::text")
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| db_error(e, "probing a write"))?;
+        tx.commit().await.map_err(|e| db_error(e, "committing"))
+    }
+
     /// Connects with the standard options and runs the migrations.
     pub async fn connect(url: &str) -> Result<PgStore, StoreError> {
         PgStore::connect_with(url, PgStoreOptions::standard()).await
@@ -154,49 +169,8 @@ impl PgStore {
         Ok(store)
     }
 
-    async fn prepare_schema(&self, migrate: Migrate) -> Result<(), StoreError> {
-        let mut conn = self
-            .pool
-            .acquire()
-            .await
-            .map_err(|e| db_error(e, "connecting"))?;
-        let found = applied_version(&mut conn).await?;
-        match schema_step(found, known_version(), migrate)? {
-            SchemaStep::Current => {}
-            SchemaStep::Migrate => MIGRATOR.run(&mut *conn).await.map_err(migrate_error)?,
-        }
-        drop(conn);
-        // AUDIT-2: rows from before migration 3 get their hashes (a no-op once done).
-        if migrate == Migrate::Run {
-            self.hash_unhashed_events().await?;
-        }
-        Ok(())
-    }
-
     /// The connection pool, for embedders that need raw access.
     pub fn pool(&self) -> &PgPool {
         &self.pool
     }
-}
-
-/// The newest migration this binary ships.
-pub(crate) fn known_version() -> i64 {
-    MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0)
-}
-
-/// The newest migration applied to a database, `None` if it was never migrated.
-pub(crate) async fn applied_version(conn: &mut PgConnection) -> Result<Option<i64>, StoreError> {
-    let exists: bool = sqlx::query("SELECT to_regclass('_sqlx_migrations') IS NOT NULL AS present")
-        .fetch_one(&mut *conn)
-        .await
-        .and_then(|row| row.try_get("present"))
-        .map_err(|e| db_error(e, "reading the schema"))?;
-    if !exists {
-        return Ok(None);
-    }
-    sqlx::query("SELECT MAX(version) AS version FROM _sqlx_migrations WHERE success")
-        .fetch_one(&mut *conn)
-        .await
-        .and_then(|row| row.try_get::<Option<i64>, _>("version"))
-        .map_err(|e| db_error(e, "reading the applied migrations"))
 }

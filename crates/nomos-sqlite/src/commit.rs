@@ -3,39 +3,35 @@
 
 use nomos_core::SessionId;
 use nomos_core::chain::Chainer;
-use nomos_core::event::EventRecord;
+use nomos_core::event::{EventRecord, PendingEvent};
 use nomos_core::ports::store::{Commit, CommitReceipt, StoreError};
-use nomos_core::record::{Approval, Execution, PlanStep, SessionRecord};
-use nomos_store_sql::commit::{commit_session, last_by_id, new_session_row};
+use nomos_core::record::{Approval, Execution, PlanStep};
+use nomos_store_sql::backend::{SqlBackend, SqlWriteTx};
+use nomos_store_sql::commit::{last_by_id, write_session};
 use sqlx::{Row, SqliteConnection};
 
-use crate::codec::{from_u64, ms, to_json};
+use nomos_store_sql::codec::{from_u64, to_json};
+
+use crate::backend::WriteTx;
+use crate::codec::ms;
 use crate::error::db_error;
 use crate::open::SqliteStore;
 
 impl SqliteStore {
     /// Commits one decision in its own transaction.
     pub(crate) async fn commit_one(&self, commit: Commit) -> Result<CommitReceipt, StoreError> {
-        let mut tx = self
-            .write
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(|e| db_error(e, "beginning a transaction"))?;
+        let mut tx = self.begin_write().await?;
         let receipt = apply(&mut tx, commit).await?;
-        tx.commit().await.map_err(|e| db_error(e, "committing"))?;
+        tx.commit().await?;
         Ok(receipt)
     }
 
     /// Commits several decisions in one transaction, skipping those that conflict.
-    pub(crate) async fn commit_many(
+    pub(crate) async fn commit_all(
         &self,
         commits: Vec<Commit>,
     ) -> Result<Vec<Result<CommitReceipt, StoreError>>, StoreError> {
-        let mut tx = self
-            .write
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(|e| db_error(e, "beginning a transaction"))?;
+        let mut tx = self.begin_write().await?;
         let mut results = Vec::with_capacity(commits.len());
         for commit in commits {
             // The version check runs before any write of a commit, so a conflict
@@ -46,23 +42,15 @@ impl SqliteStore {
                 Ok(receipt) => results.push(Ok(receipt)),
             }
         }
-        tx.commit().await.map_err(|e| db_error(e, "committing"))?;
+        tx.commit().await?;
         Ok(results)
     }
 }
 
-async fn apply(conn: &mut SqliteConnection, commit: Commit) -> Result<CommitReceipt, StoreError> {
-    let session_id = commit_session(&commit)?;
+async fn apply(tx: &mut WriteTx, commit: Commit) -> Result<CommitReceipt, StoreError> {
+    let (session_id, version) = write_session::<SqliteStore>(tx, &commit).await?;
     let sid = session_id.to_string();
-    let version = match commit.expected_version {
-        None => {
-            insert_session(conn, new_session_row(&commit, session_id)?).await?;
-            1
-        }
-        Some(expected) => {
-            bump_version(conn, &sid, session_id, expected, commit.session.as_ref()).await?
-        }
-    };
+    let conn = tx.conn();
 
     for id in &commit.removed_steps {
         sqlx::query("DELETE FROM plan_steps WHERE id = ?1 AND session_id = ?2")
@@ -116,42 +104,94 @@ async fn apply(conn: &mut SqliteConnection, commit: Commit) -> Result<CommitRece
         .map_err(|e| db_error(e, &format!("tool call {} of session {sid}", call.call_id)))?;
     }
 
-    let mut events = Vec::with_capacity(commit.events.len());
-    if !commit.events.is_empty() {
-        let (last, last_hash) = last_event(conn, &sid).await?;
-        // AUDIT-2: each event's hash chains on its predecessor's, in this transaction.
-        let mut chainer = Chainer::after(last_hash.as_deref());
-        for (offset, pending) in commit.events.into_iter().enumerate() {
-            let seq = last + 1 + offset as i64;
-            let payload = to_json(&pending.event, "event payload")?;
-            let value = serde_json::from_str(&payload)
-                .map_err(|e| StoreError::Invalid(format!("event payload: {e}")))?;
-            let kind = pending.event.kind();
-            let hash = chainer.next(session_id, seq, pending.at, kind, &value);
-            let global_seq: i64 = sqlx::query(
-                "INSERT INTO events (session_id, seq, at, kind, payload, hash)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING global_seq",
-            )
-            .bind(&sid)
-            .bind(seq)
-            .bind(pending.at.as_millis())
-            .bind(kind)
-            .bind(payload)
-            .bind(hash)
-            .fetch_one(&mut *conn)
+    let events = append_events(conn, session_id, &sid, commit.events).await?;
+    Ok(CommitReceipt { version, events })
+}
+
+/// Events per `INSERT`: six parameters each, well under SQLite's limit of 32,766.
+const EVENTS_PER_STATEMENT: usize = 256;
+
+/// Appends a commit's events after the session's last one, chaining their hashes
+/// (AUDIT-2), in one multi-row `INSERT` per 256 events: one round trip to the writer
+/// for a commit's events, not one per event.
+async fn append_events(
+    conn: &mut SqliteConnection,
+    session_id: SessionId,
+    sid: &str,
+    pending: Vec<PendingEvent>,
+) -> Result<Vec<EventRecord>, StoreError> {
+    if pending.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (last, last_hash) = last_event(conn, sid).await?;
+    let mut chainer = Chainer::after(last_hash.as_deref());
+    let mut rows = Vec::with_capacity(pending.len());
+    for (offset, event) in pending.iter().enumerate() {
+        let seq = last + 1 + offset as i64;
+        let payload = to_json(&event.event, "event payload")?;
+        let value = serde_json::from_str(&payload)
+            .map_err(|e| StoreError::Invalid(format!("event payload: {e}")))?;
+        let kind = event.event.kind();
+        let hash = chainer.next(session_id, seq, event.at, kind, &value);
+        rows.push((seq, event.at.as_millis(), kind, payload, hash));
+    }
+    let mut numbered: Vec<(i64, i64)> = Vec::with_capacity(rows.len());
+    for chunk in rows.chunks(EVENTS_PER_STATEMENT) {
+        let placeholders: Vec<String> = (0..chunk.len())
+            .map(|row| {
+                let p = row * 6;
+                format!(
+                    "(?{}, ?{}, ?{}, ?{}, ?{}, ?{})",
+                    p + 1,
+                    p + 2,
+                    p + 3,
+                    p + 4,
+                    p + 5,
+                    p + 6
+                )
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO events (session_id, seq, at, kind, payload, hash) VALUES {}
+             RETURNING seq, global_seq",
+            placeholders.join(", ")
+        );
+        // The text holds only numbered placeholders; every value is bound.
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for (seq, at, kind, payload, hash) in chunk {
+            query = query
+                .bind(sid)
+                .bind(*seq)
+                .bind(*at)
+                .bind(*kind)
+                .bind(payload.as_str())
+                .bind(hash.as_str());
+        }
+        for row in query
+            .fetch_all(&mut *conn)
             .await
-            .and_then(|row| row.try_get("global_seq"))
-            .map_err(|e| db_error(e, "appending an event"))?;
-            events.push(EventRecord {
-                global_seq,
-                session_id,
-                seq,
-                at: pending.at,
-                event: pending.event,
-            });
+            .map_err(|e| db_error(e, "appending events"))?
+        {
+            numbered.push((
+                row.try_get("seq").map_err(|e| db_error(e, "events.seq"))?,
+                row.try_get("global_seq")
+                    .map_err(|e| db_error(e, "events.global_seq"))?,
+            ));
         }
     }
-    Ok(CommitReceipt { version, events })
+    // RETURNING gives rows in no promised order.
+    numbered.sort_unstable();
+    Ok(numbered
+        .into_iter()
+        .zip(pending)
+        .map(|((seq, global_seq), event)| EventRecord {
+            global_seq,
+            session_id,
+            seq,
+            at: event.at,
+            event: event.event,
+        })
+        .collect())
 }
 
 /// The seq and hash of a session's last event (`(0, None)` without events).
@@ -175,115 +215,13 @@ async fn last_event(
     }
 }
 
-async fn insert_session(conn: &mut SqliteConnection, s: &SessionRecord) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO sessions (id, status, goal, summary, board_outcome, plan_generation, assent,
-           knowledge, nudged_at, n_messages, created_at, last_activity_at, version, client)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 1, ?13)",
-    )
-    .bind(s.id.to_string())
-    .bind(s.status.as_str())
-    .bind(&s.goal)
-    .bind(&s.summary)
-    .bind(s.board_outcome.map(|o| o.as_str()))
-    .bind(i64::from(s.plan_generation))
-    .bind(
-        s.assent
-            .as_ref()
-            .map(|a| to_json(a, "assent window"))
-            .transpose()?,
-    )
-    .bind(s.knowledge.as_str())
-    .bind(ms(s.nudged_at))
-    .bind(from_u64(s.n_messages, "message count")?)
-    .bind(s.created_at.as_millis())
-    .bind(s.last_activity_at.as_millis())
-    .bind(&s.client)
-    .execute(&mut *conn)
-    .await
-    .map_err(|e| db_error(e, &format!("session {}", s.id)))?;
-    Ok(())
-}
-
-/// The optimistic version check: bumps the version (and rewrites the row when given)
-/// only if the stored version is `expected`.
-async fn bump_version(
-    conn: &mut SqliteConnection,
-    sid: &str,
-    session_id: SessionId,
-    expected: i64,
-    record: Option<&SessionRecord>,
-) -> Result<i64, StoreError> {
-    let next = expected + 1;
-    let updated = match record {
-        Some(s) => {
-            sqlx::query(
-                "UPDATE sessions SET status = ?1, goal = ?2, summary = ?3, board_outcome = ?4,
-               plan_generation = ?5, assent = ?6, knowledge = ?7, nudged_at = ?8,
-               n_messages = ?9, created_at = ?10, last_activity_at = ?11, version = ?12
-             WHERE id = ?13 AND version = ?14",
-            )
-            .bind(s.status.as_str())
-            .bind(&s.goal)
-            .bind(&s.summary)
-            .bind(s.board_outcome.map(|o| o.as_str()))
-            .bind(i64::from(s.plan_generation))
-            .bind(
-                s.assent
-                    .as_ref()
-                    .map(|a| to_json(a, "assent window"))
-                    .transpose()?,
-            )
-            .bind(s.knowledge.as_str())
-            .bind(ms(s.nudged_at))
-            .bind(from_u64(s.n_messages, "message count")?)
-            .bind(s.created_at.as_millis())
-            .bind(s.last_activity_at.as_millis())
-            .bind(next)
-            .bind(sid)
-            .bind(expected)
-            .execute(&mut *conn)
-            .await
-        }
-        None => {
-            sqlx::query("UPDATE sessions SET version = ?1 WHERE id = ?2 AND version = ?3")
-                .bind(next)
-                .bind(sid)
-                .bind(expected)
-                .execute(&mut *conn)
-                .await
-        }
-    }
-    .map_err(|e| db_error(e, &format!("session {session_id}")))?;
-    if updated.rows_affected() == 1 {
-        return Ok(next);
-    }
-    let found: Option<i64> = sqlx::query("SELECT version FROM sessions WHERE id = ?1")
-        .bind(sid)
-        .fetch_optional(&mut *conn)
-        .await
-        .map_err(|e| db_error(e, "reading the session version"))?
-        .map(|row| row.try_get("version"))
-        .transpose()
-        .map_err(|e| db_error(e, "sessions.version"))?;
-    Err(StoreError::Conflict {
-        session: session_id,
-        expected,
-        found: found.unwrap_or(0),
-    })
-}
-
 async fn upsert_step(conn: &mut SqliteConnection, step: &PlanStep) -> Result<(), StoreError> {
-    let done = sqlx::query(
+    let done = sqlx::query(concat!(
         "INSERT INTO plan_steps (id, session_id, generation, seq, title, detail, status, note,
            started_at, finished_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-         ON CONFLICT (id) DO UPDATE SET generation = excluded.generation, seq = excluded.seq,
-           title = excluded.title, detail = excluded.detail, status = excluded.status,
-           note = excluded.note, started_at = excluded.started_at,
-           finished_at = excluded.finished_at, updated_at = excluded.updated_at
-         WHERE plan_steps.session_id = excluded.session_id",
-    )
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ",
+        nomos_store_sql::step_upsert!()
+    ))
     .bind(step.id.to_string())
     .bind(step.session_id.to_string())
     .bind(i64::from(step.generation))
@@ -310,18 +248,12 @@ async fn upsert_step(conn: &mut SqliteConnection, step: &PlanStep) -> Result<(),
 }
 
 async fn upsert_execution(conn: &mut SqliteConnection, e: &Execution) -> Result<(), StoreError> {
-    let done = sqlx::query(
+    let done = sqlx::query(concat!(
         "INSERT INTO executions (id, session_id, tool_call_id, host, command, class, reason,
            generation, step_seq, status, created_at, started_at, finished_at, output, error)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
-         ON CONFLICT (id) DO UPDATE SET tool_call_id = excluded.tool_call_id,
-           host = excluded.host, command = excluded.command, class = excluded.class,
-           reason = excluded.reason, generation = excluded.generation,
-           step_seq = excluded.step_seq, status = excluded.status,
-           created_at = excluded.created_at, started_at = excluded.started_at,
-           finished_at = excluded.finished_at, output = excluded.output, error = excluded.error
-         WHERE executions.session_id = excluded.session_id",
-    )
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) ",
+        nomos_store_sql::execution_upsert!()
+    ))
     .bind(e.id.to_string())
     .bind(e.session_id.to_string())
     .bind(&e.tool_call_id)
@@ -349,17 +281,12 @@ async fn upsert_execution(conn: &mut SqliteConnection, e: &Execution) -> Result<
 }
 
 async fn upsert_approval(conn: &mut SqliteConnection, a: &Approval) -> Result<(), StoreError> {
-    let done = sqlx::query(
+    let done = sqlx::query(concat!(
         "INSERT INTO approvals (id, session_id, execution_id, binding, binding_hash, status,
            requested_at, expires_at, decided_at, decided_by)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-         ON CONFLICT (id) DO UPDATE SET execution_id = excluded.execution_id,
-           binding = excluded.binding, binding_hash = excluded.binding_hash,
-           status = excluded.status, requested_at = excluded.requested_at,
-           expires_at = excluded.expires_at, decided_at = excluded.decided_at,
-           decided_by = excluded.decided_by
-         WHERE approvals.session_id = excluded.session_id",
-    )
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ",
+        nomos_store_sql::approval_upsert!()
+    ))
     .bind(a.id.to_string())
     .bind(a.session_id.to_string())
     .bind(a.execution_id.to_string())

@@ -1,32 +1,25 @@
 //! The one place where `sqlx::Error` becomes a `StoreError`.
 
 use nomos_core::ports::store::StoreError;
-use sqlx::error::ErrorKind;
+use nomos_store_sql::error::constraint_error;
 
 /// Maps a database error into the port's error, naming what was being done.
 pub(crate) fn db_error(err: sqlx::Error, context: &str) -> StoreError {
     match &err {
-        sqlx::Error::Database(db) => match db.kind() {
-            ErrorKind::UniqueViolation => StoreError::Duplicate {
-                what: format!("{context} ({})", db.message()),
-            },
-            ErrorKind::ForeignKeyViolation
-            | ErrorKind::CheckViolation
-            | ErrorKind::NotNullViolation => {
-                StoreError::Invalid(format!("{context}: {}", db.message()))
+        sqlx::Error::Database(db) => {
+            if let Some(mapped) = constraint_error(db.as_ref(), context) {
+                return mapped;
             }
-            _ => {
-                let message = db.message();
-                if message.contains("database is locked")
-                    || message.contains("unable to open")
-                    || is_full_or_io(db.code().as_deref())
-                {
-                    StoreError::Unavailable(format!("{context}: {message}"))
-                } else {
-                    StoreError::Backend(format!("{context}: {message}"))
-                }
+            let message = db.message();
+            if message.contains("database is locked")
+                || message.contains("unable to open")
+                || is_full_or_io(db.code().as_deref())
+            {
+                StoreError::Unavailable(format!("{context}: {message}"))
+            } else {
+                StoreError::Backend(format!("{context}: {message}"))
             }
-        },
+        }
         sqlx::Error::Io(_)
         | sqlx::Error::PoolTimedOut
         | sqlx::Error::PoolClosed

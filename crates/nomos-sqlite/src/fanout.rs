@@ -1,12 +1,11 @@
 //! Fan-out rows (FLEET-1): written once in the commit that creates them, read with the
-//! session's snapshot.
+//! session's snapshot (`nomos-store-sql`).
 
 use nomos_core::fanout::Fanout;
 use nomos_core::ports::store::StoreError;
-use nomos_store_sql::json_error;
-use sqlx::{Row, SqliteConnection};
+use sqlx::SqliteConnection;
 
-use crate::codec::to_json;
+use nomos_store_sql::codec::to_json;
 use crate::error::db_error;
 
 /// Inserts new fan-outs; one already stored is left as it is (a fan-out never changes).
@@ -28,22 +27,4 @@ pub(crate) async fn insert_fanouts(
         .map_err(|e| db_error(e, &format!("fan-out {}", fanout.id)))?;
     }
     Ok(())
-}
-
-/// The fan-outs of one session, oldest first.
-pub(crate) async fn load_fanouts(
-    conn: &mut SqliteConnection,
-    session_id: &str,
-) -> Result<Vec<Fanout>, StoreError> {
-    sqlx::query("SELECT body FROM fanouts WHERE session_id = ?1 ORDER BY created_at, id")
-        .bind(session_id)
-        .fetch_all(&mut *conn)
-        .await
-        .map_err(|e| db_error(e, "loading fan-outs"))?
-        .iter()
-        .map(|row| {
-            let body: String = row.try_get("body").map_err(|e| db_error(e, "body"))?;
-            serde_json::from_str(&body).map_err(|e| json_error(e, "fan-out body"))
-        })
-        .collect()
 }

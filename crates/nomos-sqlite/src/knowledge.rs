@@ -1,17 +1,13 @@
-//! The knowledge graph: entities, relationships, knowledge entries with their
-//! full-text index (FTS5, bm25), and the last audit of each host (WRITEBACK-3).
+//! The knowledge graph's own SQLite parts: attribute patches, knowledge entries with
+//! their full-text index (FTS5, bm25), and the last audit of each host (WRITEBACK-3).
 
-use nomos_core::Timestamp;
-use nomos_core::ports::store::{AuditMark, KnowledgeHit, StoreError};
-use nomos_core::record::{Entity, KnowledgeEntry, Relationship};
+use nomos_core::ports::store::{KnowledgeHit, StoreError};
+use nomos_core::record::KnowledgeEntry;
 use nomos_store_sql::RecordRow;
-use nomos_store_sql::knowledge::{
-    attribute_patch, merge_attributes, require_attributes_object, search_terms,
-};
+use nomos_store_sql::knowledge::search_words;
 use nomos_store_sql::record;
 use sqlx::{Row, SqliteConnection};
 
-use crate::codec::to_json;
 use crate::error::db_error;
 use crate::open::SqliteStore;
 
@@ -25,139 +21,6 @@ fn fts_expression(terms: &[String]) -> String {
 }
 
 impl SqliteStore {
-    pub(crate) async fn write_entity(&self, entity: &Entity) -> Result<(), StoreError> {
-        require_attributes_object(&entity.slug, &entity.attributes)?;
-        sqlx::query(
-            "INSERT INTO entities (slug, kind, name, attributes, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT (slug) DO UPDATE SET kind = excluded.kind, name = excluded.name,
-               attributes = excluded.attributes, updated_at = excluded.updated_at",
-        )
-        .bind(&entity.slug)
-        .bind(&entity.kind)
-        .bind(&entity.name)
-        .bind(to_json(&entity.attributes, "entity attributes")?)
-        .bind(entity.updated_at.as_millis())
-        .execute(&self.write)
-        .await
-        .map_err(|e| db_error(e, &format!("entity {}", entity.slug)))?;
-        Ok(())
-    }
-
-    pub(crate) async fn select_entity(&self, slug: &str) -> Result<Option<Entity>, StoreError> {
-        sqlx::query("SELECT * FROM entities WHERE slug = ?1")
-            .bind(slug)
-            .fetch_optional(&self.read)
-            .await
-            .map_err(|e| db_error(e, "loading an entity"))?
-            .as_ref()
-            .map(record::entity)
-            .transpose()
-    }
-
-    pub(crate) async fn select_entities(
-        &self,
-        kind: Option<&str>,
-    ) -> Result<Vec<Entity>, StoreError> {
-        sqlx::query("SELECT * FROM entities WHERE (?1 IS NULL OR kind = ?1) ORDER BY slug")
-            .bind(kind)
-            .fetch_all(&self.read)
-            .await
-            .map_err(|e| db_error(e, "listing entities"))?
-            .iter()
-            .map(record::entity)
-            .collect()
-    }
-
-    pub(crate) async fn patch_entity(
-        &self,
-        slug: &str,
-        patch: &serde_json::Value,
-        now: Timestamp,
-    ) -> Result<Entity, StoreError> {
-        let patch = attribute_patch(slug, patch)?;
-        let mut tx = self
-            .write
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(|e| db_error(e, "beginning a transaction"))?;
-        let row = sqlx::query("SELECT * FROM entities WHERE slug = ?1")
-            .bind(slug)
-            .fetch_optional(&mut *tx)
-            .await
-            .map_err(|e| db_error(e, "loading an entity"))?
-            .ok_or_else(|| StoreError::NotFound {
-                what: format!("entity {slug}"),
-            })?;
-        let mut entity = record::entity(&row)?;
-        merge_attributes(&mut entity.attributes, patch);
-        entity.updated_at = now;
-        sqlx::query("UPDATE entities SET attributes = ?1, updated_at = ?2 WHERE slug = ?3")
-            .bind(to_json(&entity.attributes, "entity attributes")?)
-            .bind(now.as_millis())
-            .bind(slug)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| db_error(e, &format!("entity {slug}")))?;
-        tx.commit().await.map_err(|e| db_error(e, "committing"))?;
-        Ok(entity)
-    }
-
-    pub(crate) async fn write_relationship(&self, rel: &Relationship) -> Result<(), StoreError> {
-        let mut tx = self
-            .write
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(|e| db_error(e, "beginning a transaction"))?;
-        for slug in [&rel.from, &rel.to] {
-            let found = sqlx::query("SELECT 1 FROM entities WHERE slug = ?1")
-                .bind(slug)
-                .fetch_optional(&mut *tx)
-                .await
-                .map_err(|e| db_error(e, "loading an entity"))?;
-            if found.is_none() {
-                return Err(StoreError::NotFound {
-                    what: format!("entity {slug}"),
-                });
-            }
-        }
-        sqlx::query(
-            "INSERT INTO relationships (from_slug, kind, to_slug, created_at)
-             VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING",
-        )
-        .bind(&rel.from)
-        .bind(&rel.kind)
-        .bind(&rel.to)
-        .bind(rel.created_at.as_millis())
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| {
-            db_error(
-                e,
-                &format!("relationship {} {} {}", rel.from, rel.kind, rel.to),
-            )
-        })?;
-        tx.commit().await.map_err(|e| db_error(e, "committing"))?;
-        Ok(())
-    }
-
-    pub(crate) async fn select_relations(
-        &self,
-        slug: &str,
-    ) -> Result<Vec<Relationship>, StoreError> {
-        sqlx::query(
-            "SELECT * FROM relationships WHERE from_slug = ?1 OR to_slug = ?1
-             ORDER BY from_slug, kind, to_slug",
-        )
-        .bind(slug)
-        .fetch_all(&self.read)
-        .await
-        .map_err(|e| db_error(e, "loading relationships"))?
-        .iter()
-        .map(record::relationship)
-        .collect()
-    }
-
     pub(crate) async fn write_knowledge(&self, entry: &KnowledgeEntry) -> Result<(), StoreError> {
         let mut tx = self
             .write
@@ -239,10 +102,9 @@ impl SqliteStore {
         query: &str,
         limit: u32,
     ) -> Result<Vec<KnowledgeHit>, StoreError> {
-        let terms = search_terms(query);
-        if terms.is_empty() || limit == 0 {
+        let Some(expression) = search_words(query, limit).map(|t| fts_expression(&t)) else {
             return Ok(Vec::new());
-        }
+        };
         let mut tx = self
             .read
             .begin()
@@ -255,7 +117,7 @@ impl SqliteStore {
              FROM knowledge_fts WHERE knowledge_fts MATCH ?1
              ORDER BY score DESC, key LIMIT ?2",
         )
-        .bind(fts_expression(&terms))
+        .bind(expression)
         .bind(i64::from(limit))
         .fetch_all(&mut *tx)
         .await
@@ -272,30 +134,6 @@ impl SqliteStore {
             .await
             .map_err(|e| db_error(e, "ending a read"))?;
         Ok(hits)
-    }
-
-    pub(crate) async fn select_last_audited(
-        &self,
-        slugs: &[String],
-    ) -> Result<Vec<AuditMark>, StoreError> {
-        if slugs.is_empty() {
-            return Ok(Vec::new());
-        }
-        let rows = sqlx::query(
-            "SELECT s.value AS slug,
-               (SELECT MAX(k.updated_at) FROM knowledge k
-                  JOIN knowledge_about a ON a.key = k.key
-                  WHERE a.slug = s.value
-                    AND EXISTS (SELECT 1 FROM knowledge_tags t
-                                WHERE t.key = k.key AND t.tag IN ('audit', 'update'))
-               ) AS last_audited_at
-             FROM json_each(?1) s ORDER BY s.key",
-        )
-        .bind(to_json(&slugs, "slugs")?)
-        .fetch_all(&self.read)
-        .await
-        .map_err(|e| db_error(e, "reading last audits"))?;
-        rows.iter().map(record::audit_mark).collect()
     }
 }
 
@@ -332,6 +170,8 @@ async fn load_entry(
 
 #[cfg(test)]
 mod tests {
+    use nomos_store_sql::knowledge::search_terms;
+
     use super::*;
 
     #[test]

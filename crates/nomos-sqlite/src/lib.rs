@@ -11,15 +11,12 @@
 
 #![deny(missing_docs)]
 
-mod batch;
-mod chain;
+mod backend;
 mod codec;
 mod commit;
 mod error;
 mod fanout;
 mod knowledge;
 mod open;
-mod read;
-mod store;
 
 pub use open::{DATABASE_FILE, SqliteStore};

@@ -7,12 +7,12 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use nomos_core::ports::store::StoreError;
-use nomos_store_sql::schema::{Migrate, SchemaStep, schema_step};
+use nomos_store_sql::schema::Migrate;
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Connection, Row, SqliteConnection, SqlitePool};
 
-use crate::error::{db_error, migrate_error};
+use crate::error::db_error;
 
 /// The migrations this binary ships, embedded at build time.
 pub(crate) static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/sqlite");
@@ -188,30 +188,10 @@ impl SqliteStore {
         Ok(store)
     }
 
-    /// Checks the applied migrations against the embedded ones, then migrates or refuses.
-    async fn prepare_schema(&self, migrate: Migrate) -> Result<(), StoreError> {
-        let mut conn = self
-            .write
-            .acquire()
-            .await
-            .map_err(|e| db_error(e, "connecting"))?;
-        let found = applied_version(&mut conn).await?;
-        match schema_step(found, known_version(), migrate)? {
-            SchemaStep::Current => {}
-            SchemaStep::Migrate => MIGRATOR.run(&mut *conn).await.map_err(migrate_error)?,
-        }
-        drop(conn);
-        // AUDIT-2: rows from before migration 3 get their hashes (a no-op once done).
-        if migrate == Migrate::Run {
-            self.hash_unhashed_events().await?;
-        }
-        Ok(())
-    }
-
     /// EXEC-9's write probe: rewrites the header's `user_version` with the value it has,
     /// in a transaction of the writer, which puts a page into the WAL and commits it, the
     /// way every real commit does, while nothing a reader sees changes.
-    pub(crate) async fn rewrite_user_version(&self) -> Result<(), StoreError> {
+    pub(crate) async fn probe(&self) -> Result<(), StoreError> {
         let mut tx = self
             .write
             .begin_with("BEGIN IMMEDIATE")
@@ -255,32 +235,6 @@ async fn outside_transaction(conn: &mut SqliteConnection) -> Result<bool, sqlx::
         return Ok(false);
     }
     Ok(true)
-}
-
-/// The newest migration this binary ships.
-pub(crate) fn known_version() -> i64 {
-    MIGRATOR.iter().map(|m| m.version).max().unwrap_or(0)
-}
-
-/// The newest migration applied to a database, `None` if it was never migrated.
-pub(crate) async fn applied_version(
-    conn: &mut SqliteConnection,
-) -> Result<Option<i64>, StoreError> {
-    let table = sqlx::query(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
-    )
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(|e| db_error(e, "reading the schema"))?;
-    if table.is_none() {
-        return Ok(None);
-    }
-    let row = sqlx::query("SELECT MAX(version) AS version FROM _sqlx_migrations WHERE success = 1")
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(|e| db_error(e, "reading the applied migrations"))?;
-    row.try_get::<Option<i64>, _>("version")
-        .map_err(|e| db_error(e, "_sqlx_migrations.version"))
 }
 
 fn unavailable(err: sqlx::Error, target: &str) -> StoreError {

@@ -1,6 +1,55 @@
 //! AUDIT-2 at the store: the hashes to give rows written before the chain existed.
 
 use nomos_core::chain::{ChainedEvent, Chainer};
+use nomos_core::ports::store::StoreError;
+
+use crate::backend::{Arg, SqlBackend, SqlWriteTx, Statement};
+use crate::sql::SHARED;
+use crate::{RecordRow, record};
+
+/// Hashes every event row that has no hash yet, session by session in seq order, each
+/// session in its own write transaction (under the event-log lock where there is one);
+/// returns how many rows it hashed.
+pub async fn hash_unhashed_events<B: SqlBackend>(db: &B) -> Result<u64, StoreError> {
+    let sql = B::SQL;
+    let sessions = db
+        .fetch_all(Statement::new(
+            SHARED.unhashed_sessions,
+            Vec::new(),
+            "finding unhashed events",
+        ))
+        .await?
+        .iter()
+        .map(|row| row.uuid("session_id"))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut hashed = 0;
+    for sid in sessions {
+        let mut tx = db.begin_write().await?;
+        if let Some(lock) = sql.lock_event_log {
+            tx.execute(Statement::new(lock, Vec::new(), "locking the event log"))
+                .await?;
+        }
+        let events = tx
+            .fetch_all(Statement::new(
+                SHARED.all_chained_session_events,
+                vec![Arg::Id(sid)],
+                "reading events to hash",
+            ))
+            .await?
+            .iter()
+            .map(record::chained_event)
+            .collect::<Result<Vec<_>, _>>()?;
+        for (seq, hash) in missing_hashes(&events) {
+            let args = vec![Arg::Text(hash), Arg::Id(sid), Arg::Int(seq)];
+            let what = format!("hashing event {seq} of session {sid}");
+            tx.execute(Statement::new(SHARED.set_event_hash, args, what))
+                .await?;
+            hashed += 1;
+        }
+        tx.commit().await?;
+    }
+    Ok(hashed)
+}
 
 /// For one session's events in seq order, the `(seq, hash)` of each row without a
 /// hash, chained on the rows before it (a stored hash is kept and chained on as it is,

@@ -16,6 +16,16 @@ pub fn search_terms(query: &str) -> Vec<String> {
         .collect()
 }
 
+/// The words to search for, or `None` when there is nothing to search (no word, or a
+/// limit of 0), which finds nothing.
+pub fn search_words(query: &str, limit: u32) -> Option<Vec<String>> {
+    let terms = search_terms(query);
+    if terms.is_empty() || limit == 0 {
+        return None;
+    }
+    Some(terms)
+}
+
 /// Checks that an entity's attributes are a JSON object.
 pub fn require_attributes_object(slug: &str, attributes: &Value) -> Result<(), StoreError> {
     if attributes.is_object() {

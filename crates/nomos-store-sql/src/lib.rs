@@ -14,13 +14,31 @@
 //! - [`knowledge`]: search-term splitting and attribute patches of the knowledge graph.
 //! - [`snapshot`]: grouping set-based reads into session snapshots.
 //! - [`schema`]: what to do with a database at a given migration.
+//! - [`backend`]: the [`SqlBackend`](backend::SqlBackend) trait a backend implements
+//!   (its SQL text in a [`sql::Sql`], statements run with backend-neutral
+//!   [`Arg`](backend::Arg)s, and the writes whose shape is its own).
+//! - [`store`]: every read and simple write of the store port, once, and
+//!   [`impl_store!`], which implements the port for a backend with them.
+//! - [`codec`]: JSON text and integer conversions both backends bind.
+//! - [`error`]: the database errors every backend maps the same way.
 
+pub mod backend;
 pub mod chain;
+pub mod codec;
 pub mod commit;
+pub mod error;
 pub mod knowledge;
 pub mod record;
 mod row;
 pub mod schema;
 pub mod snapshot;
+pub mod sql;
+pub mod store;
+
+/// What the [`impl_store!`] expansion names; not for direct use.
+#[doc(hidden)]
+pub mod __private {
+    pub use async_trait::async_trait;
+}
 
 pub use row::{JsonColumn, RecordRow, invalid_value, json_error};

@@ -1,6 +1,7 @@
 //! Rows of each table read back into the core's records, for any [`RecordRow`].
 
 use nomos_core::event::{DomainEvent, EventRecord};
+use nomos_core::fanout::Fanout;
 use nomos_core::ports::store::{AuditMark, StoreError};
 use nomos_core::record::{
     Approval, Entity, Execution, KnowledgeEntry, KnowledgeLoop, Message, PlanStep, Relationship,
@@ -69,6 +70,12 @@ pub fn execution<B, R: RecordRow<B>>(row: &R) -> Result<Execution, StoreError> {
 }
 
 /// An `approvals` row.
+/// A fan-out (FLEET-1): its record is stored whole in `body`.
+pub fn fanout<B, R: RecordRow<B>>(row: &R) -> Result<Fanout, StoreError> {
+    row.json("body")
+}
+
+/// An approval.
 pub fn approval<B, R: RecordRow<B>>(row: &R) -> Result<Approval, StoreError> {
     Ok(Approval {
         id: ApprovalId(row.uuid("id")?),

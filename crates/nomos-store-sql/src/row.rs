@@ -114,6 +114,43 @@ pub trait RecordRow<Backend> {
     }
 }
 
+/// Implements [`RecordRow`] for a backend's sqlx row type: the text and integer
+/// columns, which every backend decodes the same way, with `error` (its
+/// `fn(sqlx::Error, &str) -> StoreError`), and the methods given in braces (uuids,
+/// timestamps and JSON, which each backend stores its own way).
+#[macro_export]
+macro_rules! record_row {
+    ($store:ty, $row:ty, error = $error:path, { $($rest:tt)* }) => {
+        impl $crate::RecordRow<$store> for $row {
+            fn text(&self, column: &str) -> Result<String, ::nomos_core::ports::store::StoreError> {
+                ::sqlx::Row::try_get::<String, _>(self, column).map_err(|e| $error(e, column))
+            }
+
+            fn opt_text(
+                &self,
+                column: &str,
+            ) -> Result<Option<String>, ::nomos_core::ports::store::StoreError> {
+                ::sqlx::Row::try_get::<Option<String>, _>(self, column)
+                    .map_err(|e| $error(e, column))
+            }
+
+            fn int(&self, column: &str) -> Result<i64, ::nomos_core::ports::store::StoreError> {
+                ::sqlx::Row::try_get::<i64, _>(self, column).map_err(|e| $error(e, column))
+            }
+
+            fn opt_int(
+                &self,
+                column: &str,
+            ) -> Result<Option<i64>, ::nomos_core::ports::store::StoreError> {
+                ::sqlx::Row::try_get::<Option<i64>, _>(self, column)
+                    .map_err(|e| $error(e, column))
+            }
+
+            $($rest)*
+        }
+    };
+}
+
 /// A JSON column as the backend stores it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum JsonColumn {

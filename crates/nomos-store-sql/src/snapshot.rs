@@ -4,16 +4,18 @@ use std::collections::HashMap;
 
 use nomos_core::SessionId;
 use nomos_core::ports::store::SessionSnapshot;
+use nomos_core::fanout::Fanout;
 use nomos_core::record::{Approval, Execution, PlanStep, SessionRecord};
 
 /// One snapshot per session record, in the records' order, each holding the steps,
-/// executions and approvals of its session in the order given. Child rows of a
+/// executions, approvals and fan-outs of its session in the order given. Child rows of a
 /// session not among the records are dropped.
 pub fn assemble(
     records: Vec<SessionRecord>,
     steps: Vec<PlanStep>,
     executions: Vec<Execution>,
     approvals: Vec<Approval>,
+    fanouts: Vec<Fanout>,
 ) -> Vec<SessionSnapshot> {
     let mut snapshots: Vec<SessionSnapshot> = records
         .into_iter()
@@ -22,7 +24,6 @@ pub fn assemble(
             steps: Vec::new(),
             executions: Vec::new(),
             approvals: Vec::new(),
-            // Filled by each backend's set-based read.
             fanouts: Vec::new(),
         })
         .collect();
@@ -44,6 +45,11 @@ pub fn assemble(
     for approval in approvals {
         if let Some(&idx) = index.get(&approval.session_id) {
             snapshots[idx].approvals.push(approval);
+        }
+    }
+    for fanout in fanouts {
+        if let Some(&idx) = index.get(&fanout.session_id) {
+            snapshots[idx].fanouts.push(fanout);
         }
     }
     snapshots

@@ -9,5 +9,6 @@ pub mod migrations;
 pub mod postgres;
 pub mod small_disk;
 pub mod sshd;
+pub mod store_checks;
 pub mod store_contract;
 pub mod trickle;

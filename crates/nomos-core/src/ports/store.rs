@@ -341,6 +341,14 @@ pub trait Store: Send + Sync {
         limit: u32,
     ) -> Result<Vec<EventRecord>, StoreError>;
 
+    /// The `global_seq` of the newest committed event, 0 for an empty log. One index
+    /// lookup, whatever the log's length (a live stream starts after it).
+    async fn newest_global_seq(&self) -> Result<i64, StoreError>;
+
+    /// The `seq` of a session's newest event, 0 for a session without events (or none).
+    /// One index lookup, whatever the session's length.
+    async fn newest_seq(&self, session: SessionId) -> Result<i64, StoreError>;
+
     /// AUDIT-2: stored events with their chain hashes, in `(session_id, seq)` order
     /// after a cursor, at most `limit`.
     async fn chained_events(

@@ -3,9 +3,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-use nomos_core::chain::{BreakKind, ChainCursor, verify_store};
-use nomos_core::ports::store::Store;
+use nomos_core::chain::verify_store;
 use nomos_postgres::PgStore;
+use nomos_test_support::store_checks::{
+    assert_first_break_is_a_mismatch, assert_rehashed, chains_before_clearing,
+};
 use nomos_test_support::store_contract::fixtures::two_chains;
 
 async fn store_with_events(url: &str) -> (PgStore, nomos_core::SessionId) {
@@ -30,12 +32,7 @@ async fn a_payload_edited_with_raw_sql_is_named_by_the_verifier() {
     .await
     .unwrap();
 
-    let broken = verify_store(&store, 2).await.unwrap().broken.unwrap();
-    assert_eq!((broken.session, broken.seq), (session, 2));
-    assert!(
-        matches!(broken.kind, BreakKind::Mismatch { .. }),
-        "{broken}"
-    );
+    assert_first_break_is_a_mismatch(&store, session, 2).await;
 }
 
 // rule: AUDIT-2
@@ -43,29 +40,9 @@ async fn a_payload_edited_with_raw_sql_is_named_by_the_verifier() {
 async fn rows_without_a_hash_are_hashed_in_order_when_the_store_opens() {
     let url = nomos_test_support::postgres::fresh_database().await;
     let (store, _) = store_with_events(&url).await;
-    let before = store
-        .chained_events(ChainCursor::All { after: None }, 100)
-        .await
-        .unwrap();
-    sqlx::query("UPDATE events SET hash = NULL")
-        .execute(store.pool())
-        .await
-        .unwrap();
-    assert_eq!(
-        verify_store(&store, 10).await.unwrap().broken.unwrap().kind,
-        BreakKind::MissingHash
-    );
+    let clear = sqlx::query("UPDATE events SET hash = NULL").execute(store.pool());
+    let before = chains_before_clearing(&store, clear).await;
 
     let reopened = PgStore::connect(&url).await.unwrap();
-    let report = verify_store(&reopened, 10).await.unwrap();
-    assert_eq!(report.broken, None);
-    assert_eq!(report.events, 4);
-    let after = reopened
-        .chained_events(ChainCursor::All { after: None }, 100)
-        .await
-        .unwrap();
-    assert_eq!(
-        after, before,
-        "the backfill gives the hashes the commits gave"
-    );
+    assert_rehashed(&reopened, 4, &before).await;
 }

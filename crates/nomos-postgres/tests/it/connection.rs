@@ -8,6 +8,10 @@ use nomos_core::event::DomainEvent;
 use nomos_core::ports::store::{Store, StoreError};
 use nomos_postgres::{PgStore, PgStoreOptions};
 use nomos_test_support::postgres::fresh_database;
+use nomos_test_support::store_checks::{
+    assert_dense_logs, assert_schema_too_new, assert_unavailable_naming,
+    assert_unknown_status_is_reported, session_to_corrupt,
+};
 use nomos_test_support::store_contract::fixtures::{create, event, events_commit, session_id};
 
 #[tokio::test]
@@ -52,10 +56,7 @@ async fn a_missing_database_is_unavailable() {
     let err = PgStore::connect(&format!("{base}/nomos_no_such_database"))
         .await
         .unwrap_err();
-    assert!(
-        matches!(err, StoreError::Unavailable(ref m) if m.contains("nomos_no_such_database")),
-        "{err:?}"
-    );
+    assert_unavailable_naming(&err, &["nomos_no_such_database"]);
 }
 
 #[tokio::test]
@@ -100,28 +101,10 @@ async fn a_database_at_a_newer_migration_is_refused() {
     .await
     .unwrap();
     let err = PgStore::connect(&url).await.unwrap_err();
-    assert_eq!(
-        err,
-        StoreError::SchemaTooNew {
-            found: 9999,
-            known: nomos_test_support::migrations::newest_migration("postgres"),
-        }
-    );
+    assert_schema_too_new(&err, "postgres");
     let err = PgStore::connect_without_migrating(&url).await.unwrap_err();
-    assert_eq!(
-        err,
-        StoreError::SchemaTooNew {
-            found: 9999,
-            known: nomos_test_support::migrations::newest_migration("postgres"),
-        }
-    );
-    assert_eq!(
-        store.check().await,
-        Err(StoreError::SchemaTooNew {
-            found: 9999,
-            known: nomos_test_support::migrations::newest_migration("postgres"),
-        })
-    );
+    assert_schema_too_new(&err, "postgres");
+    assert_schema_too_new(&store.check().await.unwrap_err(), "postgres");
 }
 
 #[tokio::test]
@@ -157,42 +140,21 @@ async fn concurrent_writers_on_many_sessions_keep_dense_sequences() {
     for task in tasks {
         task.await.unwrap();
     }
-    let all = store.events_after(None, 0, 10_000).await.unwrap();
-    assert_eq!(all.len(), 8 * 51);
-    assert!(all.windows(2).all(|w| w[0].global_seq < w[1].global_seq));
-    for writer in 0..8u128 {
-        let seqs: Vec<i64> = all
-            .iter()
-            .filter(|e| e.session_id == session_id(100 + writer))
-            .map(|e| e.seq)
-            .collect();
-        assert_eq!(seqs, (1..=51).collect::<Vec<_>>());
-    }
+    assert_dense_logs(&*store, 8, 51).await;
 }
 
 #[tokio::test]
 async fn a_row_holding_an_unknown_status_is_reported_with_its_column() {
     let url = fresh_database().await;
     let store = PgStore::connect(&url).await.unwrap();
-    let record = create(&store, session_id(7), SessionStatus::Active).await;
-    sqlx::query("ALTER TABLE sessions DROP CONSTRAINT sessions_status_check")
-        .execute(store.pool())
-        .await
-        .unwrap();
-    sqlx::query("UPDATE sessions SET status = 'zombie' WHERE id = $1")
-        .bind(record.id.as_uuid())
-        .execute(store.pool())
-        .await
-        .unwrap();
-    match store.load_session(record.id).await.unwrap_err() {
-        StoreError::Invalid(message) => {
-            assert!(
-                message.contains("status") && message.contains("zombie"),
-                "{message}"
-            )
-        }
-        other => panic!("expected Invalid, got {other:?}"),
-    }
+    let id = session_to_corrupt(&store).await;
+    let corrupt = format!(
+        "ALTER TABLE sessions DROP CONSTRAINT sessions_status_check;
+         UPDATE sessions SET status = 'zombie' WHERE id = '{id}'"
+    );
+    let done = sqlx::raw_sql(sqlx::AssertSqlSafe(corrupt)).execute(store.pool());
+    done.await.unwrap();
+    assert_unknown_status_is_reported(&store, id).await;
 }
 
 /// Two batches that lock the same sessions in opposite orders can deadlock; the

@@ -5,6 +5,10 @@ use nomos_core::SessionStatus;
 use nomos_core::event::DomainEvent;
 use nomos_core::ports::store::{Store, StoreError};
 use nomos_sqlite::SqliteStore;
+use nomos_test_support::store_checks::{
+    assert_dense_logs, assert_schema_too_new, assert_unavailable_naming,
+    assert_unknown_status_is_reported, session_to_corrupt,
+};
 use nomos_test_support::store_contract::fixtures::{create, event, events_commit, session_id};
 use sqlx::Row;
 
@@ -57,36 +61,26 @@ async fn data_survives_reopening_the_file() {
 async fn concurrent_writers_neither_deadlock_nor_lose_commits() {
     let dir = tempfile::tempdir().unwrap();
     let store = std::sync::Arc::new(SqliteStore::open_in_data_dir(dir.path()).await.unwrap());
-    let mut tasks = Vec::new();
-    for writer in 0..8u128 {
-        let store = store.clone();
-        tasks.push(tokio::spawn(async move {
-            let record = create(&*store, session_id(100 + writer), SessionStatus::Executing).await;
-            for n in 1..=50i64 {
-                let commit = events_commit(&record, n, vec![event(n, DomainEvent::Nudged)]);
-                store.commit(commit).await.unwrap();
-                // Reads interleave with the writes without blocking them.
-                let snapshot = store.load_session(record.id).await.unwrap().unwrap();
-                assert_eq!(snapshot.record.version, n + 1);
-            }
-        }));
+    let writers: Vec<_> = (0..8u128)
+        .map(|writer| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let id = session_id(100 + writer);
+                let record = create(&*store, id, SessionStatus::Executing).await;
+                for n in 1..=50i64 {
+                    let commit = events_commit(&record, n, vec![event(n, DomainEvent::Nudged)]);
+                    store.commit(commit).await.unwrap();
+                    // Reads interleave with the writes without blocking them.
+                    let snapshot = store.load_session(record.id).await.unwrap().unwrap();
+                    assert_eq!(snapshot.record.version, n + 1);
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.await.unwrap();
     }
-    for task in tasks {
-        task.await.unwrap();
-    }
-    let all = store.events_after(None, 0, 10_000).await.unwrap();
-    assert_eq!(all.len(), 8 * 51);
-    assert!(all.windows(2).all(|w| w[0].global_seq < w[1].global_seq));
-    for writer in 0..8u128 {
-        let seqs: Vec<i64> = store
-            .events_after(Some(session_id(100 + writer)), 0, 100)
-            .await
-            .unwrap()
-            .iter()
-            .map(|e| e.seq)
-            .collect();
-        assert_eq!(seqs, (1..=51).collect::<Vec<_>>());
-    }
+    assert_dense_logs(&*store, 8, 51).await;
 }
 
 #[tokio::test]
@@ -104,25 +98,13 @@ async fn a_database_at_a_newer_migration_is_refused_at_open() {
     .unwrap();
     drop(store);
     let err = SqliteStore::open(&path).await.unwrap_err();
-    assert_eq!(
-        err,
-        StoreError::SchemaTooNew {
-            found: 9999,
-            known: nomos_test_support::migrations::newest_migration("sqlite"),
-        }
-    );
+    assert_schema_too_new(&err, "sqlite");
     assert!(
         err.to_string().contains("newer than this binary knows"),
         "{err}"
     );
     let err = SqliteStore::open_existing(&path).await.unwrap_err();
-    assert_eq!(
-        err,
-        StoreError::SchemaTooNew {
-            found: 9999,
-            known: nomos_test_support::migrations::newest_migration("sqlite"),
-        }
-    );
+    assert_schema_too_new(&err, "sqlite");
 }
 
 #[tokio::test]
@@ -163,15 +145,7 @@ async fn a_path_that_cannot_be_opened_is_unavailable_and_names_it() {
     let err = SqliteStore::open("/proc/nomos-no-such-dir/x/nomos.db")
         .await
         .unwrap_err();
-    match err {
-        StoreError::Unavailable(message) => {
-            assert!(
-                message.contains("/proc/nomos-no-such-dir/x/nomos.db"),
-                "{message}"
-            )
-        }
-        other => panic!("expected Unavailable, got {other:?}"),
-    }
+    assert_unavailable_naming(&err, &["/proc/nomos-no-such-dir/x/nomos.db"]);
     let missing = tempfile::tempdir().unwrap();
     let err = SqliteStore::open_existing(missing.path().join("absent.db").to_str().unwrap())
         .await
@@ -180,36 +154,23 @@ async fn a_path_that_cannot_be_opened_is_unavailable_and_names_it() {
     let err = SqliteStore::open("sqlite://x?mode=bogus")
         .await
         .unwrap_err();
-    assert!(
-        matches!(err, StoreError::Unavailable(ref m) if m.contains("sqlite://x?mode=bogus")),
-        "{err:?}"
-    );
+    assert_unavailable_naming(&err, &["sqlite://x?mode=bogus"]);
 }
 
 #[tokio::test]
 async fn a_row_holding_an_unknown_status_is_reported_with_its_column() {
     let store = SqliteStore::in_memory().await.unwrap();
-    let record = create(&store, session_id(7), SessionStatus::Active).await;
+    let id = session_to_corrupt(&store).await;
     // Bypass the CHECK constraint the way an old or foreign writer might.
-    sqlx::query("PRAGMA ignore_check_constraints = ON")
+    let bypass = format!(
+        "PRAGMA ignore_check_constraints = ON;
+         UPDATE sessions SET status = 'zombie' WHERE id = '{id}'"
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(bypass))
         .execute(store.write_pool())
         .await
         .unwrap();
-    sqlx::query("UPDATE sessions SET status = 'zombie' WHERE id = ?1")
-        .bind(record.id.to_string())
-        .execute(store.write_pool())
-        .await
-        .unwrap();
-    let err = store.load_session(record.id).await.unwrap_err();
-    match err {
-        StoreError::Invalid(message) => {
-            assert!(
-                message.contains("status") && message.contains("zombie"),
-                "{message}"
-            )
-        }
-        other => panic!("expected Invalid, got {other:?}"),
-    }
+    assert_unknown_status_is_reported(&store, id).await;
 }
 
 #[tokio::test]

@@ -170,3 +170,28 @@ pub async fn events_after_replays_from_a_position(store: &dyn Store) {
             .is_empty()
     );
 }
+
+/// The newest positions are those of the last committed event: 0 on an empty log and
+/// for a session without events, then the last `global_seq` and each session's last
+/// `seq` (what a live stream starts after).
+pub async fn newest_positions_are_those_of_the_last_committed_event(store: &dyn Store) {
+    assert_eq!(store.newest_global_seq().await.unwrap(), 0);
+    assert_eq!(store.newest_seq(session_id(34)).await.unwrap(), 0);
+    let a = create(store, session_id(34), SessionStatus::Executing).await;
+    let b = create(store, session_id(35), SessionStatus::Executing).await;
+    let events: Vec<_> = (1..=3).map(|n| event(n, step_started(n as u32))).collect();
+    store.commit(events_commit(&a, 1, events)).await.unwrap();
+    let receipt = store
+        .commit(events_commit(&b, 1, vec![event(9, DomainEvent::Nudged)]))
+        .await
+        .unwrap();
+
+    let all = store.events_after(None, 0, 100).await.unwrap();
+    let last = all.last().unwrap().global_seq;
+    assert_eq!(receipt.events[0].global_seq, last);
+    assert_eq!(store.newest_global_seq().await.unwrap(), last);
+    assert_eq!(store.newest_seq(a.id).await.unwrap(), 4);
+    assert_eq!(store.newest_seq(b.id).await.unwrap(), 2);
+    assert_eq!(store.newest_seq(session_id(404)).await.unwrap(), 0);
+    assert!(store.events_after(None, last, 10).await.unwrap().is_empty());
+}

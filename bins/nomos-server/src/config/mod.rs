@@ -1,0 +1,299 @@
+//! Configuration in steps, each in its own file: [`raw`] gathers raw values from
+//! `nomos.toml`, [`env`] lays the `NOMOS_*` environment over them (flags come last, in
+//! `main.rs`; each later source wins), and [`validate`] turns them into a typed
+//! [`Config`] or a [`ConfigError`] naming the key, the value and why. Unknown keys in the
+//! file are an error naming them and their line.
+//!
+//! A new setting: its raw key in `raw.rs`, its variable (if any) in `env.rs`, its typed
+//! field and check in `validate.rs`.
+
+pub mod env;
+pub mod raw;
+pub mod validate;
+
+use std::path::PathBuf;
+
+pub use raw::RawConfig;
+pub use validate::{AuthSetting, Config, Database, LogFormat};
+
+/// Why the configuration was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or has an unknown key (the message names key and line).
+    #[error("{path}: {message}")]
+    Syntax {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// A value is not acceptable.
+    #[error("invalid {key} = {value:?}: {reason}")]
+    Invalid {
+        /// The setting (`listen`, `NOMOS_LISTEN`, `auth.tokens[0].sha256`...).
+        key: String,
+        /// The value given.
+        value: String,
+        /// Why it is refused.
+        reason: String,
+    },
+}
+
+/// A value refused, naming the key and why.
+pub(crate) fn invalid(
+    key: &str,
+    value: impl Into<String>,
+    reason: impl Into<String>,
+) -> ConfigError {
+    ConfigError::Invalid {
+        key: key.to_owned(),
+        value: value.into(),
+        reason: reason.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use nomos_core::Span;
+
+    use super::*;
+
+    fn check(toml: &str) -> Result<Config, ConfigError> {
+        Config::validate(RawConfig::parse(toml, Path::new("nomos.toml"))?)
+    }
+
+    #[test]
+    fn the_example_file_is_valid_and_gives_the_defaults() {
+        let config = check(include_str!("../../../../nomos.example.toml")).unwrap();
+        assert_eq!(config.listen.to_string(), "127.0.0.1:8092");
+        assert_eq!(config.sweep_interval, Span::from_mins(5));
+    }
+
+    // rule: TURN-9
+    #[test]
+    fn the_context_size_and_the_models_share_of_a_result_are_read_and_bounded() {
+        let config =
+            check("[llm]\ncontext_tokens = 32768\n[agent]\nmodel_output_bytes = 4096\n").unwrap();
+        assert_eq!(config.context_tokens, Some(32768));
+        assert_eq!(config.model_output_bytes, Some(4096));
+        let err = check("[llm]\ncontext_tokens = 100\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid llm.context_tokens = \"100\": must be at least 2048"
+        );
+    }
+
+    // rule: TURN-12
+    #[test]
+    fn the_reply_deadline_is_read_from_the_llm_table() {
+        let config = check("[llm]\nreply_deadline_secs = 30").unwrap();
+        assert_eq!(config.llm.reply_deadline_secs, Some(30));
+        assert_eq!(check("").unwrap().llm.reply_deadline_secs, None);
+    }
+
+    #[test]
+    fn an_empty_file_gives_the_defaults() {
+        let config = check("").unwrap();
+        assert_eq!(config.listen.to_string(), "127.0.0.1:8092");
+        assert_eq!(config.data_dir, PathBuf::from("./data"));
+        assert_eq!(config.database, Database::SqliteInDataDir);
+        assert!(matches!(config.auth, AuthSetting::Tokens(ref t) if t.is_empty()));
+    }
+
+    #[test]
+    fn an_unknown_key_is_named_with_its_line() {
+        let err = check("listen = \"127.0.0.1:1\"\nlisten_adress = \"x\"\n").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("listen_adress"), "{text}");
+        assert!(text.contains("line 2"), "{text}");
+    }
+
+    #[test]
+    fn a_bad_value_names_key_value_and_reason() {
+        let err = check("listen = \"localhost\"").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid listen = \"localhost\": expected IP:PORT such as 127.0.0.1:8092"
+        );
+    }
+
+    #[test]
+    fn no_auth_is_refused_on_a_non_loopback_address() {
+        let err = check("listen = \"0.0.0.0:8092\"\n[auth]\nmode = \"none\"").unwrap_err();
+        assert!(err.to_string().contains("loopback"), "{err}");
+        assert!(check("[auth]\nmode = \"none\"").is_ok());
+    }
+
+    #[test]
+    fn a_token_hash_that_is_not_sha256_is_refused() {
+        let err = check("[[auth.tokens]]\nname = \"a\"\nsha256 = \"abc\"").unwrap_err();
+        assert!(err.to_string().contains("auth.tokens[0].sha256"), "{err}");
+    }
+
+    #[test]
+    fn environment_overrides_the_file() {
+        let mut raw = RawConfig::parse("listen = \"127.0.0.1:1\"", Path::new("f")).unwrap();
+        raw.apply_env(|name| (name == "NOMOS_LISTEN").then(|| "127.0.0.1:2".to_owned()));
+        assert_eq!(Config::validate(raw).unwrap().listen.port(), 2);
+    }
+
+    #[test]
+    fn a_postgres_url_switches_the_store() {
+        let config = check("database_url = \"postgres://u@localhost/db\"").unwrap();
+        assert!(matches!(config.database, Database::Postgres(_)));
+        let err = check("database_url = \"mysql://u:pw@host/db\"").unwrap_err();
+        assert!(!err.to_string().contains("pw"), "{err}");
+    }
+
+    const OIDC: &str = "[auth]\nmode = \"oidc\"\n[auth.oidc]\nissuer = \"https://id.example\"\n\
+                        audience = \"nomos\"\njwks_url = \"https://id.example/jwks\"\n";
+
+    #[test]
+    fn oidc_client_settings_come_from_the_file() {
+        let text = format!(
+            "{OIDC}client_id = \"nomos-web\"\nauthorization_endpoint = \"https://id.example/auth\"\n\
+             token_endpoint = \"https://id.example/token\"\nscope = \"openid\"\n"
+        );
+        let config = check(&text).unwrap();
+        let AuthSetting::Oidc(oidc, _) = config.auth else {
+            panic!("expected oidc, got {:?}", config.auth);
+        };
+        let client = oidc.client.unwrap();
+        assert_eq!(client.client_id, "nomos-web");
+        assert_eq!(client.authorization_endpoint, "https://id.example/auth");
+        assert_eq!(client.token_endpoint, "https://id.example/token");
+        assert_eq!(client.scope.as_deref(), Some("openid"));
+    }
+
+    #[test]
+    fn oidc_without_client_settings_has_no_sign_in_client() {
+        let AuthSetting::Oidc(oidc, _) = check(OIDC).unwrap().auth else {
+            panic!("expected oidc");
+        };
+        assert_eq!(oidc.client, None);
+    }
+
+    #[test]
+    fn a_partial_oidc_client_names_what_is_missing() {
+        let err = check(&format!("{OIDC}client_id = \"nomos-web\"\n")).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("authorization_endpoint, token_endpoint"),
+            "{text}"
+        );
+        let err = check(&format!(
+            "{OIDC}client_id = \"c\"\nauthorization_endpoint = \"id.example/auth\"\n\
+             token_endpoint = \"https://id.example/token\"\n"
+        ))
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("invalid auth.oidc.authorization_endpoint = \"id.example/auth\""),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn oidc_settings_come_from_the_environment() {
+        let mut raw = RawConfig::parse("[auth]\nmode = \"oidc\"", Path::new("f")).unwrap();
+        raw.apply_env(|name| {
+            let value = match name {
+                "NOMOS_OIDC_ISSUER" => "https://id.example",
+                "NOMOS_OIDC_AUDIENCE" => "nomos",
+                "NOMOS_OIDC_JWKS_URL" => "https://id.example/jwks",
+                "NOMOS_OIDC_CLIENT_ID" => "from-env",
+                "NOMOS_OIDC_AUTHORIZATION_ENDPOINT" => "https://id.example/auth",
+                "NOMOS_OIDC_TOKEN_ENDPOINT" => "https://id.example/token",
+                _ => return None,
+            };
+            Some(value.to_owned())
+        });
+        let AuthSetting::Oidc(oidc, _) = Config::validate(raw).unwrap().auth else {
+            panic!("expected oidc");
+        };
+        assert_eq!(oidc.issuer, "https://id.example");
+        assert_eq!(oidc.client.unwrap().client_id, "from-env");
+    }
+
+    #[test]
+    fn oidc_without_an_issuer_names_the_key() {
+        let err = check("[auth]\nmode = \"oidc\"\n[auth.oidc]\naudience = \"n\"").unwrap_err();
+        assert!(
+            err.to_string().starts_with("invalid auth.oidc.issuer"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_model_script_comes_from_the_file_or_the_environment() {
+        let config = check("[model]\nscript = \"replies.yaml\"").unwrap();
+        assert_eq!(config.model_script, Some(PathBuf::from("replies.yaml")));
+        assert_eq!(check("").unwrap().model_script, None);
+        let mut raw = RawConfig::parse("[model]\nscript = \"a.yaml\"", Path::new("f")).unwrap();
+        raw.apply_env(|name| (name == "NOMOS_MODEL_SCRIPT").then(|| "b.yaml".to_owned()));
+        let config = Config::validate(raw).unwrap();
+        assert_eq!(config.model_script, Some(PathBuf::from("b.yaml")));
+    }
+
+    #[test]
+    fn a_system_prompt_file_replaces_the_shipped_prompt() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("soul.md");
+        std::fs::write(&path, "You are a careful operator.\n").unwrap();
+        let text = format!(
+            "[agent]\nsystem_prompt_file = {:?}",
+            path.display().to_string()
+        );
+        let config = check(&text).unwrap();
+        assert_eq!(
+            config.system_prompt.as_deref(),
+            Some("You are a careful operator.\n")
+        );
+        assert_eq!(check("").unwrap().system_prompt, None);
+    }
+
+    #[test]
+    fn a_missing_system_prompt_file_stops_start_up_naming_it() {
+        let mut raw = RawConfig::default();
+        raw.apply_env(|name| {
+            (name == "NOMOS_SYSTEM_PROMPT_FILE").then(|| "/nonexistent/soul.md".to_owned())
+        });
+        let err = Config::validate(raw).unwrap_err().to_string();
+        assert!(
+            err.starts_with(
+                "invalid agent.system_prompt_file = \"/nonexistent/soul.md\": cannot read it:"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn an_empty_or_unreadable_system_prompt_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.md");
+        std::fs::write(&empty, "  \n").unwrap();
+        let text = format!(
+            "[agent]\nsystem_prompt_file = {:?}",
+            empty.display().to_string()
+        );
+        let err = check(&text).unwrap_err().to_string();
+        assert!(err.ends_with("the file is empty"), "{err}");
+        // A directory cannot be read as text.
+        let text = format!(
+            "[agent]\nsystem_prompt_file = {:?}",
+            dir.path().display().to_string()
+        );
+        let err = check(&text).unwrap_err().to_string();
+        assert!(err.contains("cannot read it"), "{err}");
+    }
+}

@@ -1,0 +1,357 @@
+//! The second step: [`Config::validate`] turns raw values into typed settings, or a
+//! [`ConfigError`] naming the key, the value and why. No raw type is kept in [`Config`].
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use nomos_core::Span;
+use nomos_http::{OidcClient, OidcConfig, Role, StaticToken};
+use nomos_ssh::HostKeyPolicy;
+
+use super::raw::{RawAuth, RawConfig, RawOidc, RawSweep};
+use super::{ConfigError, invalid};
+
+/// Log output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Where the data lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Database {
+    /// `nomos.db` in the data directory.
+    SqliteInDataDir,
+    /// A SQLite file or URL.
+    Sqlite(String),
+    /// A PostgreSQL URL.
+    Postgres(String),
+}
+
+/// How callers authenticate.
+#[derive(Clone, Debug)]
+pub enum AuthSetting {
+    /// No authentication (loopback only).
+    None,
+    /// Static tokens; none configured means one is generated in the data directory.
+    Tokens(Vec<StaticToken>),
+    /// OIDC, plus any static tokens.
+    Oidc(Box<OidcConfig>, Vec<StaticToken>),
+}
+
+/// The `[llm]` table's endpoint settings, which the `NOMOS_LLM_*` variables override.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LlmEndpoint {
+    /// Base URL.
+    pub base_url: Option<String>,
+    /// Model name.
+    pub model: Option<String>,
+    /// API key.
+    pub api_key: Option<String>,
+    /// TURN-12: seconds one whole reply may take.
+    pub reply_deadline_secs: Option<u64>,
+}
+
+/// Sweep thresholds and session timings that were set; each unset one keeps its spec
+/// default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SweepSettings {
+    /// SWEEP-1 idle time before a nudge.
+    pub idle_after: Option<Span>,
+    /// EXEC-3 running timeout.
+    pub running_timeout: Option<Span>,
+    /// EXEC-3 start-up staleness.
+    pub startup_stale_after: Option<Span>,
+    /// GATE-7 approval expiry.
+    pub approval_ttl: Option<Span>,
+    /// GATE-4 assent window.
+    pub assent_window: Option<Span>,
+    /// REPLICA-2: how old another instance's heartbeat may be before it counts as gone.
+    pub heartbeat_timeout: Option<Span>,
+}
+
+/// The validated configuration.
+#[derive(Debug)]
+pub struct Config {
+    /// Listen address.
+    pub listen: SocketAddr,
+    /// Data directory.
+    pub data_dir: PathBuf,
+    /// Database.
+    pub database: Database,
+    /// Log format.
+    pub log_format: LogFormat,
+    /// Inventory file, if any (else only `local`).
+    pub inventory: Option<PathBuf>,
+    /// known_hosts file.
+    pub known_hosts: PathBuf,
+    /// What to do with unknown host keys.
+    pub host_key_policy: HostKeyPolicy,
+    /// Policy file (GATE-8).
+    pub policy_file: Option<PathBuf>,
+    /// Model settings from the file (the environment wins, see `env::llm_lookup`).
+    pub llm: LlmEndpoint,
+    /// A scripted model's YAML file; when set, it answers instead of any endpoint.
+    pub model_script: Option<PathBuf>,
+    /// The system prompt read from `agent.system_prompt_file`; `None` keeps the shipped one.
+    pub system_prompt: Option<String>,
+    /// The model's context size in tokens, when set (TURN-9).
+    pub context_tokens: Option<usize>,
+    /// The model's share of one tool result in bytes, when set.
+    pub model_output_bytes: Option<usize>,
+    /// Authentication.
+    pub auth: AuthSetting,
+    /// Sweep interval.
+    pub sweep_interval: Span,
+    /// Sweep thresholds and session timings, applied onto the spec defaults.
+    pub sweep: SweepSettings,
+}
+
+impl Config {
+    /// Checks and types every value.
+    pub fn validate(raw: RawConfig) -> Result<Config, ConfigError> {
+        let listen_text = raw.listen.unwrap_or_else(|| "127.0.0.1:8092".to_owned());
+        let listen: SocketAddr = listen_text.parse().map_err(|_| {
+            invalid(
+                "listen",
+                &listen_text,
+                "expected IP:PORT such as 127.0.0.1:8092",
+            )
+        })?;
+        let data_dir = PathBuf::from(raw.data_dir.unwrap_or_else(|| "./data".to_owned()));
+        let database = match raw.database_url.filter(|u| !u.trim().is_empty()) {
+            None => Database::SqliteInDataDir,
+            Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                Database::Postgres(url)
+            }
+            Some(url) if url.starts_with("sqlite:") => Database::Sqlite(url),
+            Some(url) => {
+                let shown = url.split('@').next_back().unwrap_or_default().to_owned();
+                return Err(invalid(
+                    "database_url",
+                    shown,
+                    "expected postgres://..., postgresql://... or sqlite:...",
+                ));
+            }
+        };
+        let log_format = match raw.log_format.as_deref().unwrap_or("text") {
+            "text" => LogFormat::Text,
+            "json" => LogFormat::Json,
+            other => return Err(invalid("log_format", other, "expected text or json")),
+        };
+        let host_key_policy = match raw.host_key_policy.as_deref().unwrap_or("strict") {
+            "strict" => HostKeyPolicy::Strict,
+            "accept_new" => HostKeyPolicy::AcceptNew,
+            other => {
+                return Err(invalid(
+                    "host_key_policy",
+                    other,
+                    "expected strict or accept_new",
+                ));
+            }
+        };
+        let known_hosts = match raw.known_hosts {
+            Some(path) => PathBuf::from(path),
+            None => data_dir.join("known_hosts"),
+        };
+        let auth = auth_setting(raw.auth, listen)?;
+        let system_prompt = match raw.agent.system_prompt_file {
+            Some(path) => Some(system_prompt(&path)?),
+            None => None,
+        };
+        let context_tokens = at_least("llm.context_tokens", raw.llm.context_tokens, 2048)?;
+        let model_output_bytes = at_least(
+            "agent.model_output_bytes",
+            raw.agent.model_output_bytes,
+            1024,
+        )?;
+        let interval = raw.sweep.interval_secs.unwrap_or(300);
+        if interval == 0 {
+            return Err(invalid(
+                "sweep.interval_secs",
+                "0",
+                "must be at least 1 second",
+            ));
+        }
+        Ok(Config {
+            listen,
+            data_dir,
+            database,
+            log_format,
+            inventory: raw.inventory.map(PathBuf::from),
+            known_hosts,
+            host_key_policy,
+            policy_file: raw.policy_file.map(PathBuf::from),
+            llm: LlmEndpoint {
+                base_url: raw.llm.base_url,
+                model: raw.llm.model,
+                api_key: raw.llm.api_key,
+                reply_deadline_secs: raw.llm.reply_deadline_secs,
+            },
+            model_script: raw
+                .model
+                .script
+                .filter(|path| !path.trim().is_empty())
+                .map(PathBuf::from),
+            system_prompt,
+            context_tokens,
+            model_output_bytes,
+            auth,
+            sweep_interval: Span::from_secs(interval as i64),
+            sweep: sweep_settings(&raw.sweep),
+        })
+    }
+}
+
+/// A size that must be at least `min` when it is set.
+fn at_least(key: &str, value: Option<u64>, min: u64) -> Result<Option<usize>, ConfigError> {
+    match value {
+        None => Ok(None),
+        Some(n) if n < min => Err(invalid(
+            key,
+            n.to_string(),
+            format!("must be at least {min}"),
+        )),
+        Some(n) => Ok(Some(usize::try_from(n).unwrap_or(usize::MAX))),
+    }
+}
+
+fn auth_setting(raw: RawAuth, listen: SocketAddr) -> Result<AuthSetting, ConfigError> {
+    let mut tokens = Vec::new();
+    for (idx, token) in raw.tokens.iter().enumerate() {
+        let role = match token.role.as_deref().unwrap_or("operator") {
+            "operator" => Role::Operator,
+            "viewer" => Role::Viewer,
+            other => {
+                return Err(invalid(
+                    &format!("auth.tokens[{idx}].role"),
+                    other,
+                    "expected operator or viewer",
+                ));
+            }
+        };
+        let parsed = StaticToken::from_hex(&token.name, &token.sha256, role).map_err(|e| {
+            invalid(
+                &format!("auth.tokens[{idx}].sha256"),
+                &token.sha256,
+                e.to_string(),
+            )
+        })?;
+        tokens.push(parsed);
+    }
+    match raw.mode.as_deref().unwrap_or("token") {
+        "none" => {
+            if !listen.ip().is_loopback() {
+                return Err(invalid(
+                    "auth.mode",
+                    "none",
+                    format!(
+                        "running without auth is only allowed on a loopback address, not {listen}"
+                    ),
+                ));
+            }
+            Ok(AuthSetting::None)
+        }
+        "token" => Ok(AuthSetting::Tokens(tokens)),
+        "oidc" => {
+            let Some(oidc) = raw.oidc else {
+                return Err(invalid("auth.mode", "oidc", "needs an [auth.oidc] table"));
+            };
+            Ok(AuthSetting::Oidc(Box::new(oidc_config(oidc)?), tokens))
+        }
+        other => Err(invalid("auth.mode", other, "expected token, oidc or none")),
+    }
+}
+
+fn oidc_config(oidc: RawOidc) -> Result<OidcConfig, ConfigError> {
+    let required = |key: &str, value: Option<String>| {
+        value
+            .filter(|v| !v.trim().is_empty())
+            .ok_or_else(|| invalid(key, "", "is required when auth.mode = \"oidc\""))
+    };
+    let issuer = required("auth.oidc.issuer", oidc.issuer)?;
+    let audience = required("auth.oidc.audience", oidc.audience)?;
+    let jwks_url = http_url(
+        "auth.oidc.jwks_url",
+        required("auth.oidc.jwks_url", oidc.jwks_url)?,
+    )?;
+    let client = match (
+        oidc.client_id,
+        oidc.authorization_endpoint,
+        oidc.token_endpoint,
+    ) {
+        (None, None, None) => None,
+        (Some(client_id), Some(authorization), Some(token)) => Some(OidcClient {
+            authorization_endpoint: http_url("auth.oidc.authorization_endpoint", authorization)?,
+            token_endpoint: http_url("auth.oidc.token_endpoint", token)?,
+            client_id,
+            scope: oidc.scope,
+        }),
+        (client_id, authorization, token) => {
+            let missing: Vec<&str> = [
+                ("client_id", client_id.is_none()),
+                ("authorization_endpoint", authorization.is_none()),
+                ("token_endpoint", token.is_none()),
+            ]
+            .into_iter()
+            .filter_map(|(key, absent)| if absent { Some(key) } else { None })
+            .collect();
+            return Err(invalid(
+                "auth.oidc",
+                format!("missing {}", missing.join(", ")),
+                "single sign-on in the web UI needs client_id, authorization_endpoint and \
+                 token_endpoint together (or none of them)",
+            ));
+        }
+    };
+    Ok(OidcConfig {
+        issuer,
+        audience,
+        jwks_url,
+        role_claim: oidc.role_claim.unwrap_or_else(|| "roles".to_owned()),
+        operator_value: oidc
+            .operator_value
+            .unwrap_or_else(|| "nomos-operator".to_owned()),
+        viewer_value: oidc
+            .viewer_value
+            .unwrap_or_else(|| "nomos-viewer".to_owned()),
+        leeway: Duration::from_secs(oidc.leeway_secs.unwrap_or(60)),
+        jwks_ttl: Duration::from_secs(300),
+        client,
+    })
+}
+
+/// Reads the system prompt override; a missing, unreadable or empty file is refused.
+fn system_prompt(path: &str) -> Result<String, ConfigError> {
+    const KEY: &str = "agent.system_prompt_file";
+    match std::fs::read_to_string(path) {
+        Ok(text) if text.trim().is_empty() => Err(invalid(KEY, path, "the file is empty")),
+        Ok(text) => Ok(text),
+        Err(error) => Err(invalid(KEY, path, format!("cannot read it: {error}"))),
+    }
+}
+
+fn http_url(key: &str, url: String) -> Result<String, ConfigError> {
+    if url.starts_with("https://") || url.starts_with("http://") {
+        Ok(url)
+    } else {
+        Err(invalid(key, url, "expected an http(s) URL"))
+    }
+}
+
+/// The sweep settings that were set, as spans.
+fn sweep_settings(sweep: &RawSweep) -> SweepSettings {
+    let span = |secs: Option<u64>| secs.map(|s| Span::from_secs(s as i64));
+    SweepSettings {
+        idle_after: span(sweep.idle_secs),
+        running_timeout: span(sweep.running_timeout_secs),
+        startup_stale_after: span(sweep.startup_stale_secs),
+        approval_ttl: span(sweep.approval_ttl_secs),
+        assent_window: span(sweep.assent_window_secs),
+        heartbeat_timeout: span(sweep.heartbeat_timeout_secs.map(|s| s.max(1))),
+    }
+}
