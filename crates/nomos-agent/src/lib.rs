@@ -16,7 +16,9 @@
 //!   add their own with [`AgentBuilder::extra_tool`].
 //!
 //! Every change to a session goes through one path: load the aggregate, let the core
-//! decide, commit rows and events atomically with a version check, publish the events.
+//! decide, commit rows and events atomically with a version check, publish the events,
+//! act on the actions the core queued, and arm the session's one timer from the core's
+//! next deadline (while the workers run).
 
 #![deny(missing_docs)]
 
@@ -36,6 +38,7 @@ mod locks;
 mod reconcile;
 mod request;
 mod sweeper;
+mod timers;
 pub mod tools;
 mod turn;
 

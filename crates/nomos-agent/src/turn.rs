@@ -4,7 +4,7 @@
 use nomos_core::event::TurnCause;
 use nomos_core::ports::chat::{ChatDelta, ChatRequest, ChatResponse, ModelError, ToolCall, Usage};
 use nomos_core::record::{ToolCallOutcome, ToolCallRequest};
-use nomos_core::session::{Action, ToolInput, ToolReply, TurnEnd};
+use nomos_core::session::{Action, StepBudget, StepVerdict, ToolInput, ToolReply, TurnEnd};
 use nomos_core::{ApprovalId, Decision, SessionId, Timestamp};
 use tokio::task::JoinHandle;
 
@@ -218,7 +218,7 @@ impl Agent {
         if client_driven {
             return Ok(());
         }
-        let step_limit = self.inner.config.step_limit;
+        let mut budget = StepBudget::new(self.inner.config.step_limit, report.n_tool_calls);
         loop {
             let response = self.next_reply(id).await?;
             report.usage.add(&response.usage);
@@ -241,22 +241,17 @@ impl Agent {
                 return Ok(());
             }
             for (idx, call) in response.tool_calls.iter().enumerate() {
-                if report.n_tool_calls >= step_limit {
-                    // TURN-6: the rest of this reply's calls are answered, never left dangling.
+                // TURN-6: the core counts the calls and words the refusal.
+                if let StepVerdict::Limit { result } = budget.admit() {
+                    // The rest of this reply's calls are answered, never left dangling.
                     for rest in &response.tool_calls[idx..] {
-                        self.record_result(
-                            id,
-                            rest,
-                            self.now(),
-                            ToolCallOutcome::Refused,
-                            &step_limit_result(step_limit),
-                        )
-                        .await?;
+                        self.record_result(id, rest, self.now(), ToolCallOutcome::Refused, &result)
+                            .await?;
                     }
-                    report.final_text = Some(step_limit_summary(step_limit, &text));
+                    report.final_text = Some(budget.summary(&text));
                     return Ok(());
                 }
-                report.n_tool_calls += 1;
+                report.n_tool_calls = budget.used();
                 let reply = self.handle_call(id, Access::Operate, call).await?;
                 report.approvals_requested.extend(reply.approval_id);
             }
@@ -418,8 +413,8 @@ impl Agent {
         let policy = self.inner.config.approvals;
         // EXEC-6: a dispatch comes with `running` in the same commit, so the command starts
         // only after `running` is stored, and only when the core said so.
-        let reply = self
-            .mutate(id, |session, now| {
+        let (reply, actions) = self
+            .mutate_acting(id, |session, now| {
                 let mut reply = session.handle_tool(now, &call.id, input.clone());
                 match reply.action {
                     // The execution's task records the call with the command's end.
@@ -464,23 +459,35 @@ impl Agent {
             })
             .await?;
         crate::exec::log_gate_decision(id, &host, &input, &reply);
-        match reply.action {
-            Some(Action::Dispatch { execution_id }) => {
-                let to_record = CallToRecord {
-                    call: call.clone(),
-                    started,
-                };
-                let (outcome, text) = self
-                    .dispatch(id, execution_id, host, command, Some(to_record))
-                    .await;
-                Ok(CallReply::new(outcome, text))
+        // The shell acts on what the core queued, once, after the commit.
+        let mut approval_id = None;
+        for action in actions {
+            match action {
+                Action::Dispatch { execution_id } => {
+                    let to_record = CallToRecord {
+                        call: call.clone(),
+                        started,
+                    };
+                    let (outcome, text) = self
+                        .dispatch(
+                            id,
+                            execution_id,
+                            host.clone(),
+                            command.clone(),
+                            Some(to_record),
+                        )
+                        .await;
+                    return Ok(CallReply::new(outcome, text));
+                }
+                Action::AwaitApproval {
+                    approval_id: id, ..
+                } => approval_id = Some(id),
             }
-            Some(Action::AwaitApproval { approval_id, .. }) => Ok(CallReply {
-                approval_id: Some(approval_id),
-                ..CallReply::new(reply.outcome, reply.text)
-            }),
-            None => Ok(CallReply::new(reply.outcome, reply.text)),
         }
+        Ok(CallReply {
+            approval_id,
+            ..CallReply::new(reply.outcome, reply.text)
+        })
     }
 
     async fn handle_extra(
@@ -500,16 +507,15 @@ impl Agent {
                 ),
             ));
         };
-        if tool.kind() == ExtraToolKind::Gated {
-            let open = self
-                .mutate(id, |session, now| session.handle_gate_check(now))
-                .await?;
-            if !open {
-                let text = format!(
-                    "Refused: {name} changes state and the operator has not approved the plan. STOP and wait for approval."
-                );
-                return Ok((ToolCallOutcome::Refused, text));
-            }
+        // GATE-3: the core decides whether the tool may run now.
+        let kind = tool.kind();
+        if let Some(refused) = self
+            .mutate(id, |session, now| {
+                session.handle_extra_tool(now, name, kind)
+            })
+            .await?
+        {
+            return Ok((refused.outcome, refused.text));
         }
         let args: serde_json::Value = match serde_json::from_str(if arguments.trim().is_empty() {
             "{}"
@@ -587,19 +593,4 @@ fn no_operator_result(approval_id: ApprovalId) -> String {
     format!(
         "Refused: this command needs the operator's approval, and nobody can approve it here (approval {approval_id} was denied by policy: no operator). It did not run. Do not call run for it again; report what it would change and finish with what you could do read-only."
     )
-}
-
-fn step_limit_result(limit: u32) -> String {
-    format!(
-        "Refused: this turn reached its limit of {limit} tool calls. Stop and summarize for the operator."
-    )
-}
-
-fn step_limit_summary(limit: u32, text: &str) -> String {
-    let text = text.trim();
-    if text.is_empty() {
-        format!("Stopped after {limit} tool calls, the limit of one turn.")
-    } else {
-        format!("{text} (stopped after {limit} tool calls, the limit of one turn)")
-    }
 }
