@@ -111,11 +111,13 @@ impl<'a> LastMessage<'a> {
 /// The newest message of a transcript (in order) that is not a note: what SESSION-4 and
 /// the sweeps read as the session's last word.
 pub fn last_message(messages: &[Message]) -> Option<LastMessage<'_>> {
-    messages
-        .iter()
-        .rev()
-        .find(|m| m.role != Role::Note)
-        .map(LastMessage::of)
+    last_word(messages).map(LastMessage::of)
+}
+
+/// The newest message of a transcript (in order) that is not a note, whole. The one
+/// definition of "the session's last word"; [`last_message`] reads it.
+pub fn last_word(messages: &[Message]) -> Option<&Message> {
+    messages.iter().rev().find(|m| m.role != Role::Note)
 }
 
 /// Whether the backfill tool touches sessions that wait for the operator.

@@ -13,7 +13,7 @@ use crate::record::{
     Approval, Entity, Execution, KnowledgeEntry, Message, PlanStep, Relationship, SessionRecord,
     ToolCallRecord,
 };
-use crate::status::{ExecutionStatus, Role, SessionStatus};
+use crate::status::{ExecutionStatus, SessionStatus};
 use crate::time::Timestamp;
 
 /// A session with everything the core needs to decide: its row, all plan steps of
@@ -279,8 +279,8 @@ pub trait Store: Send + Sync {
         let mut last = Vec::with_capacity(sorted.len());
         for id in sorted {
             let messages = self.messages(id).await?;
-            if let Some(message) = messages.into_iter().rev().find(|m| m.role != Role::Note) {
-                last.push(message);
+            if let Some(message) = crate::sweep::last_word(&messages) {
+                last.push(message.clone());
             }
         }
         Ok(last)
