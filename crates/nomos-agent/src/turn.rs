@@ -347,29 +347,23 @@ impl Agent {
             Ok(Call::Run { host, command }) => {
                 return self.handle_run(id, call, started, host, command).await;
             }
-            Ok(core_call) => match core_input(core_call) {
-                Some(input) => {
-                    // The decision and the call's record, in one commit.
-                    return self
-                        .mutate(id, |session, now| {
-                            let reply = session.handle_tool(now, &call.id, input.clone());
-                            session.record_tool_call(tool_call_record(
-                                id,
-                                call,
-                                started,
-                                now,
-                                reply.outcome,
-                                &reply.text,
-                            ));
-                            CallReply::new(reply.outcome, reply.text)
-                        })
-                        .await;
-                }
-                None => (
-                    ToolCallOutcome::Error,
-                    format!("tool `{}` cannot be called here", call.name),
-                ),
-            },
+            Ok(Call::Core(input)) => {
+                // The decision and the call's record, in one commit.
+                return self
+                    .mutate(id, |session, now| {
+                        let reply = session.handle_tool(now, &call.id, input.clone());
+                        session.record_tool_call(tool_call_record(
+                            id,
+                            call,
+                            started,
+                            now,
+                            reply.outcome,
+                            &reply.text,
+                        ));
+                        CallReply::new(reply.outcome, reply.text)
+                    })
+                    .await;
+            }
             Err(ArgsError::UnknownTool(name)) => {
                 self.handle_extra(id, &name, &call.arguments).await?
             }
@@ -560,21 +554,6 @@ impl Agent {
         .await?;
         Ok(CallReply::new(outcome, result.to_owned()))
     }
-}
-
-/// The lifecycle calls the core decides alone (`run` and knowledge tools go elsewhere).
-fn core_input(call: Call) -> Option<ToolInput> {
-    let input = match call {
-        Call::SetGoal { goal } => ToolInput::SetGoal { goal },
-        Call::ProposePlan { steps, revision } => ToolInput::ProposePlan { steps, revision },
-        Call::UpdatePlanStep { seq, status, note } => {
-            ToolInput::UpdatePlanStep { seq, status, note }
-        }
-        Call::CompleteTask { outcome, summary } => ToolInput::CompleteTask { outcome, summary },
-        Call::AskOperator { question } => ToolInput::AskOperator { question },
-        Call::Run { .. } | Call::Knowledge(_) | Call::ExecutionOutput { .. } => return None,
-    };
-    Some(input)
 }
 
 fn finish_reason_text(reason: &nomos_core::ports::chat::FinishReason) -> String {

@@ -39,11 +39,7 @@ impl PlanInFlight {
     /// when one is in flight (some step of it still open).
     pub fn of(snapshot: &SessionSnapshot) -> Option<PlanInFlight> {
         let generation = snapshot.record.plan_generation;
-        let steps: Vec<_> = snapshot
-            .steps
-            .iter()
-            .filter(|s| s.generation == generation)
-            .collect();
+        let steps = snapshot.plan_steps(false);
         if generation == 0 || steps.is_empty() {
             return None;
         }

@@ -30,6 +30,21 @@ pub struct SessionSnapshot {
     pub approvals: Vec<Approval>,
 }
 
+impl SessionSnapshot {
+    /// PLAN-7: the plan as shown: the current generation's steps, or with `all` every
+    /// generation's, ordered by `(generation, seq)`.
+    pub fn plan_steps(&self, all: bool) -> Vec<&PlanStep> {
+        let generation = self.record.plan_generation;
+        let mut steps: Vec<&PlanStep> = self
+            .steps
+            .iter()
+            .filter(|step| all || step.generation == generation)
+            .collect();
+        steps.sort_by_key(|step| (step.generation, step.seq));
+        steps
+    }
+}
+
 /// One decision of the core, to be committed atomically: rows and their events.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Commit {

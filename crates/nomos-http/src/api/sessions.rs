@@ -200,15 +200,12 @@ pub async fn plan(
     AppQuery(query): AppQuery<PlanQuery>,
 ) -> Result<AppJson<PlanDto>, ApiError> {
     let snapshot = state.agent.session(SessionId(id)).await?;
-    let generation = snapshot.record.plan_generation;
-    let all = query.all.unwrap_or(false);
-    let mut steps: Vec<StepDto> = snapshot
-        .steps
-        .iter()
-        .filter(|step| all || step.generation == generation)
+    let steps = snapshot
+        .plan_steps(query.all.unwrap_or(false))
+        .into_iter()
         .map(StepDto::from)
         .collect();
-    steps.sort_by_key(|step| (step.generation, step.seq));
+    let generation = snapshot.record.plan_generation;
     Ok(AppJson(PlanDto { generation, steps }))
 }
 
