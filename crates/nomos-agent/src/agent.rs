@@ -177,6 +177,24 @@ impl Agent {
             .ok_or(AgentError::SessionNotFound(id))
     }
 
+    /// Deletes a session and everything it owns. Refused with
+    /// [`AgentError::TurnInProgress`] while a turn, a decision or a sweep of the session
+    /// runs in this process (it holds the session); the cached aggregate and the session's
+    /// timer go with it, so nothing decides on a deleted session.
+    pub async fn delete_session(&self, id: SessionId) -> Result<(), AgentError> {
+        let _guard = self
+            .inner
+            .locks
+            .try_lock(id)
+            .ok_or(AgentError::TurnInProgress(id))?;
+        self.session(id).await?;
+        self.inner.cache.forget(id);
+        self.inner.timers.arm(self, id, None);
+        let deleted = self.inner.store.delete_session(id).await;
+        self.inner.cache.forget(id);
+        Ok(deleted?)
+    }
+
     /// Loads a session, lets `decide` change it, and commits the result atomically with
     /// its events, then publishes them. On a version conflict (another process wrote
     /// first) it reloads and decides again, a bounded number of times.
