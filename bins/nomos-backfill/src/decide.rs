@@ -7,9 +7,9 @@ use nomos_core::record::{Execution, Message};
 use nomos_core::session::{Session, SessionConfig};
 use nomos_core::sweep::{
     ExecutionVerdict, LastMessage, LeaveReason, SessionFacts, SessionVerdict, SweepMode,
-    SweepPhase, SweepThresholds, classify_execution, classify_session,
+    classify_execution_for_backfill, classify_session, idle_for_backfill,
 };
-use nomos_core::{ApprovalStatus, ExecutionStatus, SessionId, Timestamp};
+use nomos_core::{ApprovalStatus, SessionId, Timestamp};
 use serde::Serialize;
 
 use crate::config::BackfillConfig;
@@ -117,8 +117,7 @@ pub fn decide_session(
 ) -> SessionDecision {
     let id = snapshot.record.id;
     let mut findings = Vec::new();
-    let idle = now.since(snapshot.record.last_activity_at);
-    if idle < config.thresholds.backfill_idle_after {
+    if !idle_for_backfill(&snapshot.record, now, &config.thresholds) {
         return SessionDecision {
             session: id,
             findings,
@@ -179,7 +178,12 @@ pub fn decide_session(
     let stale: Vec<(Execution, ExecutionVerdict)> = snapshot
         .executions
         .iter()
-        .map(|e| (e.clone(), execution_verdict(e, now, &config.thresholds)))
+        .map(|e| {
+            (
+                e.clone(),
+                classify_execution_for_backfill(e, now, &config.thresholds),
+            )
+        })
         .filter(|(_, verdict)| *verdict != ExecutionVerdict::Keep)
         .collect();
     let mut session = Session::from_snapshot(snapshot, SessionConfig::spec_defaults());
@@ -243,22 +247,6 @@ pub fn decide_session(
         session: id,
         findings,
         commit,
-    }
-}
-
-/// EXEC-3 as the backfill applies it: an execution `running` for longer than the
-/// running timeout fails ("execution timed out"); one `pending_approval` or `approved`
-/// for longer than the start-up age is cancelled. Both through [`classify_execution`].
-pub fn execution_verdict(
-    execution: &Execution,
-    now: Timestamp,
-    thresholds: &SweepThresholds,
-) -> ExecutionVerdict {
-    match execution.status {
-        ExecutionStatus::Running => {
-            classify_execution(execution, now, thresholds, SweepPhase::Periodic)
-        }
-        _ => classify_execution(execution, now, thresholds, SweepPhase::Startup),
     }
 }
 

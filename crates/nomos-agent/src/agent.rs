@@ -7,7 +7,7 @@ use nomos_core::event::EventRecord;
 use nomos_core::ports::chat::ChatModel;
 use nomos_core::ports::exec::Executor;
 use nomos_core::ports::store::{SessionSnapshot, Store, StoreError};
-use nomos_core::session::Session;
+use nomos_core::session::{Action, Session};
 use nomos_core::{SessionId, Timestamp};
 use uuid::Uuid;
 
@@ -20,6 +20,7 @@ use crate::error::AgentError;
 use crate::health::WriteMonitor;
 use crate::locks::SessionLocks;
 use crate::replica::Replication;
+use crate::timers::SessionTimers;
 use crate::tools::{ExtraTool, ExtraTools};
 
 /// How often a commit is retried after a version conflict with another process.
@@ -48,6 +49,7 @@ pub(crate) struct Inner {
     pub cache: SessionCache,
     pub writes: WriteMonitor,
     pub replication: Option<Replication>,
+    pub timers: SessionTimers,
 }
 
 /// Builds an [`Agent`] from its ports.
@@ -115,6 +117,7 @@ impl AgentBuilder {
                 cache: SessionCache::default(),
                 writes: WriteMonitor::default(),
                 replication: self.replication,
+                timers: SessionTimers::default(),
             }),
         }
     }
@@ -192,6 +195,25 @@ impl Agent {
             .ok_or(AgentError::SessionNotFound(id))
     }
 
+    /// Deletes a session and everything it owns. Refused with
+    /// [`AgentError::TurnInProgress`] while a turn, a decision or a sweep of the session
+    /// runs in this process (it holds the session); the cached aggregate and the session's
+    /// timer go with it, so nothing decides on a deleted session.
+    pub async fn delete_session(&self, id: SessionId) -> Result<(), AgentError> {
+        let _guard = self
+            .inner
+            .locks
+            .try_lock(id)
+            .await
+            .ok_or(AgentError::TurnInProgress(id))?;
+        self.session(id).await?;
+        self.inner.cache.forget(id);
+        self.inner.timers.arm(self, id, None);
+        let deleted = self.inner.store.delete_session(id).await;
+        self.inner.cache.forget(id);
+        Ok(deleted?)
+    }
+
     /// Loads a session, lets `decide` change it, and commits the result atomically with
     /// its events, then publishes them. On a version conflict (another process wrote
     /// first) it reloads and decides again, a bounded number of times.
@@ -207,12 +229,42 @@ impl Agent {
 
     /// [`Agent::mutate`] without publishing: the caller publishes the committed events
     /// itself (after releasing the session, so nobody hears of a turn's end while the
-    /// session is still held).
+    /// session is still held). For decisions that queue no [`Action`].
     pub(crate) async fn mutate_unpublished<T>(
         &self,
         id: SessionId,
-        mut decide: impl FnMut(&mut Session, Timestamp) -> T,
+        decide: impl FnMut(&mut Session, Timestamp) -> T,
     ) -> Result<(T, Vec<EventRecord>), AgentError> {
+        let (value, events, actions) = self.decide_and_commit(id, decide).await?;
+        for action in actions {
+            tracing::error!(session = %id, ?action, "an action queued where none was expected; not acting on it");
+        }
+        Ok((value, events))
+    }
+
+    /// [`Agent::mutate`] for a decision that may queue [`Action`]s: they are returned, in
+    /// order, for the caller to act on.
+    pub(crate) async fn mutate_acting<T>(
+        &self,
+        id: SessionId,
+        decide: impl FnMut(&mut Session, Timestamp) -> T,
+    ) -> Result<(T, Vec<Action>), AgentError> {
+        let (value, events, actions) = self.decide_and_commit(id, decide).await?;
+        self.publish(&events);
+        Ok((value, actions))
+    }
+
+    /// The one commit path, in the order the core's protocol says: load, let `decide`
+    /// change the session, commit what it decided with its version check, then drain the
+    /// actions ([`Session::poll_action`] until `None`) and arm the session's one timer
+    /// from [`Session::poll_timeout`]. On a version conflict (another process wrote first)
+    /// the session and everything it queued are dropped, and it reloads and decides again,
+    /// a bounded number of times.
+    async fn decide_and_commit<T>(
+        &self,
+        id: SessionId,
+        mut decide: impl FnMut(&mut Session, Timestamp) -> T,
+    ) -> Result<(T, Vec<EventRecord>, Vec<Action>), AgentError> {
         let cache = &self.inner.cache;
         let mut attempt = 0;
         loop {
@@ -224,13 +276,15 @@ impl Agent {
             let value = decide(&mut session, self.now());
             let commit = session.take_commit();
             if commit.is_empty() {
-                return Ok((value, Vec::new()));
+                return Ok((value, Vec::new(), drain_actions(&mut session)));
             }
             match self.commit_recorded(commit).await {
                 Ok(receipt) => {
                     session.committed(receipt.version);
+                    let actions = drain_actions(&mut session);
+                    self.inner.timers.arm(self, id, session.poll_timeout());
                     cache.put(session);
-                    return Ok((value, receipt.events));
+                    return Ok((value, receipt.events, actions));
                 }
                 Err(StoreError::Conflict { .. }) if attempt <= CONFLICT_RETRIES => {
                     cache.forget(id);
@@ -249,6 +303,11 @@ impl Agent {
             self.inner.bus.publish(LiveEvent::Committed(event.clone()));
         }
     }
+}
+
+/// Every action the session queued, in order.
+fn drain_actions(session: &mut Session) -> Vec<Action> {
+    std::iter::from_fn(|| session.poll_action()).collect()
 }
 
 impl std::fmt::Debug for Agent {

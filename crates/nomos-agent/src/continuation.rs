@@ -4,13 +4,12 @@
 
 use nomos_core::event::TurnCause;
 use nomos_core::fanout::FanoutId;
-use nomos_core::ports::store::SessionSnapshot;
 use nomos_core::record::Decider;
 use nomos_core::resume::{
     PlanInFlight, ResumeKind, continuation_outcome, resume_note, terminal_note,
 };
 use nomos_core::session::Action;
-use nomos_core::{ApprovalId, Decision, ExecutionId, SessionId, StepStatus};
+use nomos_core::{ApprovalId, Decision, ExecutionId, SessionId};
 use tokio::task::JoinHandle;
 
 use crate::agent::Agent;
@@ -101,26 +100,30 @@ impl Agent {
         // EXEC-6: an approval that dispatches marks the execution `running` in the same
         // commit; a refused decision (second, late, void, or an execution that can no
         // longer start) is an error here and nothing runs.
-        let action = self
-            .mutate(id, |session, now| {
+        let (decided, actions) = self
+            .mutate_acting(id, |session, now| {
                 session.handle_decision_by(now, approval_id, decision, decided_by)
             })
-            .await??;
-        let mut fanout = None;
-        let dispatched = match action {
-            Some(Action::Dispatch { execution_id }) if execution_id == approval.execution_id => {
-                true
+            .await?;
+        decided?;
+        // The shell acts on what the core queued: at most the one dispatch of the
+        // execution this approval guards, or the start of its fan-out (FLEET-2).
+        let mut dispatched = false;
+        let mut fanout: Option<FanoutId> = None;
+        for action in actions {
+            match action {
+                Action::Dispatch { execution_id } if execution_id == approval.execution_id => {
+                    dispatched = true;
+                }
+                Action::StartFanout { fanout_id } if fanout.is_none() => {
+                    fanout = Some(fanout_id);
+                    dispatched = true;
+                }
+                other => {
+                    tracing::error!(?other, %approval_id, "a decision queued another action; not acting on it");
+                }
             }
-            Some(Action::StartFanout { fanout_id }) => {
-                fanout = Some(fanout_id);
-                true
-            }
-            Some(Action::Dispatch { execution_id }) => {
-                tracing::error!(%execution_id, %approval_id, "a decision dispatched another execution; not running it");
-                false
-            }
-            Some(Action::AwaitApproval { .. }) | None => false,
-        };
+        }
         tracing::info!(
             target: "nomos::audit",
             session = %id,
@@ -322,7 +325,7 @@ impl Agent {
     ) -> Result<(), AgentError> {
         let snapshot = self.session(id).await?;
         let messages = self.inner.store.messages(id).await?;
-        let plan = plan_in_flight(&snapshot);
+        let plan = PlanInFlight::of(&snapshot);
         let note = resume_note(
             last_operator_message(&messages),
             plan.as_ref(),
@@ -334,29 +337,4 @@ impl Agent {
         })
         .await
     }
-}
-
-/// The current plan generation as the resume notes describe it, when one is open.
-pub(crate) fn plan_in_flight(snapshot: &SessionSnapshot) -> Option<PlanInFlight> {
-    let generation = snapshot.record.plan_generation;
-    let steps: Vec<_> = snapshot
-        .steps
-        .iter()
-        .filter(|s| s.generation == generation)
-        .collect();
-    if generation == 0 || steps.is_empty() {
-        return None;
-    }
-    let n_closed = steps.iter().filter(|s| s.status.is_closed()).count() as u32;
-    let next = steps
-        .iter()
-        .find(|s| matches!(s.status, StepStatus::Pending | StepStatus::Running))
-        .map(|s| (s.seq, s.title.clone()));
-    let plan = PlanInFlight {
-        generation,
-        n_steps: steps.len() as u32,
-        n_closed,
-        next,
-    };
-    plan.is_open().then_some(plan)
 }

@@ -16,7 +16,9 @@
 //!   add their own with [`AgentBuilder::extra_tool`].
 //!
 //! Every change to a session goes through one path: load the aggregate, let the core
-//! decide, commit rows and events atomically with a version check, publish the events.
+//! decide, commit rows and events atomically with a version check, publish the events,
+//! act on the actions the core queued, and arm the session's one timer from the core's
+//! next deadline (while the workers run).
 
 #![deny(missing_docs)]
 
@@ -39,6 +41,7 @@ mod replica;
 mod request;
 mod revoke;
 mod sweeper;
+mod timers;
 pub mod tools;
 mod turn;
 
@@ -54,7 +57,7 @@ pub use exec::output_text;
 pub use health::{STALE_AFTER, WriteHealth};
 pub use history::INTERRUPTED_RESULT;
 pub use reconcile::TurnInterruption;
-pub use revoke::OpenWindow;
 pub use replica::{Heartbeat, Replication};
+pub use revoke::OpenWindow;
 pub use sweeper::{SweepReport, Workers};
 pub use turn::TurnReport;

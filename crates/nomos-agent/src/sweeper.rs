@@ -6,10 +6,9 @@ use nomos_core::event::TurnCause;
 use nomos_core::ports::store::{ExecutionFilter, SessionFilter};
 use nomos_core::resume::ResumeKind;
 use nomos_core::sweep::{
-    ExecutionVerdict, SessionFacts, SessionVerdict, SweepMode, SweepPhase, classify_execution,
-    classify_session, last_message,
+    ExecutionVerdict, LastMessage, SessionVerdict, SweepPhase, approval_expired, classify_execution,
 };
-use nomos_core::{ApprovalStatus, ExecutionStatus, SessionId, SessionStatus};
+use nomos_core::{ExecutionStatus, SessionId, SessionStatus};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -41,15 +40,17 @@ pub struct SweepReport {
 /// Stops the background workers.
 #[derive(Debug)]
 pub struct Workers {
+    agent: Agent,
     stop: watch::Sender<bool>,
     handle: JoinHandle<()>,
 }
 
 impl Workers {
-    /// Asks the workers to stop and waits until they did.
+    /// Asks the workers to stop and waits until they did; the session timers stop too.
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
         let _ = self.handle.await;
+        self.agent.inner.timers.disable();
     }
 }
 
@@ -122,12 +123,25 @@ impl Agent {
         res.map(|()| report)
     }
 
-    /// Starts the periodic sweeps on the configured interval.
+    /// Starts the background work: the periodic sweeps on the configured interval, and
+    /// the session timers that expire approvals and assent windows at their deadlines
+    /// (GATE-4, GATE-7), armed from the core's next deadline after every commit.
     pub fn start_workers(&self) -> Workers {
+        self.start_workers_with(|_| {})
+    }
+
+    /// [`Agent::start_workers`], handing every sweep's report to `on_sweep` (a server's
+    /// metrics count them).
+    pub fn start_workers_with(
+        &self,
+        on_sweep: impl Fn(&SweepReport) + Send + Sync + 'static,
+    ) -> Workers {
         let (stop, mut stopped) = watch::channel(false);
         let agent = self.clone();
         let period = self.inner.config.sweep_interval.to_std();
+        self.inner.timers.enable();
         let handle = tokio::spawn(async move {
+            agent.arm_pending_expiries().await;
             let mut interval = tokio::time::interval(period);
             interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             interval.tick().await;
@@ -135,8 +149,12 @@ impl Agent {
                 tokio::select! {
                     _ = interval.tick() => {
                         match agent.sweep_once().await {
-                            Ok(report) if report != SweepReport::default() => tracing::info!(?report, "sweep"),
-                            Ok(_) => {}
+                            Ok(report) => {
+                                if report != SweepReport::default() {
+                                    tracing::info!(?report, "sweep");
+                                }
+                                on_sweep(&report);
+                            }
                             Err(err) => tracing::error!(error = %err, "sweep failed"),
                         }
                     }
@@ -144,7 +162,33 @@ impl Agent {
                 }
             }
         });
-        Workers { stop, handle }
+        Workers {
+            agent: self.clone(),
+            stop,
+            handle,
+        }
+    }
+
+    /// Arms the timers of sessions whose approvals a previous run left pending.
+    async fn arm_pending_expiries(&self) {
+        let pending = match self.inner.store.pending_approvals(None).await {
+            Ok(pending) => pending,
+            Err(error) => {
+                tracing::warn!(%error, "could not read pending approvals; the sweep expires them");
+                return;
+            }
+        };
+        let mut earliest: std::collections::HashMap<SessionId, nomos_core::Timestamp> =
+            std::collections::HashMap::new();
+        for approval in pending {
+            let at = earliest
+                .entry(approval.session_id)
+                .or_insert(approval.expires_at);
+            *at = (*at).min(approval.expires_at);
+        }
+        for (id, at) in earliest {
+            self.inner.timers.arm(self, id, Some(at));
+        }
     }
 
     async fn sweep_executions(&self, phase: SweepPhase) -> Result<SweepReport, AgentError> {
@@ -209,7 +253,7 @@ impl Agent {
         let pending = self.inner.store.pending_approvals(None).await?;
         let mut sessions: Vec<SessionId> = pending
             .iter()
-            .filter(|a| a.status == ApprovalStatus::Pending && now >= a.expires_at)
+            .filter(|a| approval_expired(a, now))
             .map(|a| a.session_id)
             .collect();
         sessions.dedup();
@@ -269,32 +313,18 @@ impl Agent {
         let Some(guard) = self.inner.locks.try_lock(id).await else {
             return Ok(None);
         };
-        let mut snapshot = self.session(id).await?;
-        // GATE-4: an assent window whose time ran out is closed (and recorded) even when no
-        // gate decision comes to notice it.
-        let now = self.now();
-        if snapshot.record.assent.is_some_and(|w| now >= w.expires_at) {
-            self.mutate(id, |session, now| session.handle_timeout(now))
-                .await?;
-            snapshot = self.session(id).await?;
-        }
-        let messages = self.inner.store.messages(id).await?;
-        let n_pending = snapshot
-            .approvals
-            .iter()
-            .filter(|a| a.status == ApprovalStatus::Pending)
-            .count();
-        let facts = SessionFacts {
-            record: &snapshot.record,
-            n_pending_approvals: n_pending,
-            last_message: last_message(&messages),
-        };
-        let verdict = classify_session(
-            &facts,
-            self.now(),
-            &self.inner.config.sweep,
-            SweepMode::Periodic,
-        );
+        // The session's last word, read before the decision (the store holds transcripts).
+        let last = self.inner.store.last_messages(&[id]).await?.pop();
+        let thresholds = self.inner.config.sweep;
+        // SWEEP-4: decided inside the commit, on the session as it is then, so a retry
+        // after a conflict decides again instead of re-applying a stale verdict.
+        let outcome = self
+            .mutate(id, |session, now| {
+                session.handle_sweep(now, &thresholds, last.as_ref().map(LastMessage::of))
+            })
+            .await?;
+        report.approvals_expired += outcome.expired.len() as u32;
+        let verdict = outcome.verdict;
         match verdict {
             SessionVerdict::Leave { .. } => return Ok(None),
             SessionVerdict::Nudge => report.sessions_nudged += 1,
@@ -303,10 +333,6 @@ impl Agent {
         }
         // The nudge note (RESUME-1: it quotes the operator's last message and the plan in
         // flight) is written by the resume path, attempt by attempt.
-        self.mutate(id, |session, now| {
-            session.apply_session_verdict(now, &verdict, None)
-        })
-        .await?;
         if verdict != SessionVerdict::Nudge {
             return Ok(None);
         }

@@ -4,7 +4,7 @@
 use nomos_core::event::TurnCause;
 use nomos_core::ports::chat::{ChatDelta, ChatRequest, ChatResponse, ModelError, ToolCall, Usage};
 use nomos_core::record::{ToolCallOutcome, ToolCallRequest};
-use nomos_core::session::{Action, ToolInput, ToolReply, TurnEnd};
+use nomos_core::session::{Action, StepBudget, StepVerdict, ToolInput, ToolReply, TurnEnd};
 use nomos_core::{ApprovalId, Decision, SessionId, Timestamp};
 use tokio::task::JoinHandle;
 
@@ -225,7 +225,7 @@ impl Agent {
         if client_driven {
             return Ok(());
         }
-        let step_limit = self.inner.config.step_limit;
+        let mut budget = StepBudget::new(self.inner.config.step_limit, report.n_tool_calls);
         loop {
             let response = self.next_reply(id).await?;
             report.usage.add(&response.usage);
@@ -248,22 +248,17 @@ impl Agent {
                 return Ok(());
             }
             for (idx, call) in response.tool_calls.iter().enumerate() {
-                if report.n_tool_calls >= step_limit {
-                    // TURN-6: the rest of this reply's calls are answered, never left dangling.
+                // TURN-6: the core counts the calls and words the refusal.
+                if let StepVerdict::Limit { result } = budget.admit() {
+                    // The rest of this reply's calls are answered, never left dangling.
                     for rest in &response.tool_calls[idx..] {
-                        self.record_result(
-                            id,
-                            rest,
-                            self.now(),
-                            ToolCallOutcome::Refused,
-                            &step_limit_result(step_limit),
-                        )
-                        .await?;
+                        self.record_result(id, rest, self.now(), ToolCallOutcome::Refused, &result)
+                            .await?;
                     }
-                    report.final_text = Some(step_limit_summary(step_limit, &text));
+                    report.final_text = Some(budget.summary(&text));
                     return Ok(());
                 }
-                report.n_tool_calls += 1;
+                report.n_tool_calls = budget.used();
                 let reply = self.handle_call(id, Access::Operate, call).await?;
                 report.approvals_requested.extend(reply.approval_id);
             }
@@ -373,29 +368,23 @@ impl Agent {
                 };
                 return self.handle_run_group(id, call, started, group).await;
             }
-            Ok(core_call) => match core_input(core_call) {
-                Some(input) => {
-                    // The decision and the call's record, in one commit.
-                    return self
-                        .mutate(id, |session, now| {
-                            let reply = session.handle_tool(now, &call.id, input.clone());
-                            session.record_tool_call(tool_call_record(
-                                id,
-                                call,
-                                started,
-                                now,
-                                reply.outcome,
-                                &reply.text,
-                            ));
-                            CallReply::new(reply.outcome, reply.text)
-                        })
-                        .await;
-                }
-                None => (
-                    ToolCallOutcome::Error,
-                    format!("tool `{}` cannot be called here", call.name),
-                ),
-            },
+            Ok(Call::Core(input)) => {
+                // The decision and the call's record, in one commit.
+                return self
+                    .mutate(id, |session, now| {
+                        let reply = session.handle_tool(now, &call.id, input.clone());
+                        session.record_tool_call(tool_call_record(
+                            id,
+                            call,
+                            started,
+                            now,
+                            reply.outcome,
+                            &reply.text,
+                        ));
+                        CallReply::new(reply.outcome, reply.text)
+                    })
+                    .await;
+            }
             Err(ArgsError::UnknownTool(name)) => {
                 self.handle_extra(id, &name, &call.arguments).await?
             }
@@ -439,8 +428,8 @@ impl Agent {
         let policy = self.inner.config.approvals;
         // EXEC-6: a dispatch comes with `running` in the same commit, so the command starts
         // only after `running` is stored, and only when the core said so.
-        let reply = self
-            .mutate(id, |session, now| {
+        let (reply, actions) = self
+            .mutate_acting(id, |session, now| {
                 let mut reply = session.handle_tool(now, &call.id, input.clone());
                 match reply.action {
                     // The execution's task records the call with the command's end.
@@ -485,26 +474,37 @@ impl Agent {
             })
             .await?;
         crate::exec::log_gate_decision(id, &host, &input, &reply);
-        match reply.action {
-            Some(Action::Dispatch { execution_id }) => {
-                let to_record = CallToRecord {
-                    call: call.clone(),
-                    started,
-                };
-                let (outcome, text) = self
-                    .dispatch(id, execution_id, host, command, Some(to_record))
-                    .await;
-                Ok(CallReply::new(outcome, text))
-            }
-            Some(Action::AwaitApproval { approval_id, .. }) => Ok(CallReply {
-                approval_id: Some(approval_id),
-                ..CallReply::new(reply.outcome, reply.text)
-            }),
-            // A single host's `run` never starts a fan-out.
-            Some(Action::StartFanout { .. }) | None => {
-                Ok(CallReply::new(reply.outcome, reply.text))
+        // The shell acts on what the core queued, once, after the commit.
+        let mut approval_id = None;
+        for action in actions {
+            match action {
+                Action::Dispatch { execution_id } => {
+                    let to_record = CallToRecord {
+                        call: call.clone(),
+                        started,
+                    };
+                    let (outcome, text) = self
+                        .dispatch(
+                            id,
+                            execution_id,
+                            host.clone(),
+                            command.clone(),
+                            Some(to_record),
+                        )
+                        .await;
+                    return Ok(CallReply::new(outcome, text));
+                }
+                Action::AwaitApproval {
+                    approval_id: id, ..
+                } => approval_id = Some(id),
+                // A single host's `run` never starts a fan-out.
+                Action::StartFanout { .. } => {}
             }
         }
+        Ok(CallReply {
+            approval_id,
+            ..CallReply::new(reply.outcome, reply.text)
+        })
     }
 
     async fn handle_extra(
@@ -524,16 +524,15 @@ impl Agent {
                 ),
             ));
         };
-        if tool.kind() == ExtraToolKind::Gated {
-            let open = self
-                .mutate(id, |session, now| session.handle_gate_check(now))
-                .await?;
-            if !open {
-                let text = format!(
-                    "Refused: {name} changes state and the operator has not approved the plan. STOP and wait for approval."
-                );
-                return Ok((ToolCallOutcome::Refused, text));
-            }
+        // GATE-3: the core decides whether the tool may run now.
+        let kind = tool.kind();
+        if let Some(refused) = self
+            .mutate(id, |session, now| {
+                session.handle_extra_tool(now, name, kind)
+            })
+            .await?
+        {
+            return Ok((refused.outcome, refused.text));
         }
         let args: serde_json::Value = match serde_json::from_str(if arguments.trim().is_empty() {
             "{}"
@@ -580,24 +579,6 @@ impl Agent {
     }
 }
 
-/// The lifecycle calls the core decides alone (`run` and knowledge tools go elsewhere).
-fn core_input(call: Call) -> Option<ToolInput> {
-    let input = match call {
-        Call::SetGoal { goal } => ToolInput::SetGoal { goal },
-        Call::ProposePlan { steps, revision } => ToolInput::ProposePlan { steps, revision },
-        Call::UpdatePlanStep { seq, status, note } => {
-            ToolInput::UpdatePlanStep { seq, status, note }
-        }
-        Call::CompleteTask { outcome, summary } => ToolInput::CompleteTask { outcome, summary },
-        Call::AskOperator { question } => ToolInput::AskOperator { question },
-        Call::Run { .. }
-        | Call::RunGroup { .. }
-        | Call::Knowledge(_)
-        | Call::ExecutionOutput { .. } => return None,
-    };
-    Some(input)
-}
-
 fn finish_reason_text(reason: &nomos_core::ports::chat::FinishReason) -> String {
     use nomos_core::ports::chat::FinishReason;
     match reason {
@@ -614,19 +595,4 @@ fn no_operator_result(approval_id: ApprovalId) -> String {
     format!(
         "Refused: this command needs the operator's approval, and nobody can approve it here (approval {approval_id} was denied by policy: no operator). It did not run. Do not call run for it again; report what it would change and finish with what you could do read-only."
     )
-}
-
-fn step_limit_result(limit: u32) -> String {
-    format!(
-        "Refused: this turn reached its limit of {limit} tool calls. Stop and summarize for the operator."
-    )
-}
-
-fn step_limit_summary(limit: u32, text: &str) -> String {
-    let text = text.trim();
-    if text.is_empty() {
-        format!("Stopped after {limit} tool calls, the limit of one turn.")
-    } else {
-        format!("{text} (stopped after {limit} tool calls, the limit of one turn)")
-    }
 }

@@ -9,8 +9,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ports::store::SessionSnapshot;
 use crate::record::{Approval, Execution};
-use crate::status::{ApprovalStatus, ExecutionStatus};
+use crate::status::{ApprovalStatus, ExecutionStatus, StepStatus};
 use crate::sweep::excerpt;
 use crate::time::Span;
 
@@ -34,6 +35,28 @@ pub struct PlanInFlight {
 }
 
 impl PlanInFlight {
+    /// The current plan generation of a stored session as the resume notes describe it,
+    /// when one is in flight (some step of it still open).
+    pub fn of(snapshot: &SessionSnapshot) -> Option<PlanInFlight> {
+        let generation = snapshot.record.plan_generation;
+        let steps = snapshot.plan_steps(false);
+        if generation == 0 || steps.is_empty() {
+            return None;
+        }
+        let n_closed = steps.iter().filter(|s| s.status.is_closed()).count() as u32;
+        let next = steps
+            .iter()
+            .find(|s| matches!(s.status, StepStatus::Pending | StepStatus::Running))
+            .map(|s| (s.seq, s.title.clone()));
+        let plan = PlanInFlight {
+            generation,
+            n_steps: steps.len() as u32,
+            n_closed,
+            next,
+        };
+        plan.is_open().then_some(plan)
+    }
+
     /// Whether any step is still open, i.e. the plan is actually in flight.
     pub fn is_open(&self) -> bool {
         self.n_closed < self.n_steps

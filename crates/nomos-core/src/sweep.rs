@@ -111,11 +111,13 @@ impl<'a> LastMessage<'a> {
 /// The newest message of a transcript (in order) that is not a note: what SESSION-4 and
 /// the sweeps read as the session's last word.
 pub fn last_message(messages: &[Message]) -> Option<LastMessage<'_>> {
-    messages
-        .iter()
-        .rev()
-        .find(|m| m.role != Role::Note)
-        .map(LastMessage::of)
+    last_word(messages).map(LastMessage::of)
+}
+
+/// The newest message of a transcript (in order) that is not a note, whole. The one
+/// definition of "the session's last word"; [`last_message`] reads it.
+pub fn last_word(messages: &[Message]) -> Option<&Message> {
+    messages.iter().rev().find(|m| m.role != Role::Note)
 }
 
 /// Whether the backfill tool touches sessions that wait for the operator.
@@ -222,7 +224,7 @@ pub fn classify_session(
         SweepMode::TurnEnd => classify_at_turn_end(facts),
         SweepMode::Periodic => classify_periodic(facts, now, idle, thresholds),
         SweepMode::Backfill { .. } => {
-            if idle < thresholds.backfill_idle_after {
+            if !idle_for_backfill(record, now, thresholds) {
                 return SessionVerdict::leave(LeaveReason::NotIdle);
             }
             match record.goal {
@@ -233,6 +235,16 @@ pub fn classify_session(
             }
         }
     }
+}
+
+/// BACKFILL-2: whether a session has been idle long enough for the backfill tool to touch
+/// it at all, terminal or not (a session idle for less may be live).
+pub fn idle_for_backfill(
+    record: &SessionRecord,
+    now: Timestamp,
+    thresholds: &SweepThresholds,
+) -> bool {
+    now.since(record.last_activity_at) >= thresholds.backfill_idle_after
 }
 
 fn classify_at_turn_end(facts: &SessionFacts<'_>) -> SessionVerdict {
@@ -405,6 +417,22 @@ pub fn classify_execution(
         }
         _ => ExecutionVerdict::Keep,
     }
+}
+
+/// EXEC-3 as the backfill tool applies it (BACKFILL-2): an execution `running` for
+/// longer than the running timeout fails ("execution timed out", as the periodic sweep
+/// decides); one `pending_approval` or `approved` for longer than the start-up age is
+/// cancelled (as the start-up sweep decides). Nothing is `running` for real while it runs.
+pub fn classify_execution_for_backfill(
+    execution: &Execution,
+    now: Timestamp,
+    thresholds: &SweepThresholds,
+) -> ExecutionVerdict {
+    let phase = match execution.status {
+        ExecutionStatus::Running => SweepPhase::Periodic,
+        _ => SweepPhase::Startup,
+    };
+    classify_execution(execution, now, thresholds, phase)
 }
 
 /// GATE-7: a pending approval whose time is up; expiry means deny.

@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use nomos_agent::{LiveEvent, SweepReport};
 use nomos_core::event::DomainEvent;
 use nomos_core::ports::chat::{ChatModel, ChatRequest, ChatResponse, DeltaSink, ModelError};
-use nomos_core::{CommandClass, ExecutionId, ExecutionStatus};
+use nomos_core::{CommandClass, ExecutionId};
 
 /// Upper bounds of the model latency histogram, in seconds.
 const LATENCY_BUCKETS: [f64; 11] = [0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0];
@@ -98,7 +98,7 @@ impl Metrics {
                 execution_id,
                 status,
                 ..
-            } if is_terminal(*status) => {
+            } if status.is_terminal() => {
                 let class = inner
                     .execution_class
                     .remove(execution_id)
@@ -272,13 +272,6 @@ impl Metrics {
     }
 }
 
-fn is_terminal(status: ExecutionStatus) -> bool {
-    matches!(
-        status,
-        ExecutionStatus::Completed | ExecutionStatus::Failed | ExecutionStatus::Cancelled
-    )
-}
-
 fn family(out: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(out, "# HELP {name} {help}");
     let _ = writeln!(out, "# TYPE {name} {kind}");
@@ -332,7 +325,7 @@ impl ChatModel for MeteredModel {
 #[cfg(test)]
 mod tests {
     use nomos_core::event::EventRecord;
-    use nomos_core::{SessionId, Timestamp};
+    use nomos_core::{ExecutionStatus, SessionId, Timestamp};
 
     use super::*;
 

@@ -1,10 +1,11 @@
-//! Background work of a server: the start-up reconcile (EXEC-3, EXEC-6), the periodic
-//! sweeps (EXEC-3, SWEEP-1..3, GATE-7 expiry) and the metrics observer of the event bus.
-//! Sweep reports feed the `nomos_sweep_actions_total` counters.
+//! Background work of a server: the start-up reconcile (EXEC-3, EXEC-6), the agent's
+//! workers (periodic sweeps, EXEC-3, SWEEP-1..3, and session timers, GATE-4, GATE-7) and
+//! the metrics observer of the event bus. Sweep reports feed the
+//! `nomos_sweep_actions_total` counters.
 
 use std::sync::Arc;
 
-use nomos_agent::{Agent, AgentError, SweepReport};
+use nomos_agent::{Agent, AgentError, SweepReport, Workers};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -15,16 +16,16 @@ use crate::metrics::Metrics;
 #[derive(Debug)]
 pub struct Background {
     stop: watch::Sender<bool>,
-    handles: Vec<JoinHandle<()>>,
+    observer: JoinHandle<()>,
+    workers: Workers,
 }
 
 impl Background {
     /// Stops the tasks and waits until they did.
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
-        for handle in self.handles {
-            let _ = handle.await;
-        }
+        let _ = self.observer.await;
+        self.workers.shutdown().await;
     }
 }
 
@@ -38,15 +39,17 @@ pub async fn reconcile_startup(
     Ok(report)
 }
 
-/// Starts the metrics observer and the periodic sweeps (every `sweep_interval` of the
-/// agent's configuration).
+/// Starts the metrics observer and the agent's own workers ([`Agent::start_workers_with`]:
+/// the periodic sweeps every `sweep_interval` of the agent's configuration, and the
+/// session timers), with each sweep's report counted.
 pub fn start(agent: &Agent, metrics: Arc<Metrics>) -> Background {
     let (stop, stopped) = watch::channel(false);
-    let observer = tokio::spawn(observe(agent.clone(), metrics.clone(), stopped.clone()));
-    let sweeps = tokio::spawn(sweep(agent.clone(), metrics, stopped));
+    let observer = tokio::spawn(observe(agent.clone(), metrics.clone(), stopped));
+    let workers = agent.start_workers_with(move |report| metrics.record_sweep(report));
     Background {
         stop,
-        handles: vec![observer, sweeps],
+        observer,
+        workers,
     }
 }
 
@@ -66,27 +69,6 @@ async fn observe(agent: Agent, metrics: Arc<Metrics>, mut stopped: watch::Receiv
             Ok(event) => metrics.observe(&event),
             Err(RecvError::Lagged(n)) => metrics.record_lost_events(n),
             Err(RecvError::Closed) => return,
-        }
-    }
-}
-
-async fn sweep(agent: Agent, metrics: Arc<Metrics>, mut stopped: watch::Receiver<bool>) {
-    let period = agent.config().sweep_interval.to_std();
-    let mut interval = tokio::time::interval(period);
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    interval.tick().await;
-    loop {
-        tokio::select! {
-            _ = interval.tick() => match agent.sweep_once().await {
-                Ok(report) => {
-                    if report != SweepReport::default() {
-                        tracing::info!(?report, "sweep");
-                    }
-                    metrics.record_sweep(&report);
-                }
-                Err(error) => tracing::error!(%error, "sweep failed"),
-            },
-            _ = until_stopped(&mut stopped) => return,
         }
     }
 }

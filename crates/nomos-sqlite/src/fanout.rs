@@ -5,8 +5,8 @@ use nomos_core::fanout::Fanout;
 use nomos_core::ports::store::StoreError;
 use sqlx::SqliteConnection;
 
-use nomos_store_sql::codec::to_json;
 use crate::error::db_error;
+use nomos_store_sql::codec::to_json;
 
 /// Inserts new fan-outs; one already stored is left as it is (a fan-out never changes).
 pub(crate) async fn insert_fanouts(

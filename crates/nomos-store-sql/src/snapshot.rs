@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 
 use nomos_core::SessionId;
-use nomos_core::ports::store::SessionSnapshot;
 use nomos_core::fanout::Fanout;
+use nomos_core::ports::store::SessionSnapshot;
 use nomos_core::record::{Approval, Execution, PlanStep, SessionRecord};
 
 /// One snapshot per session record, in the records' order, each holding the steps,

@@ -1,7 +1,7 @@
 //! Reading the model's tool-call arguments into typed calls (TURN-5: a malformed call
 //! gets an error result that names the problem; it never crashes the turn).
 
-use nomos_core::session::{Revision, StepDraft};
+use nomos_core::session::{Revision, StepDraft, ToolInput};
 use nomos_core::{Outcome, StepStatus};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -9,39 +9,10 @@ use serde::de::DeserializeOwned;
 /// A tool call with its arguments parsed.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Call {
-    /// `set_goal`.
-    SetGoal {
-        /// The goal.
-        goal: String,
-    },
-    /// `propose_plan`.
-    ProposePlan {
-        /// Steps.
-        steps: Vec<StepDraft>,
-        /// Revision intent.
-        revision: Revision,
-    },
-    /// `update_plan_step`.
-    UpdatePlanStep {
-        /// Seq.
-        seq: u32,
-        /// New status.
-        status: StepStatus,
-        /// Note.
-        note: Option<String>,
-    },
-    /// `complete_task`.
-    CompleteTask {
-        /// Outcome.
-        outcome: Outcome,
-        /// Summary.
-        summary: String,
-    },
-    /// `ask_operator`.
-    AskOperator {
-        /// Question.
-        question: String,
-    },
+    /// A lifecycle tool the core decides alone (`set_goal`, `propose_plan`,
+    /// `update_plan_step`, `complete_task`, `ask_operator`), already in the core's form.
+    /// Never [`ToolInput::Run`]: a `run` is classified first, and arrives as [`Call::Run`].
+    Core(ToolInput),
     /// `run`.
     Run {
         /// Host slug.
@@ -320,9 +291,9 @@ struct RelationshipArgs {
 /// then tries extra tools).
 pub fn parse_call(name: &str, arguments: &str) -> Result<Call, ArgsError> {
     let call = match name {
-        "set_goal" => Call::SetGoal {
+        "set_goal" => Call::Core(ToolInput::SetGoal {
             goal: read::<GoalArgs>(name, arguments)?.goal,
-        },
+        }),
         "propose_plan" => {
             let args: PlanArgs = read(name, arguments)?;
             let steps = args
@@ -340,7 +311,7 @@ pub fn parse_call(name: &str, arguments: &str) -> Result<Call, ArgsError> {
             } else {
                 Revision::No
             };
-            Call::ProposePlan { steps, revision }
+            Call::Core(ToolInput::ProposePlan { steps, revision })
         }
         "update_plan_step" => {
             let args: UpdateStepArgs = read(name, arguments)?;
@@ -348,11 +319,11 @@ pub fn parse_call(name: &str, arguments: &str) -> Result<Call, ArgsError> {
                 .status
                 .parse::<StepStatus>()
                 .map_err(|e| invalid(name, e))?;
-            Call::UpdatePlanStep {
+            Call::Core(ToolInput::UpdatePlanStep {
                 seq: args.seq,
                 status,
                 note: args.note,
-            }
+            })
         }
         "complete_task" => {
             let args: CompleteArgs = read(name, arguments)?;
@@ -360,14 +331,14 @@ pub fn parse_call(name: &str, arguments: &str) -> Result<Call, ArgsError> {
                 .outcome
                 .parse::<Outcome>()
                 .map_err(|e| invalid(name, e))?;
-            Call::CompleteTask {
+            Call::Core(ToolInput::CompleteTask {
                 outcome,
                 summary: args.summary,
-            }
+            })
         }
-        "ask_operator" => Call::AskOperator {
+        "ask_operator" => Call::Core(ToolInput::AskOperator {
             question: read::<QuestionArgs>(name, arguments)?.question,
-        },
+        }),
         "run" => {
             let args: RunArgs = read(name, arguments)?;
             if args.command.trim().is_empty() {
@@ -512,7 +483,7 @@ mod tests {
             r#"{"steps":[{"title":"a"}],"revise":true,"reason":"disk moved"}"#,
         )
         .unwrap();
-        let Call::ProposePlan { revision, .. } = call else {
+        let Call::Core(ToolInput::ProposePlan { revision, .. }) = call else {
             panic!("{call:?}")
         };
         assert_eq!(

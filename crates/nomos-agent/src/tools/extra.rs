@@ -1,19 +1,14 @@
 //! Tools an embedder registers without forking: read-only ones run at once, gated ones
-//! only inside the operator's assent window (GATE-3).
+//! only inside the operator's assent window (GATE-3), as the core's
+//! `Session::handle_extra_tool` decides; the runtime asks it before every call.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use nomos_core::ports::chat::ToolSpec;
 
-/// How an extra tool is gated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExtraToolKind {
-    /// Reads only; runs at any time (and counts as discovery for WRITEBACK-2).
-    ReadOnly,
-    /// Changes state; runs only after the operator approved the plan.
-    Gated,
-}
+/// How an extra tool is gated; the core decides what each kind may do (GATE-3).
+pub use nomos_core::session::ExtraToolKind;
 
 /// A tool an embedder adds to the agent ([`AgentBuilder::extra_tool`](crate::AgentBuilder::extra_tool)).
 ///

@@ -67,8 +67,10 @@ impl Agent {
             limits,
         });
         let policy = self.inner.config.approvals;
-        let reply = self
-            .mutate(id, |session, now| {
+        // The reply carries the one action the call queued; the shell acts on it once,
+        // after the commit.
+        let (reply, _queued) = self
+            .mutate_acting(id, |session, now| {
                 let mut reply = session.handle_tool(now, &call.id, input.clone());
                 match reply.action {
                     // The driver records the call with the table at the end.
@@ -178,7 +180,15 @@ impl Agent {
                             tracing::warn!(%execution_id, error = %refused, "execution end refused by the core");
                         }
                     }
-                    let started = session.advance_fanout(now, fanout_id);
+                    session.advance_fanout(now, fanout_id);
+                    // The dispatches it queued are acted on below, after this commit
+                    // returns (a conflict drops the session and decides again).
+                    let started: Vec<ExecutionId> = std::iter::from_fn(|| session.poll_action())
+                        .filter_map(|action| match action {
+                            Action::Dispatch { execution_id } => Some(execution_id),
+                            _ => None,
+                        })
+                        .collect();
                     started
                         .iter()
                         .filter_map(|e| session.execution(*e))

@@ -240,6 +240,52 @@ async fn an_approval_that_expires_is_a_denial() {
     assert!(late.is_err(), "{late:?}");
 }
 
+// rule: GATE-7
+#[tokio::test]
+async fn an_approval_expires_at_its_deadline_through_the_session_timer_not_the_sweep() {
+    let w = super::world_with(
+        r#"
+- tool_calls:
+    - {name: set_goal, arguments: {goal: "prune"}}
+    - {name: propose_plan, arguments: {steps: [{title: "prune images"}, {title: "write back"}]}}
+- text: "plan ready"
+- tool_calls:
+    - {name: run, arguments: {host: local, command: "docker system prune -af"}}
+- text: "Waiting for approval."
+"#,
+        |config| {
+            config.session.approval_ttl = Span::from_millis(200);
+            // No sweep runs during the test: only the timer can expire the request.
+            config.sweep_interval = Span::from_mins(24 * 60);
+        },
+    )
+    .await;
+    let workers = w.agent.start_workers();
+    let mut bus = w.agent.bus().subscribe();
+    let id = w.agent.create_session().await.unwrap();
+    w.agent.send_message(id, "prune docker").await.unwrap();
+    let turn = w.agent.send_message(id, "go").await.unwrap();
+    assert_eq!(turn.approvals_requested.len(), 1);
+    // The deadline passes on the agent's clock; the timer armed by the request's commit
+    // fires and the core expires it.
+    w.clock.advance(Span::from_millis(300));
+    let expired = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            if let Ok(nomos_agent::LiveEvent::Committed(record)) = bus.recv().await
+                && let DomainEvent::ApprovalResolved { status, .. } = record.event
+            {
+                return status;
+            }
+        }
+    })
+    .await
+    .expect("the timer expired the request");
+    assert_eq!(expired, nomos_core::ApprovalStatus::Expired);
+    let snapshot = w.snapshot(id).await;
+    assert_eq!(snapshot.executions[0].status, ExecutionStatus::Cancelled);
+    workers.shutdown().await;
+}
+
 // rule: EXEC-3
 #[tokio::test]
 async fn execution_running_past_the_timeout_is_failed_by_the_sweep() {

@@ -78,6 +78,45 @@ async fn step_limit_ends_the_turn_with_a_summary_and_completes_a_trivial_session
 
 // rule: TURN-8
 #[tokio::test]
+async fn a_session_is_deleted_only_when_no_turn_holds_it_and_is_then_gone_from_the_cache() {
+    let w = world(
+        r#"
+- tool_calls:
+    - {name: run, arguments: {host: local, command: "sleep 1; echo slept"}}
+- text: "done sleeping"
+"#,
+    )
+    .await;
+    let id = w.agent.create_session().await.unwrap();
+    let running = w.agent.spawn_message(id, "sleep a bit").await.unwrap();
+    let refused = w.agent.delete_session(id).await;
+    assert!(
+        matches!(refused, Err(AgentError::TurnInProgress(s)) if s == id),
+        "{refused:?}"
+    );
+    running.await.unwrap();
+    w.agent.delete_session(id).await.unwrap();
+    assert!(
+        nomos_core::ports::store::Store::load_session(w.store.as_ref(), id)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // Nothing decides on what was cached of it: the next message finds no session.
+    let again = w.agent.send_message(id, "are you there?").await;
+    assert!(
+        matches!(again, Err(AgentError::SessionNotFound(s)) if s == id),
+        "{again:?}"
+    );
+    let twice = w.agent.delete_session(id).await;
+    assert!(
+        matches!(twice, Err(AgentError::SessionNotFound(_))),
+        "{twice:?}"
+    );
+}
+
+// rule: TURN-8
+#[tokio::test]
 async fn a_second_message_while_a_turn_runs_is_refused() {
     let w = world(
         r#"

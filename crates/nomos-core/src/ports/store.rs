@@ -14,7 +14,7 @@ use crate::record::{
     Approval, Entity, Execution, KnowledgeEntry, Message, PlanStep, Relationship, SessionRecord,
     ToolCallRecord,
 };
-use crate::status::{ExecutionStatus, Role, SessionStatus};
+use crate::status::{ExecutionStatus, SessionStatus};
 use crate::time::Timestamp;
 
 /// A session with everything the core needs to decide: its row, all plan steps of
@@ -32,6 +32,21 @@ pub struct SessionSnapshot {
     /// Every fan-out (FLEET-1), ordered by creation.
     #[serde(default)]
     pub fanouts: Vec<Fanout>,
+}
+
+impl SessionSnapshot {
+    /// PLAN-7: the plan as shown: the current generation's steps, or with `all` every
+    /// generation's, ordered by `(generation, seq)`.
+    pub fn plan_steps(&self, all: bool) -> Vec<&PlanStep> {
+        let generation = self.record.plan_generation;
+        let mut steps: Vec<&PlanStep> = self
+            .steps
+            .iter()
+            .filter(|step| all || step.generation == generation)
+            .collect();
+        steps.sort_by_key(|step| (step.generation, step.seq));
+        steps
+    }
 }
 
 /// One decision of the core, to be committed atomically: rows and their events.
@@ -286,8 +301,8 @@ pub trait Store: Send + Sync {
         let mut last = Vec::with_capacity(sorted.len());
         for id in sorted {
             let messages = self.messages(id).await?;
-            if let Some(message) = messages.into_iter().rev().find(|m| m.role != Role::Note) {
-                last.push(message);
+            if let Some(message) = crate::sweep::last_word(&messages) {
+                last.push(message.clone());
             }
         }
         Ok(last)

@@ -7,6 +7,7 @@ use crate::event::DomainEvent;
 use crate::id::{ApprovalId, ExecutionId};
 use crate::record::{Approval, ApprovalBinding, Decider};
 use crate::status::{ApprovalStatus, CommandClass, Decision, ExecutionStatus};
+use crate::sweep::approval_expired;
 use crate::time::Timestamp;
 
 use super::Session;
@@ -160,7 +161,7 @@ impl Session {
                 status: approval.status,
             });
         }
-        if now >= approval.expires_at {
+        if approval_expired(approval, now) {
             self.resolve_approval(now, idx, ApprovalStatus::Expired, "approval expired");
             return Err(DecisionError::Expired(approval_id));
         }
@@ -194,9 +195,11 @@ impl Session {
                 self.resolve_approval_by(now, idx, ApprovalStatus::Approved, "", decided_by);
                 // FLEET-2: an approved fan-out starts through its rolling window.
                 if let Some(fanout) = self.fanout_of(execution_id) {
-                    return Ok(Some(Action::StartFanout {
+                    let action = Action::StartFanout {
                         fanout_id: fanout.id,
-                    }));
+                    };
+                    self.queue(action);
+                    return Ok(Some(action));
                 }
                 Ok(Some(self.start_execution(now, execution_id)?))
             }
@@ -230,6 +233,10 @@ impl Session {
         approval.status = status;
         approval.decided_at = Some(now);
         let (approval_id, execution_id) = (approval.id, approval.execution_id);
+        // A request resolved before the shell heard of it waits for nobody.
+        self.actions.retain(|action| {
+            !matches!(action, Action::AwaitApproval { approval_id: queued, .. } if *queued == approval_id)
+        });
         let reason = if status == ApprovalStatus::Approved || why.is_empty() {
             None
         } else {
@@ -280,10 +287,7 @@ impl Session {
     /// Returns the approvals that expired.
     pub fn handle_timeout(&mut self, now: Timestamp) -> Vec<ApprovalId> {
         let overdue: Vec<usize> = (0..self.approvals.len())
-            .filter(|&i| {
-                self.approvals[i].status == ApprovalStatus::Pending
-                    && now >= self.approvals[i].expires_at
-            })
+            .filter(|&i| approval_expired(&self.approvals[i], now))
             .collect();
         let mut expired = Vec::with_capacity(overdue.len());
         for idx in overdue {

@@ -37,7 +37,8 @@ impl Session {
 
     /// EXEC-1, EXEC-6: the one way an execution starts. Marks an `approved` execution
     /// `running` and returns the [`Action::Dispatch`] that tells the shell to run it, so the
-    /// shell cannot run a command the core did not mark. Anything else (already running,
+    /// shell cannot run a command the core did not mark (the action is also queued for
+    /// [`Session::poll_action`]). Anything else (already running,
     /// finished, still waiting for its approval, cancelled) is refused: an execution is
     /// dispatched at most once.
     pub(crate) fn start_execution(
@@ -54,7 +55,9 @@ impl Session {
             });
         }
         self.move_execution(now, id, ExecutionStatus::Running, None);
-        Ok(Action::Dispatch { execution_id: id })
+        let action = Action::Dispatch { execution_id: id };
+        self.queue(action);
+        Ok(action)
     }
 
     /// EXEC-2/EXEC-5: records how a running execution ended: its output, or the error

@@ -96,12 +96,16 @@ impl Session {
                 run.hosts.len(),
                 &approval.expires_at.to_rfc3339(),
             );
-            return ToolReply::ok(reply).with_action(Action::AwaitApproval {
+            let action = Action::AwaitApproval {
                 approval_id: approval.id,
                 execution_id: first,
-            });
+            };
+            self.queue(action);
+            return ToolReply::ok(reply).with_action(action);
         }
-        ToolReply::ok("fan-out started").with_action(Action::StartFanout { fanout_id: id })
+        let action = Action::StartFanout { fanout_id: id };
+        self.queue(action);
+        ToolReply::ok("fan-out started").with_action(action)
     }
 
     /// FLEET-2: the next step of a fan-out. When `max_failures` hosts have failed, every

@@ -3,7 +3,7 @@
 
 use crate::assent::{AssentVerdict, detect_assent};
 use crate::event::{AssentCloseReason, DomainEvent};
-use crate::id::MessageId;
+use crate::id::{ApprovalId, MessageId};
 use crate::record::{
     AssentWindow, Decider, KnowledgeLoop, Message, ToolCallRecord, ToolCallRequest,
 };
@@ -16,6 +16,15 @@ use crate::time::Timestamp;
 use super::tool::ToolReply;
 use super::turn::TurnEnd;
 use super::{Session, text};
+
+/// What [`Session::handle_sweep`] did to one session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SweepOutcome {
+    /// The approvals that expired (GATE-7).
+    pub expired: Vec<ApprovalId>,
+    /// The verdict, already applied.
+    pub verdict: SessionVerdict,
+}
 
 /// What an operator message did to the session.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -247,6 +256,29 @@ impl Session {
             }
             _ => false,
         }
+    }
+
+    /// SWEEP-1..4 (GATE-4, GATE-7 first): the periodic sweep of one session, decided on the
+    /// session as it is now, so a retried decision never applies a stale verdict. Expires
+    /// what is due, classifies the session with the configured `thresholds` and its
+    /// `last_message` (the newest message that is not a note, [`crate::sweep::last_message`]),
+    /// and applies the verdict. A [`SessionVerdict::Nudge`] is recorded here; the shell
+    /// resumes the model with it, whose note the resume writes.
+    pub fn handle_sweep(
+        &mut self,
+        now: Timestamp,
+        thresholds: &SweepThresholds,
+        last_message: Option<LastMessage<'_>>,
+    ) -> SweepOutcome {
+        let expired = self.handle_timeout(now);
+        let facts = SessionFacts {
+            record: &self.record,
+            n_pending_approvals: self.n_pending_approvals(),
+            last_message,
+        };
+        let verdict = classify_session(&facts, now, thresholds, SweepMode::Periodic);
+        self.apply_session_verdict(now, &verdict, None);
+        SweepOutcome { expired, verdict }
     }
 
     /// Applies a sweep or backfill verdict (SWEEP-1/2, SESSION-4, BACKFILL-2). `note` is

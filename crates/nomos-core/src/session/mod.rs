@@ -3,8 +3,11 @@
 //! # Protocol
 //!
 //! A [`Session`] is built from a store snapshot ([`Session::from_snapshot`]) or created
-//! fresh ([`Session::create`]). The shell then feeds it inputs, always passing the
-//! current time:
+//! fresh ([`Session::create`]). It never performs I/O and never reads a clock: the shell
+//! feeds it inputs through `handle_*` methods, always passing the current time, and drains
+//! what it decided through three outputs.
+//!
+//! Inputs:
 //!
 //! * operator input: [`Session::handle_operator_message`], [`Session::handle_decision`],
 //!   and the operator's controls (CONTROL-1/2): [`Session::handle_stop`] (then
@@ -13,29 +16,37 @@
 //!   [`Session::handle_cancel_approval`];
 //! * model output: [`Session::append_assistant_message`], [`Session::handle_tool`],
 //!   [`Session::record_tool_call`], [`Session::handle_knowledge_use`],
-//!   [`Session::handle_gate_check`] (a gated tool the shell runs itself),
+//!   [`Session::handle_extra_tool`] (an embedder's tool the shell runs itself),
 //!   [`Session::handle_turn_started`], [`Session::handle_turn_end`] (with a [`TurnEnd`]
-//!   and the configured sweep thresholds), [`Session::handle_turn_done`];
+//!   and the configured sweep thresholds), [`Session::handle_turn_done`]; a turn's tool
+//!   calls are counted against TURN-6 by a [`StepBudget`];
 //! * executor results: [`Session::handle_execution_finished`];
-//! * time and sweeps: [`Session::handle_timeout`], [`Session::apply_session_verdict`],
-//!   [`Session::apply_execution_verdict`].
+//! * time and sweeps: [`Session::handle_timeout`], [`Session::handle_sweep`] (with the
+//!   configured thresholds), [`Session::apply_session_verdict`] and
+//!   [`Session::apply_execution_verdict`] (backfill and start-up repairs).
 //!
-//! Inputs return what the shell must do next (an [`Action`]) and accumulate rows and
-//! [`DomainEvent`]s. The shell drains them with [`Session::take_commit`], commits them
-//! atomically, and reports the new version with [`Session::committed`]. On a version
-//! conflict the shell reloads and decides again, and acts on no [`Action`] of the
-//! discarded decision.
+//! Outputs, drained after every decision, in this order:
 //!
-//! [`Action::Dispatch`] is the only way a command runs (EXEC-1, EXEC-6): the core emits it
-//! in the same decision that marks the execution `running` (a `run` the gate lets through,
-//! or an approval), never twice for one execution, and refuses every other start. The
-//! shell runs the command once, after the commit that carries `running`, and reports its
-//! end with [`Session::handle_execution_finished`].
+//! 1. [`Session::take_commit`]: the rows and [`DomainEvent`]s decided, as one [`Commit`]
+//!    the shell stores atomically; it reports the new version with [`Session::committed`].
+//!    On a version conflict the shell drops this `Session` (with everything it queued),
+//!    reloads, and decides again.
+//! 2. [`Session::poll_action`]: what the shell must do, called until it returns `None`,
+//!    only after the commit is stored. An [`Action::Dispatch`] is the only way a command
+//!    runs (EXEC-1, EXEC-6): the core queues it in the same decision that marks the
+//!    execution `running` (a `run` the gate lets through, or an approval), never twice for
+//!    one execution, and refuses every other start. The shell runs the command once and
+//!    reports its end with [`Session::handle_execution_finished`]. An
+//!    [`Action::AwaitApproval`] tells it a request waits for the operator; a request
+//!    resolved in the same decision (denied by policy, cancelled) leaves the queue again.
+//! 3. [`Session::poll_timeout`]: when [`Session::handle_timeout`] is next due (the earliest
+//!    expiry of a pending approval or of the assent window). The shell keeps one timer per
+//!    session, re-armed from this after every drain; a fired timer is one more input.
 //!
-//! Time: [`Session::poll_timeout`] tells the shell when [`Session::handle_timeout`] is
-//! due (the earliest expiry of a pending approval or of the assent window). An expired
-//! window is also closed, with its `assent.closed` event, by the first gate decision that
-//! notices it, so a late `handle_timeout` never lets an expired window count.
+//! An expired window is also closed, with its `assent.closed` event, by the first gate
+//! decision that notices it, so a late `handle_timeout` never lets an expired window
+//! count. The `ToolReply::action` of a call says what that call decided (for the model's
+//! result and the log); the shell acts on the queue.
 
 mod approval;
 mod execution;
@@ -53,6 +64,8 @@ mod turn;
 #[cfg(test)]
 mod tests;
 
+use std::collections::VecDeque;
+
 use crate::event::{DomainEvent, PendingEvent};
 use crate::id::SessionId;
 use crate::ports::store::{Commit, SessionSnapshot};
@@ -65,13 +78,13 @@ use crate::time::{Span, Timestamp};
 pub use approval::{DecisionError, binding_hash};
 pub use execution::ExecutionError;
 pub use fanout::GroupRun;
-pub use lifecycle::OperatorMessageEffect;
+pub use lifecycle::{OperatorMessageEffect, SweepOutcome};
 pub use plan::{StepDraft, is_writeback_step};
 pub use repair::LEFTOVER_STEP_NOTE;
 pub use revoke::{CANCELLED_BY_OPERATOR, RevokeError};
 pub use stop::{OPERATOR_STOPPED_NOTE, STOPPED_BY_OPERATOR, StopEffect};
-pub use tool::{Action, KnowledgeUse, Revision, ToolInput, ToolReply};
-pub use turn::TurnEnd;
+pub use tool::{Action, ExtraToolKind, KnowledgeUse, Revision, ToolInput, ToolReply};
+pub use turn::{StepBudget, StepVerdict, TurnEnd};
 
 /// Tunable rules of a session. No `Default`: use [`SessionConfig::spec_defaults`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,22 +131,28 @@ impl SessionConfig {
 /// assert_eq!(reply.outcome, ToolCallOutcome::Refused);
 /// assert!(reply.action.is_none());
 ///
-/// // GATE-1: a read-only command is dispatched at once, already marked `running` (EXEC-6);
-/// // the shell runs it once, after the commit, and reports its end.
+/// // GATE-1: a read-only command is dispatched at once, already marked `running` (EXEC-6).
 /// let reply = session.handle_tool(now, "call-2", run("uptime"));
-/// let Some(Action::Dispatch { execution_id }) = reply.action else {
+/// assert_eq!(reply.outcome, ToolCallOutcome::Ok);
+/// assert_eq!(session.executions()[0].status, ExecutionStatus::Running);
+///
+/// // Outputs, in order: the commit (the shell stores it and reports the version), then
+/// // the actions until `None`, then the one timer to arm.
+/// let commit = session.take_commit();
+/// assert_eq!(commit.expected_version, None, "a new session is inserted");
+/// session.committed(1);
+/// let Some(Action::Dispatch { execution_id }) = session.poll_action() else {
 ///     panic!("uptime is read-only: {reply:?}");
 /// };
-/// assert_eq!(session.executions()[0].status, ExecutionStatus::Running);
+/// assert_eq!(session.poll_action(), None);
+/// assert_eq!(session.poll_timeout(), None, "nothing waits for time");
+///
+/// // The shell runs the command once and reports its end: one more input.
 /// let output = ExecOutput { exit_code: Some(0), stdout: "up 3 days".into(), ..ExecOutput::default() };
 /// session.handle_execution_finished(now, execution_id, Ok(output))?;
 /// assert_eq!(session.executions()[0].status, ExecutionStatus::Completed);
-///
-/// // Rows and events leave in one commit; the shell stores it and reports the version.
-/// let commit = session.take_commit();
-/// assert_eq!(commit.expected_version, None, "a new session is inserted");
-/// assert_eq!(commit.executions.len(), 1);
-/// session.committed(1);
+/// assert_eq!(session.take_commit().executions.len(), 1);
+/// session.committed(2);
 /// assert!(session.take_commit().is_empty(), "nothing was decided since");
 /// # Ok::<(), nomos_core::session::ExecutionError>(())
 /// ```
@@ -151,6 +170,8 @@ pub struct Session {
     messages: Vec<Message>,
     tool_calls: Vec<ToolCallRecord>,
     events: Vec<PendingEvent>,
+    /// Actions decided and not yet polled ([`Session::poll_action`]).
+    actions: VecDeque<Action>,
 }
 
 impl Session {
@@ -183,6 +204,7 @@ impl Session {
             messages: Vec::new(),
             tool_calls: Vec::new(),
             events: Vec::new(),
+            actions: VecDeque::new(),
         };
         session.emit(now, DomainEvent::SessionCreated);
         session
@@ -216,6 +238,7 @@ impl Session {
             messages: Vec::new(),
             tool_calls: Vec::new(),
             events: Vec::new(),
+            actions: VecDeque::new(),
         }
     }
 
@@ -265,6 +288,17 @@ impl Session {
     /// The events produced since the last [`Session::take_commit`].
     pub fn pending_events(&self) -> &[PendingEvent] {
         &self.events
+    }
+
+    /// The next thing the shell must do, in the order decided; `None` when nothing is
+    /// left. Call it until `None` after the commit that carries the decision is stored,
+    /// and act on every action once (see the module docs).
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    pub(crate) fn queue(&mut self, action: Action) {
+        self.actions.push_back(action);
     }
 
     /// When [`Session::handle_timeout`] next has something to do: the earliest expiry of

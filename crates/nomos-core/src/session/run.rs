@@ -47,10 +47,12 @@ impl Session {
                 &approval.id.to_string(),
                 &approval.expires_at.to_rfc3339(),
             );
-            return ToolReply::ok(reply).with_action(Action::AwaitApproval {
+            let action = Action::AwaitApproval {
                 approval_id: approval.id,
                 execution_id,
-            });
+            };
+            self.queue(action);
+            return ToolReply::ok(reply).with_action(action);
         }
         // GATE-1 (read-only) and GATE-5 (config mutation inside the assent window). The
         // execution starts here, with its dispatch (EXEC-6).

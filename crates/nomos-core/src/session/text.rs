@@ -176,3 +176,27 @@ pub fn approval_already_pending(approval_id: &str) -> String {
         "Approval already requested (id {approval_id}) for exactly this command. STOP and wait for the operator; do not ask again."
     )
 }
+
+/// TURN-6: the result of every tool call of a reply after the turn reached its limit.
+pub fn step_limit_result(limit: u32) -> String {
+    format!(
+        "Refused: this turn reached its limit of {limit} tool calls. Stop and summarize for the operator."
+    )
+}
+
+/// TURN-6: the final text of a turn stopped at its limit, after the reply's own text.
+pub fn step_limit_summary(limit: u32, text: &str) -> String {
+    let text = text.trim();
+    if text.is_empty() {
+        format!("Stopped after {limit} tool calls, the limit of one turn.")
+    } else {
+        format!("{text} (stopped after {limit} tool calls, the limit of one turn)")
+    }
+}
+
+/// GATE-3: a gated extra tool called without the operator's assent.
+pub fn extra_tool_needs_assent(name: &str) -> String {
+    format!(
+        "Refused: {name} changes state and the operator has not approved the plan. STOP and wait for approval."
+    )
+}

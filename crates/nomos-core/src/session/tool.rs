@@ -139,6 +139,15 @@ impl ToolReply {
     }
 }
 
+/// How an embedder's extra tool is gated (GATE-3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExtraToolKind {
+    /// Reads only; runs at any time (and counts as discovery for WRITEBACK-2).
+    ReadOnly,
+    /// Changes state; runs only after the operator approved the plan.
+    Gated,
+}
+
 /// A knowledge tool the shell ran itself (WRITEBACK-1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KnowledgeUse {
@@ -167,6 +176,22 @@ impl Session {
                 classification,
             } => self.run(now, call_id, host, command, classification),
             ToolInput::RunGroup(run) => self.run_group(now, call_id, run),
+        }
+    }
+
+    /// GATE-3: whether an extra tool the shell runs itself may run now. A read-only one
+    /// always may; a gated one only inside the operator's assent window (an expired window
+    /// is closed first, recorded). `Some` is the refusal to record instead of calling it.
+    pub fn handle_extra_tool(
+        &mut self,
+        now: Timestamp,
+        name: &str,
+        kind: ExtraToolKind,
+    ) -> Option<ToolReply> {
+        match kind {
+            ExtraToolKind::ReadOnly => None,
+            ExtraToolKind::Gated if self.handle_gate_check(now) => None,
+            ExtraToolKind::Gated => Some(ToolReply::refused(text::extra_tool_needs_assent(name))),
         }
     }
 

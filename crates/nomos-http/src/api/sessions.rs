@@ -118,17 +118,18 @@ pub async fn read(
     Ok(AppJson(SessionDto::from(&snapshot.record)))
 }
 
-/// Deletes a session and everything it owns.
+/// Deletes a session and everything it owns; 409 while a turn of the session runs.
+///
+/// Through the agent, which holds the session and forgets what it cached of it.
 #[utoipa::path(delete, path = "/api/sessions/{id}", tag = "sessions",
     params(("id" = Uuid, Path, description = "session id")),
-    responses((status = 204), (status = 404, body = crate::error::ErrorBody)))]
+    responses((status = 204), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody)))]
 pub async fn remove(
     State(state): State<AppState>,
     AppPath(id): AppPath<Uuid>,
 ) -> Result<StatusCode, ApiError> {
-    let id = SessionId(id);
-    state.agent.session(id).await?;
-    state.agent.store().delete_session(id).await?;
+    state.agent.delete_session(SessionId(id)).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -194,15 +195,12 @@ pub async fn plan(
     AppQuery(query): AppQuery<PlanQuery>,
 ) -> Result<AppJson<PlanDto>, ApiError> {
     let snapshot = state.agent.session(SessionId(id)).await?;
-    let generation = snapshot.record.plan_generation;
-    let all = query.all.unwrap_or(false);
-    let mut steps: Vec<StepDto> = snapshot
-        .steps
-        .iter()
-        .filter(|step| all || step.generation == generation)
+    let steps = snapshot
+        .plan_steps(query.all.unwrap_or(false))
+        .into_iter()
         .map(StepDto::from)
         .collect();
-    steps.sort_by_key(|step| (step.generation, step.seq));
+    let generation = snapshot.record.plan_generation;
     Ok(AppJson(PlanDto { generation, steps }))
 }
 

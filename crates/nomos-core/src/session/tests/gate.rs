@@ -205,6 +205,36 @@ fn decision_by_id_runs_once_and_a_second_decision_is_refused() {
 
 // rule: GATE-7
 #[test]
+fn the_shell_is_told_of_a_request_only_while_it_waits() {
+    let mut h = in_assent_window();
+    let reply = h.run("rm -rf /srv/old", CommandClass::Destructive);
+    let (approval_id, execution_id) = approval_of(&reply);
+    // Queued with the decision, polled once.
+    assert_eq!(
+        h.session.poll_action(),
+        Some(Action::AwaitApproval {
+            approval_id,
+            execution_id
+        })
+    );
+    assert_eq!(h.session.poll_action(), None);
+    // A request denied in the decision that made it (nobody can approve it) never
+    // reaches the shell.
+    let reply = h.run("rm -rf /srv/other", CommandClass::Destructive);
+    let (denied, _) = approval_of(&reply);
+    h.session
+        .handle_decision(h.now, denied, Decision::Deny, None)
+        .unwrap();
+    assert_eq!(h.session.poll_action(), None);
+    // The one timer to arm: the earlier of the window's end and the waiting request's
+    // expiry; the denied request no longer counts.
+    let window = h.session.record().assent.unwrap().expires_at;
+    let waiting = h.session.approvals()[0].expires_at;
+    assert_eq!(h.session.poll_timeout(), Some(window.min(waiting)));
+}
+
+// rule: GATE-7
+#[test]
 fn expired_approval_is_a_denial() {
     let mut h = in_assent_window();
     let (approval_id, execution_id) =

@@ -2,6 +2,10 @@
 //! classifier and operator messages from a labelled table, agree at every step with the
 //! reference model of the rules (`reference.rs`), and keep the session's invariants.
 //!
+//! The session is driven the way the runtime drives it: by a model shell ([`Shell`]) that
+//! learns what to run only from `poll_action`, drained after every input, and (in the
+//! timer-driven cases) lets time pass only through the one timer `poll_timeout` arms.
+//!
 //! `PROPTEST_CASES` sets the number of cases (CI keeps the default); with
 //! `NOMOS_PROPS_REPORT=1` the test prints how many distinct dangerous sequences (ones that
 //! tried a non-read-only command) and distinct dangerous situations it generated.
@@ -15,10 +19,12 @@ use uuid::Uuid;
 
 use crate::classification::Classification;
 use crate::event::DomainEvent;
-use crate::id::ApprovalId;
+use crate::id::{ApprovalId, ExecutionId};
 use crate::record::{PlanStep, ToolCallOutcome};
-use crate::status::{CommandClass, Decision, Outcome, SessionStatus, StepStatus};
-use crate::time::Span;
+use crate::status::{
+    ApprovalStatus, CommandClass, Decision, ExecutionStatus, Outcome, SessionStatus, StepStatus,
+};
+use crate::time::{Span, Timestamp};
 
 use super::super::{Action, KnowledgeUse, Revision, ToolInput, ToolReply};
 use super::reference::{
@@ -336,8 +342,8 @@ fn call_verdict(reply: &ToolReply) -> CallVerdict {
     }
 }
 
-fn run_verdict(reply: &ToolReply) -> RunVerdict {
-    match (reply.outcome, reply.action) {
+fn run_verdict(reply: &ToolReply, actions: &[Action]) -> RunVerdict {
+    match (reply.outcome, actions.first().copied()) {
         (_, Some(Action::Dispatch { .. })) => RunVerdict::Dispatch,
         (_, Some(Action::AwaitApproval { .. })) => RunVerdict::AwaitApproval,
         (ToolCallOutcome::Ok, None) => RunVerdict::AlreadyPending,
@@ -362,6 +368,107 @@ fn label_of(classification: &Classification) -> Label {
         _ if classification.program_unknown() => Label::UnknownProgram,
         CommandClass::ReadOnly => Label::ReadOnly,
         CommandClass::ConfigMutation => Label::Config,
+    }
+}
+
+/// The model shell: it learns what to run only from `poll_action`, and keeps one timer
+/// armed from `poll_timeout`, as the runtime does.
+#[derive(Default)]
+struct Shell {
+    /// Whether time passes through the timer: every deadline `poll_timeout` names fires
+    /// `handle_timeout` at that deadline.
+    timers: bool,
+    /// Every execution the shell was told to run.
+    dispatched: HashSet<ExecutionId>,
+    /// Every approval the shell was told waits for the operator.
+    awaited: HashSet<ApprovalId>,
+}
+
+impl Shell {
+    fn with_timers() -> Shell {
+        Shell {
+            timers: true,
+            ..Shell::default()
+        }
+    }
+
+    /// Drains the queue after an input (until `None`) and checks each action against the
+    /// session it came from.
+    fn drain(&mut self, h: &mut Harness) -> Result<Vec<Action>, TestCaseError> {
+        let mut actions = Vec::new();
+        while let Some(action) = h.session.poll_action() {
+            match action {
+                Action::Dispatch { execution_id } => {
+                    // rule: EXEC-6 — told to run once, and only what is already `running`.
+                    prop_assert!(
+                        self.dispatched.insert(execution_id),
+                        "{} dispatched twice",
+                        execution_id
+                    );
+                    let status = h.session.execution(execution_id).map(|e| e.status);
+                    prop_assert_eq!(status, Some(ExecutionStatus::Running));
+                }
+                Action::AwaitApproval {
+                    approval_id,
+                    execution_id,
+                } => {
+                    // rule: GATE-7 — the shell hears only of a request that waits.
+                    let waits = h.session.approvals().iter().any(|a| {
+                        a.id == approval_id
+                            && a.execution_id == execution_id
+                            && a.status == ApprovalStatus::Pending
+                    });
+                    prop_assert!(waits, "{} does not wait", approval_id);
+                    prop_assert!(self.awaited.insert(approval_id), "{} twice", approval_id);
+                }
+                Action::StartFanout { fanout_id } => {
+                    // The generated inputs run single hosts only; a fan-out is never started.
+                    prop_assert!(
+                        false,
+                        "fan-out {} started by a single-host input",
+                        fanout_id
+                    );
+                }
+            }
+            actions.push(action);
+        }
+        // rule: EXEC-1, EXEC-6 — an execution started exactly when the shell was told to
+        // run it: nothing runs that the shell was not told of, and nothing it was told of
+        // is left unstarted.
+        for execution in h.session.executions() {
+            prop_assert_eq!(
+                execution.started_at.is_some(),
+                self.dispatched.contains(&execution.id),
+                "execution {} ({})",
+                execution.id,
+                execution.status
+            );
+        }
+        Ok(actions)
+    }
+
+    /// Lets time pass to `until` through the one timer: each deadline `poll_timeout` names
+    /// on the way fires `handle_timeout` at that deadline (at `now` when already past).
+    fn pass_time(
+        &self,
+        h: &mut Harness,
+        model: &mut Reference,
+        until: Timestamp,
+    ) -> Result<(), TestCaseError> {
+        while let Some(at) = h.session.poll_timeout().filter(|at| *at <= until) {
+            let at = at.max(h.now);
+            h.now = at;
+            h.session.handle_timeout(at);
+            model.timeout(at);
+            // The timer makes progress: what it fired for is done.
+            prop_assert!(
+                h.session.poll_timeout().is_none_or(|next| next > at),
+                "the timer would fire again for {}",
+                at
+            );
+        }
+        h.now = h.now.max(until);
+        Ok(())
     }
 }
 
@@ -409,6 +516,7 @@ fn token(op: &Op) -> String {
 fn apply(
     h: &mut Harness,
     model: &mut Reference,
+    shell: &mut Shell,
     op: &Op,
     seen: &mut Seen,
 ) -> Result<(), TestCaseError> {
@@ -491,7 +599,14 @@ fn apply(
                 classification,
             });
             prop_assert_eq!(h.now, at);
-            let got = run_verdict(&reply);
+            let actions = shell.drain(h)?;
+            prop_assert!(actions.len() <= 1, "{:?}", actions);
+            prop_assert_eq!(
+                reply.action,
+                actions.first().copied(),
+                "the reply and the queue"
+            );
+            let got = run_verdict(&reply, &actions);
             prop_assert_eq!(got, expected, "run `{}`: {}", &cmd.text, &reply.text);
             if cmd.label != Label::ReadOnly {
                 seen.dangerous = true;
@@ -505,11 +620,11 @@ fn apply(
             }
         }
         Op::Decide(pick, decision) => {
-            decide(h, model, *pick, *decision)?;
+            decide(h, model, shell, *pick, *decision)?;
         }
         Op::DecideTwice(idx, first, second) => {
-            decide(h, model, Pick::Nth(*idx), *first)?;
-            let again = decide(h, model, Pick::Nth(*idx), *second)?;
+            decide(h, model, shell, Pick::Nth(*idx), *first)?;
+            let again = decide(h, model, shell, Pick::Nth(*idx), *second)?;
             // rule: GATE-7 — a second decision on one request is always refused.
             if again.is_some() {
                 prop_assert_eq!(again, Some(DecisionVerdict::Refused));
@@ -539,6 +654,10 @@ fn apply(
                 .handle_knowledge_use(h.now, KnowledgeUse::WriteBack);
             model.write_back();
         }
+        Op::Advance(mins) if shell.timers => {
+            let until = h.now + Span::from_mins(*mins);
+            shell.pass_time(h, model, until)?;
+        }
         Op::Advance(mins) => h.advance(Span::from_mins(*mins)),
         Op::Timeout => {
             h.session.handle_timeout(h.now);
@@ -556,6 +675,7 @@ fn apply(
 fn decide(
     h: &mut Harness,
     model: &mut Reference,
+    shell: &mut Shell,
     pick: Pick,
     decision: Decision,
 ) -> Result<Option<DecisionVerdict>, TestCaseError> {
@@ -572,8 +692,16 @@ fn decide(
     let res = h
         .session
         .handle_decision(h.now, approval_id, decision, None);
+    let actions = shell.drain(h)?;
+    prop_assert_eq!(
+        res.clone().ok().flatten(),
+        actions.first().copied(),
+        "the answer and the queue"
+    );
     let got = match res {
-        Ok(Some(Action::Dispatch { .. })) => DecisionVerdict::Dispatch,
+        Ok(_) if matches!(actions.as_slice(), [Action::Dispatch { .. }]) => {
+            DecisionVerdict::Dispatch
+        }
         Ok(_) => DecisionVerdict::Denied,
         Err(_) => DecisionVerdict::Refused,
     };
@@ -703,8 +831,51 @@ fn check_invariants(
     Ok(())
 }
 
-/// Runs one case: the session and the model side by side.
-fn run_case(ops: &[Op], seen: &mut Seen) -> Result<(), TestCaseError> {
+/// The invariants of time, after every op: the timer the shell keeps is never late.
+fn check_timer(
+    h: &Harness,
+    model: &Reference,
+    shell: &Shell,
+    op: &Op,
+) -> Result<(), TestCaseError> {
+    // rule: GATE-4, GATE-7 — the one timer is never late: it is due no later than the
+    // first moment the reference model says something must expire.
+    if let Some(first) = model.deadlines().into_iter().filter(|d| *d > h.now).min() {
+        let armed = h.session.poll_timeout();
+        prop_assert!(
+            armed.is_some_and(|at| at <= first),
+            "timer armed for {:?}, but something expires at {} (after {:?})",
+            armed,
+            first,
+            op
+        );
+    }
+
+    // rule: GATE-4, GATE-7 — when time passes only through the timer, nothing is ever
+    // found overdue: each approval expired and each window closed at its deadline.
+    if shell.timers {
+        let overdue = h
+            .session
+            .approvals()
+            .iter()
+            .filter(|a| a.status == ApprovalStatus::Pending && a.expires_at <= h.now)
+            .count();
+        prop_assert_eq!(overdue, 0, "approvals overdue after {:?}", op);
+        prop_assert!(
+            h.session
+                .record()
+                .assent
+                .is_none_or(|w| w.expires_at > h.now),
+            "a window outlived its deadline after {:?}",
+            op
+        );
+    }
+
+    Ok(())
+}
+
+/// Runs one case: the session and the model side by side, the session driven by `shell`.
+fn run_case(ops: &[Op], seen: &mut Seen, mut shell: Shell) -> Result<(), TestCaseError> {
     let mut h = Harness::new();
     let config = *h.session.config();
     let mut model = Reference::new(config.assent_window, config.approval_ttl);
@@ -718,7 +889,16 @@ fn run_case(ops: &[Op], seen: &mut Seen) -> Result<(), TestCaseError> {
             .collect();
         let was_terminal = h.session.status().is_terminal();
         let n_step_events_before = step_events(h.session.pending_events());
-        apply(&mut h, &mut model, op, seen)?;
+        apply(&mut h, &mut model, &mut shell, op, seen)?;
+        // Every input leaves its actions in the queue; the shell drains them all, and
+        // only `run` and decisions queue any.
+        let rest = shell.drain(&mut h)?;
+        prop_assert!(rest.is_empty(), "{:?} queued {:?}", op, rest);
+        if shell.timers {
+            let now = h.now;
+            shell.pass_time(&mut h, &mut model, now)?;
+        }
+        check_timer(&h, &model, &shell, op)?;
         check_invariants(
             &h,
             &model,
@@ -754,7 +934,7 @@ fn random_sessions_agree_with_the_reference_model_of_the_rules() {
     let strategy = prop::collection::vec(op(), 1..60);
     let res = runner.run(&strategy, |ops| {
         let mut seen = Seen::default();
-        let res = run_case(&ops, &mut seen);
+        let res = run_case(&ops, &mut seen, Shell::default());
         n_cases.set(n_cases.get() + 1);
         if seen.dangerous {
             sequences.borrow_mut().insert(seen.sequence);
@@ -783,6 +963,22 @@ fn random_sessions_agree_with_the_reference_model_of_the_rules() {
     );
 }
 
+// rule: GATE-4, GATE-7, EXEC-6
+/// Driven by a shell that acts only on `poll_action` and lets time pass only through the
+/// one timer `poll_timeout` arms, random sessions still agree with the reference model, and
+/// every approval expires and every window closes at its deadline, not at a later sweep.
+#[test]
+fn sessions_driven_by_their_timer_expire_everything_at_its_deadline() {
+    let mut runner = TestRunner::new(config());
+    let strategy = prop::collection::vec(op(), 1..60);
+    let res = runner.run(&strategy, |ops| {
+        run_case(&ops, &mut Seen::default(), Shell::with_timers())
+    });
+    if let Err(failure) = res {
+        panic!("{failure}");
+    }
+}
+
 proptest! {
     /// Replaying the same inputs yields the same state and the same events.
     #[test]
@@ -794,8 +990,8 @@ proptest! {
         let mut model_b = model_a.clone();
         for op in &ops {
             // Agreement is the other property's concern; here only the replay counts.
-            let _ = apply(&mut a, &mut model_a, op, &mut Seen::default());
-            let _ = apply(&mut b, &mut model_b, op, &mut Seen::default());
+            let _ = apply(&mut a, &mut model_a, &mut Shell::default(), op, &mut Seen::default());
+            let _ = apply(&mut b, &mut model_b, &mut Shell::default(), op, &mut Seen::default());
         }
         prop_assert_eq!(a.session.snapshot(), b.session.snapshot());
         prop_assert_eq!(a.events(), b.events());

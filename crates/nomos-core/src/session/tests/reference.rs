@@ -370,6 +370,17 @@ impl Reference {
         }
     }
 
+    /// GATE-4, GATE-7: every moment at which something must expire: each waiting
+    /// approval's expiry and the open window's end.
+    pub fn deadlines(&self) -> Vec<Timestamp> {
+        self.approvals
+            .iter()
+            .filter(|a| a.state == ApprovalState::Waiting)
+            .map(|a| a.expires_at)
+            .chain(self.window.map(|(_, until)| until))
+            .collect()
+    }
+
     /// Time passed and the shell asked for timeouts: overdue approvals and the window end.
     pub fn timeout(&mut self, now: Timestamp) {
         for approval in &mut self.approvals {
