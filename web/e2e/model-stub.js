@@ -1,5 +1,8 @@
 // A scripted model for the end-to-end tests: an OpenAI-compatible `POST /v1/chat/completions`
 // on loopback that streams the replies the test queued, in order, and records each request.
+// A case scripts its own session's replies under a marker that its first message carries
+// (`script(marker, ...)`): a request whose body holds the marker takes the next of those, so
+// cases never take one another's replies. `queue` is for requests without a marker.
 import http from 'node:http';
 
 /**
@@ -11,6 +14,8 @@ import http from 'node:http';
 export async function startModelStub() {
   /** @type {StubReply[]} */
   const replies = [];
+  /** @type {Map<string, StubReply[]>} */
+  const scripts = new Map();
   /** @type {object[]} */
   const requests = [];
   let callCounter = 0;
@@ -28,7 +33,8 @@ export async function startModelStub() {
       } catch {
         requests.push({ unparsed: body });
       }
-      const reply = replies.shift() ?? { text: 'The script has no more replies.' };
+      const own = [...scripts.entries()].find(([marker]) => body.includes(marker));
+      const reply = (own ? own[1].shift() : replies.shift()) ?? { text: 'The script has no more replies.' };
       if (reply.status) {
         res.writeHead(reply.status, { 'content-type': 'application/json' });
         res.end(reply.body ?? JSON.stringify({ error: { message: 'scripted failure' } }));
@@ -72,6 +78,12 @@ export async function startModelStub() {
     /** @param {StubReply[]} more */
     queue: (...more) => replies.push(...more),
     remaining: () => replies.length,
+    /** Replies for the session whose messages carry `marker`. @param {string} marker @param {StubReply[]} more */
+    script: (marker, ...more) => scripts.set(marker, [...(scripts.get(marker) ?? []), ...more]),
+    /** @param {string} marker */
+    left: (marker) => scripts.get(marker)?.length ?? 0,
+    /** Requests that carried `marker`. @param {string} marker */
+    asked: (marker) => requests.filter((r) => JSON.stringify(r).includes(marker)).length,
     close: () => new Promise((resolve) => server.close(() => resolve(undefined))),
   };
 }
