@@ -77,6 +77,9 @@ async function openCase(t, options = {}) {
   return { context, page, warnings };
 }
 
+/** Whether the chat shows a message: text, or a tool call other than a plan-step update. @param {any} m */
+const shownMessage = (m) => m.content.trim() !== '' || m.tool_calls.some((/** @type {any} */ c) => c.name !== 'update_plan_step');
+
 /** A marker unique to one case, carried by its session's first message. */
 const marker = () => `case-${randomUUID().slice(0, 8)}`;
 
@@ -356,6 +359,16 @@ test('approving from operations runs the command and the open session page updat
     return states.some((s) => s.startsWith('done') && s.includes('rm -f'));
   });
   assert.ok(!fs.existsSync(s.files.victim), 'the approved rm ran on the host');
+  // The resume note reads as one line for the operator; the note for the model stays folded.
+  const note = page.locator('.messages li.role-note', { hasText: 'Resumed after your approval of' });
+  await note.waitFor();
+  assert.match((await note.locator('.note-line').textContent()) ?? '', /Resumed after your approval of `rm -f .*old\.log` on local \(exited 0\)\./);
+  assert.equal(await page.getByText('Continue from here.').isVisible(), false, 'the note for the model shows');
+  await note.getByText('Full note').click();
+  await note.getByText('Continue from here.').waitFor();
+  // Plan-step updates fold into the plan's rows: no chip, no activity entry of their own.
+  assert.equal(await page.locator('.chat .chip', { hasText: 'update_plan_step' }).count(), 0);
+  assert.equal(await page.locator('.timeline li', { hasText: 'update_plan_step' }).count(), 0);
   // After a reload the execution is still listed as completed.
   await ops.reload();
   await eventually('the rm completed after a reload', async () => (await rm.getAttribute('data-status')) === 'completed');
@@ -366,7 +379,10 @@ test('a finished session shows nothing running (ACTIVITY-3)', async (t) => {
   const s = await sessionDone();
   await page.goto(`${server.base}/sessions/${s.id}`);
   await page.locator('[data-session-status="done"]').waitFor();
-  const activity = await server.api('GET', `/api/sessions/${s.id}/activity`);
+  // Plan-step updates fold into the plan's rows; every other entry is shown.
+  const activity = (await server.api('GET', `/api/sessions/${s.id}/activity`)).filter(
+    (/** @type {any} */ e) => !(e.kind === 'tool' && e.title === 'update_plan_step'),
+  );
   await eventually('the whole activity shown', async () => (await page.locator('.timeline li').count()) === activity.length);
   const states = await page.locator('.timeline li').evaluateAll((items) => items.map((li) => li.getAttribute('data-state')));
   assert.ok(states.length > 5, `activity: ${states}`);
@@ -417,7 +433,7 @@ test('a reload mid-stream loses and duplicates nothing', async (t) => {
   await eventually('the page to match the server', async () => {
     const transcript = await server.api('GET', `/api/sessions/${session.id}/transcript`);
     const shown = await page.locator('.messages li[data-message-id]').evaluateAll((items) => items.map((li) => li.getAttribute('data-message-id')));
-    const expected = transcript.filter((/** @type {any} */ m) => m.content.trim() || m.tool_calls.length).map((/** @type {any} */ m) => m.id);
+    const expected = transcript.filter(shownMessage).map((/** @type {any} */ m) => m.id);
     return JSON.stringify(shown) === JSON.stringify(expected);
   });
   await eventually('the streamed draft to give way to the stored message', async () => (await page.locator('[data-streaming="true"]').count()) === 0);
@@ -507,4 +523,45 @@ test('every control on every page has an accessible name', async (t) => {
     );
     assert.deepEqual(unnamed, [], `unnamed controls on ${route}`);
   }
+});
+
+test('every execution row opens its output: exit, duration, bytes cut, ANSI rendered, a copy button', async (t) => {
+  const { context, page } = await openCase(t);
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.base });
+  const tag = marker();
+  const colour = "printf '\\033[1;31mFAILED\\033[0m one check\\n'";
+  const long = 'seq 1 400000';
+  server.model.script(
+    tag,
+    { calls: [call('run', { host: 'local', command: colour })] },
+    { calls: [call('run', { host: 'local', command: long })] },
+    { text: 'Both commands ran.' },
+  );
+  const session = await server.api('POST', '/api/sessions');
+  await say(session.id, `Show me a coloured line and a long list [${tag}]`);
+  await transcriptHas(session.id, 'Both commands ran.');
+  const executions = await server.api('GET', `/api/sessions/${session.id}/executions`);
+  const printed = executions.find((/** @type {any} */ e) => e.command === colour);
+  const listed = executions.find((/** @type {any} */ e) => e.command === long);
+  assert.equal(printed?.status, 'completed', JSON.stringify(executions));
+  assert.ok(listed?.output?.stdout_cut > 0, 'the long list was cut');
+  // In the session's activity.
+  await page.goto(`${server.base}/sessions/${session.id}`);
+  const row = page.locator('.timeline li', { has: page.locator(`[data-execution-output="${printed.id}"]`) });
+  await row.locator('summary').click();
+  const out = row.locator('pre[aria-label="standard output"]');
+  await eventually('the coloured output, rendered', async () => ((await out.textContent()) ?? '').includes('FAILED one check'));
+  assert.equal(await out.locator('.ansi-red.ansi-bold', { hasText: 'FAILED' }).count(), 1);
+  assert.ok(!((await out.textContent()) ?? '').includes('['), 'a raw escape code shows');
+  assert.match((await row.locator('[data-exit]').textContent()) ?? '', /exit 0/);
+  await row.getByRole('button', { name: 'Copy standard output' }).click();
+  await row.getByRole('button', { name: 'Copy standard output' }).filter({ hasText: 'Copied' }).waitFor();
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), 'FAILED one check\n');
+  // In operations, the cut is told.
+  await page.goto(`${server.base}/operations`);
+  const item = page.locator(`.executions li[data-execution-id="${listed.id}"]`);
+  await item.locator('summary').first().click();
+  await eventually('the bytes cut shown', async () => /cut/.test((await item.locator('[data-cut]').textContent()) ?? ''));
+  assert.match((await item.locator('pre[aria-label="standard output"]').textContent()) ?? '', /^1\n2\n3\n/);
+  await page.screenshot({ path: path.join(SCREENSHOTS, 'output.png'), fullPage: true });
 });
