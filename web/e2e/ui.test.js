@@ -339,7 +339,10 @@ test('approving from operations runs the command and the open session page updat
   // The card is complete once its plan step loaded: wait for the content, not the element.
   await eventually('the card with its command, host, class, reason, step and expiry', async () => {
     const text = (await card.textContent()) ?? '';
-    const lacking = [`rm -f ${s.files.victim}`, 'local', 'destructive', 'Reason', 'Remove old.log', 'Expires'].filter((p) => !text.includes(p));
+    const goal = (await ops.locator('.approval-wrap', { hasText: s.files.victim }).locator('[data-goal]').textContent({ timeout: 500 }).catch(() => '')) ?? '';
+    const lacking = [`rm -f ${s.files.victim}`, 'local', 'destructive', 'Reason', 'Remove old.log', 'Expires']
+      .filter((p) => !text.includes(p))
+      .concat(goal.includes(s.goal) ? [] : [`the goal (${goal})`]);
     if (lacking.length > 0) throw new Error(`the card lacks ${lacking.join(', ')}: ${text}`);
     return true;
   });
@@ -502,7 +505,11 @@ test('the phone width shows the session stacked and usable', async (t) => {
   await page.getByLabel('Message').waitFor();
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow}px`);
-  await page.screenshot({ path: path.join(SCREENSHOTS, 'session-phone.png'), fullPage: true });
+  // On a phone the decision buttons sit at the top of the card, above the command.
+  const card = page.locator('.activity .approval').first();
+  const approve = await card.getByRole('button', { name: 'Approve' }).boundingBox();
+  const command = await card.locator('.command').boundingBox();
+  assert.ok(approve && command && approve.y + approve.height <= command.y, `Approve at ${approve?.y}, command at ${command?.y}`);
 });
 
 test('every control on every page has an accessible name', async (t) => {
@@ -564,4 +571,157 @@ test('every execution row opens its output: exit, duration, bytes cut, ANSI rend
   await eventually('the bytes cut shown', async () => /cut/.test((await item.locator('[data-cut]').textContent()) ?? ''));
   assert.match((await item.locator('pre[aria-label="standard output"]').textContent()) ?? '', /^1\n2\n3\n/);
   await page.screenshot({ path: path.join(SCREENSHOTS, 'output.png'), fullPage: true });
+});
+
+test('New task creates no session until its first message, which opens the session', async (t) => {
+  const { page } = await openCase(t);
+  const before = (await server.api('GET', '/api/sessions?limit=1000')).length;
+  await page.goto(server.base + '/');
+  await page.getByRole('button', { name: 'New task' }).click();
+  await page.waitForURL(/\/new$/);
+  await page.getByRole('heading', { name: 'New task' }).waitFor();
+  assert.equal((await server.api('GET', '/api/sessions?limit=1000')).length, before, 'a click created a session');
+  const tag = marker();
+  server.model.script(tag, { text: 'On it: which host do you mean?' });
+  await page.getByLabel('Message').fill(`Tidy the temp directory [${tag}]`);
+  await page.getByRole('button', { name: 'Send' }).click();
+  await page.waitForURL(/\/sessions\/[0-9a-f-]{36}$/);
+  const id = page.url().split('/').pop() ?? '';
+  await page.locator('.messages li.role-operator', { hasText: 'Tidy the temp directory' }).waitFor();
+  await page.locator('.messages li', { hasText: 'which host do you mean?' }).waitFor();
+  const transcript = await server.api('GET', `/api/sessions/${id}/transcript`);
+  assert.equal(transcript.filter((/** @type {any} */ m) => m.role === 'operator').length, 1);
+  // Back leaves the session for the board, not for an empty new-task page.
+  await page.goBack();
+  await page.getByRole('heading', { name: 'Task board' }).waitFor();
+});
+
+test('History lists sessions newest first in pages, filtered by status and text kept in the URL', async (t) => {
+  const { page } = await openCase(t);
+  // 27 sessions of this case (one page is 25), created through the API, newest last.
+  const tag = marker();
+  const made = [];
+  for (let i = 0; i < 27; i++) {
+    const session = await server.api('POST', '/api/sessions');
+    // `<tag>-<i>]`: the closing bracket keeps item 1's marker out of item 10's messages.
+    server.model.script(`${tag}-${i}]`, { calls: [call('set_goal', { goal: `History item ${i} (${tag})` })] }, { text: `Goal ${i} set.` });
+    await say(session.id, `Set goal ${i} [${tag}-${i}]`);
+    made.push(session.id);
+  }
+  for (const [i, id] of made.entries()) await transcriptHas(id, `Goal ${i} set.`);
+  await page.goto(`${server.base}/history?q=${tag}`);
+  await page.getByRole('heading', { name: 'History', exact: true }).waitFor();
+  const rows = page.locator('.history-row');
+  await eventually('a full first page', async () => (await rows.count()) === 25);
+  // Newest first: the last created heads the list.
+  assert.match((await rows.first().textContent()) ?? '', /History item 26 /);
+  await page.getByRole('button', { name: 'More' }).click();
+  await eventually('the second page appended', async () => (await rows.count()) === 27);
+  const shown = await rows.evaluateAll((items) => items.map((li) => li.getAttribute('data-session-id')));
+  assert.deepEqual(shown, [...made].reverse(), 'paging skipped or repeated a session');
+  assert.equal(await page.getByRole('button', { name: 'More' }).count(), 0);
+  // Text narrows the list and goes into the URL; a reload keeps it.
+  await page.getByLabel('Search goals and summaries').fill(`item 13 (${tag}`);
+  await eventually('one session matches', async () => (await rows.count()) === 1 && /History item 13 /.test((await rows.first().textContent()) ?? ''));
+  assert.match(decodeURIComponent(page.url()), /q=item\+13|q=item 13/);
+  await page.getByLabel('Status').selectOption('done');
+  await eventually('no done session matches', async () => (await rows.count()) === 0 && page.url().includes('status=done'));
+  await page.reload();
+  assert.equal(await page.getByLabel('Status').inputValue(), 'done');
+  await page.getByLabel('Status').selectOption('');
+  await eventually('the match again', async () => (await rows.count()) === 1);
+  await page.screenshot({ path: path.join(SCREENSHOTS, 'history.png'), fullPage: true });
+});
+
+test('Knowledge shows entities with attributes and relations, and searches entries', async (t) => {
+  const { page } = await openCase(t);
+  const tag = marker();
+  const host = `web-${tag}`;
+  const session = await server.api('POST', '/api/sessions');
+  server.model.script(
+    tag,
+    {
+      calls: [
+        call('update_entity_attributes', { slug: host, kind: 'host', attributes: { os: 'debian 13', disks: ['sda', 'sdb'] } }),
+        call('update_entity_attributes', { slug: `nginx-${tag}`, kind: 'service', attributes: { port: 443 } }),
+        call('create_relationship', { from: `nginx-${tag}`, kind: 'runs_on', to: host }),
+        call('upsert_knowledge', { key: `backup-${tag}`, title: `Backups of ${host}`, content: 'Nightly at 02:00 to the NAS.', tags: ['backup'], about: [host] }),
+      ],
+    },
+    { text: 'Recorded what I found.' },
+  );
+  await say(session.id, `Write down what you know [${tag}]`);
+  await transcriptHas(session.id, 'Recorded what I found.');
+  await page.goto(`${server.base}/knowledge`);
+  await page.getByRole('heading', { name: 'Knowledge', exact: true }).waitFor();
+  await page.getByLabel('Filter entities').fill(tag);
+  const item = page.locator(`[data-entity="${host}"] button`);
+  await item.click();
+  await page.getByRole('heading', { name: host }).waitFor();
+  const attributes = page.locator('.attributes');
+  await eventually('the attributes', async () => /debian 13/.test((await attributes.textContent()) ?? '') && /\["sda","sdb"\]/.test((await attributes.textContent()) ?? ''));
+  await page.locator('.relations li', { hasText: 'runs on' }).waitFor();
+  assert.match((await page.locator('.relations li').first().textContent()) ?? '', new RegExp(`nginx-${tag} runs on ${host}`));
+  await page.getByLabel('Search entries').fill('nightly NAS');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.locator(`[data-entry="backup-${tag}"]`, { hasText: 'Nightly at 02:00' }).waitFor();
+  await page.screenshot({ path: path.join(SCREENSHOTS, 'knowledge.png'), fullPage: true });
+});
+
+/** What the badge should count: pending approvals plus plans waiting for assent. */
+async function expectedWaiting() {
+  const approvals = await server.api('GET', '/api/approvals');
+  const planning = await server.api('GET', '/api/sessions?status=planning&limit=1000');
+  return approvals.length + planning.filter((/** @type {any} */ s) => s.plan_generation > 0 && s.assent_generation !== s.plan_generation).length;
+}
+
+test('the navigation badge counts what waits for the operator', async (t) => {
+  const { page } = await openCase(t);
+  await page.goto(server.base + '/');
+  const badge = page.locator('a.attention');
+  // The count, once loaded (the attribute is absent before).
+  const start = Number(await eventually('the badge count', async () => badge.getAttribute('data-waiting')));
+  assert.equal(start, await expectedWaiting());
+  // A plan waiting for assent counts one; its destructive command, once asked, another.
+  const s = await sessionWithPlan();
+  await eventually('the plan counted', async () => Number(await badge.getAttribute('data-waiting')) === start + 1);
+  server.model.script(s.tag, ...execution(s.files));
+  await say(s.id, 'approved');
+  await eventually('the approval counted, the plan no longer', async () => {
+    const pending = await server.api('GET', `/api/approvals?session_id=${s.id}`);
+    return pending.length === 1 && Number(await badge.getAttribute('data-waiting')) === start + 1;
+  });
+  await server.api('POST', `/api/approvals/${(await server.api('GET', `/api/approvals?session_id=${s.id}`))[0].id}/decision`, { decision: 'deny' });
+  await eventually('nothing of this case counted', async () => Number(await badge.getAttribute('data-waiting')) === start);
+});
+
+test('every page fits a phone (390 px) and a desktop, and is shot at both widths', async (t) => {
+  const s = await sessionWaiting();
+  const done = await sessionDone();
+  const pages = [
+    { name: 'board', route: '/', ready: `a[href="/sessions/${s.id}"]` },
+    { name: 'new-task', route: '/new', ready: '#new-task-text' },
+    { name: 'session', route: `/sessions/${done.id}`, ready: '.timeline li' },
+    { name: 'session-waiting', route: `/sessions/${s.id}`, ready: '.activity .approval' },
+    { name: 'operations', route: '/operations', ready: '.pending .approval' },
+    { name: 'history', route: '/history', ready: '.history-row' },
+    { name: 'knowledge', route: '/knowledge', ready: '[data-entity]' },
+  ];
+  for (const [suffix, viewport] of /** @type {const} */ ([['', { width: 1360, height: 900 }], ['-phone', { width: 390, height: 844 }]])) {
+    const { page } = await openCase(t, { viewport });
+    for (const { name, route, ready } of pages) {
+      await page.goto(server.base + route);
+      await page.locator(ready).first().waitFor();
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+      assert.ok(overflow <= 1, `${route} scrolls sideways by ${overflow}px at ${viewport.width}px`);
+      await page.screenshot({ path: path.join(SCREENSHOTS, `${name}${suffix}.png`), fullPage: true });
+    }
+  }
+  // The output of a finished session's command, open.
+  const { page } = await openCase(t);
+  await page.goto(`${server.base}/sessions/${done.id}`);
+  const row = page.locator('.timeline li', { has: page.locator('[data-execution-output]') }).first();
+  await row.locator('summary').click();
+  await row.locator('.exec-output [data-exit]').waitFor();
+  await row.screenshot({ path: path.join(SCREENSHOTS, 'output-row.png') });
 });

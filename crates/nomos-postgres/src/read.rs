@@ -149,28 +149,45 @@ impl PgStore {
             GoalFilter::Set => "set",
             GoalFilter::Unset => "unset",
         };
-        sqlx::query(
-            "SELECT * FROM sessions
+        // The order is one of two fixed clauses: the text is static either way.
+        macro_rules! sessions_query {
+            ($order:literal) => {
+                concat!(
+                    "SELECT * FROM sessions
              WHERE ($1::text[] IS NULL OR status = ANY($1))
                AND ($2::timestamptz IS NULL OR last_activity_at < $2)
                AND ($3::text = 'any' OR ($3 = 'set' AND goal IS NOT NULL)
                     OR ($3 = 'unset' AND goal IS NULL))
                AND ($4::uuid IS NULL OR id > $4)
-             ORDER BY id LIMIT $5",
-        )
-        .bind(statuses(
-            filter.statuses.iter().map(|s| s.as_str()).collect(),
-        ))
-        .bind(opt_dt(filter.idle_since))
-        .bind(goal)
-        .bind(filter.after.map(|a| a.as_uuid()))
-        .bind(filter.limit.map(i64::from))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|e| db_error(e, "listing sessions"))?
-        .iter()
-        .map(record::session)
-        .collect()
+               AND ($6::timestamptz IS NULL OR created_at < $6 OR (created_at = $6 AND id < $7))
+               AND ($8::text IS NULL OR strpos(lower(coalesce(goal, '') || ' ' || coalesce(summary, '')), lower($8)) > 0)
+             ORDER BY ",
+                    $order,
+                    " LIMIT $5"
+                )
+            };
+        }
+        let sql: &'static str = match filter.order {
+            ListOrder::OldestFirst => sessions_query!("id"),
+            ListOrder::NewestFirst => sessions_query!("created_at DESC, id DESC"),
+        };
+        sqlx::query(sql)
+            .bind(statuses(
+                filter.statuses.iter().map(|s| s.as_str()).collect(),
+            ))
+            .bind(opt_dt(filter.idle_since))
+            .bind(goal)
+            .bind(filter.after.map(|a| a.as_uuid()))
+            .bind(filter.limit.map(i64::from))
+            .bind(opt_dt(filter.before.map(|c| c.created_at)))
+            .bind(filter.before.map(|c| c.id.as_uuid()))
+            .bind(filter.text.as_deref())
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| db_error(e, "listing sessions"))?
+            .iter()
+            .map(record::session)
+            .collect()
     }
 
     pub(crate) async fn select_messages(&self, id: SessionId) -> Result<Vec<Message>, StoreError> {

@@ -151,26 +151,43 @@ impl SqliteStore {
             GoalFilter::Unset => "unset",
         };
         let status_names: Vec<&str> = filter.statuses.iter().map(|s| s.as_str()).collect();
-        sqlx::query(
-            "SELECT * FROM sessions
+        // The order is one of two fixed clauses: the text is static either way.
+        macro_rules! sessions_query {
+            ($order:literal) => {
+                concat!(
+                    "SELECT * FROM sessions
              WHERE (?1 IS NULL OR status IN (SELECT value FROM json_each(?1)))
                AND (?2 IS NULL OR last_activity_at < ?2)
                AND (?3 = 'any' OR (?3 = 'set' AND goal IS NOT NULL)
                     OR (?3 = 'unset' AND goal IS NULL))
                AND (?4 IS NULL OR id > ?4)
-             ORDER BY id LIMIT ?5",
-        )
-        .bind(statuses(&status_names)?)
-        .bind(ms(filter.idle_since))
-        .bind(goal)
-        .bind(filter.after.map(|a| a.to_string()))
-        .bind(limit(filter.limit))
-        .fetch_all(&self.read)
-        .await
-        .map_err(|e| db_error(e, "listing sessions"))?
-        .iter()
-        .map(record::session)
-        .collect()
+               AND (?6 IS NULL OR created_at < ?6 OR (created_at = ?6 AND id < ?7))
+               AND (?8 IS NULL OR instr(lower(coalesce(goal, '') || ' ' || coalesce(summary, '')), lower(?8)) > 0)
+             ORDER BY ",
+                    $order,
+                    " LIMIT ?5"
+                )
+            };
+        }
+        let sql: &'static str = match filter.order {
+            ListOrder::OldestFirst => sessions_query!("id"),
+            ListOrder::NewestFirst => sessions_query!("created_at DESC, id DESC"),
+        };
+        sqlx::query(sql)
+            .bind(statuses(&status_names)?)
+            .bind(ms(filter.idle_since))
+            .bind(goal)
+            .bind(filter.after.map(|a| a.to_string()))
+            .bind(limit(filter.limit))
+            .bind(ms(filter.before.map(|c| c.created_at)))
+            .bind(filter.before.map(|c| c.id.to_string()))
+            .bind(filter.text.as_deref())
+            .fetch_all(&self.read)
+            .await
+            .map_err(|e| db_error(e, "listing sessions"))?
+            .iter()
+            .map(record::session)
+            .collect()
     }
 
     pub(crate) async fn select_messages(&self, id: SessionId) -> Result<Vec<Message>, StoreError> {

@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use nomos_core::activity::{ActivityFacts, derive_activity};
-use nomos_core::ports::store::SessionFilter;
+use nomos_core::ports::store::{ListOrder, SessionCursor, SessionFilter};
 use nomos_core::resume::ResumeKind;
 use nomos_core::{SessionId, SessionStatus};
 use serde::Deserialize;
@@ -48,6 +48,13 @@ pub struct ListQuery {
     pub after: Option<Uuid>,
     /// At most this many (default 100, at most 1000).
     pub limit: Option<u32>,
+    /// `asc` (by id, the default; pages with `after`) or `desc` (newest first; pages with
+    /// `before`).
+    pub order: Option<crate::api::approvals::Order>,
+    /// With `order=desc`: the last session id of the previous page.
+    pub before: Option<Uuid>,
+    /// Only sessions whose goal or summary contains this text (ASCII case ignored).
+    pub q: Option<String>,
 }
 
 /// Query of `GET /api/sessions/{id}/plan`.
@@ -72,7 +79,8 @@ pub async fn create(
     ))
 }
 
-/// Lists sessions, ordered by id.
+/// Lists sessions: by id (paged with `after`), or newest first (`order=desc`, paged with
+/// `before`); filtered by status and text.
 #[utoipa::path(get, path = "/api/sessions", tag = "sessions", params(ListQuery),
     responses((status = 200, body = [SessionDto]), (status = 400, body = crate::error::ErrorBody)))]
 pub async fn list(
@@ -96,10 +104,37 @@ pub async fn list(
             "limit: must be between 1 and 1000, got {limit}"
         )));
     }
+    let order = match query.order.unwrap_or_default() {
+        crate::api::approvals::Order::Asc => ListOrder::OldestFirst,
+        crate::api::approvals::Order::Desc => ListOrder::NewestFirst,
+    };
+    let before = match (query.before, order) {
+        (None, _) => None,
+        (Some(_), ListOrder::OldestFirst) => {
+            return Err(ApiError::BadQuery(
+                "before: only pages `order=desc`; an ascending list pages with `after`".into(),
+            ));
+        }
+        (Some(id), ListOrder::NewestFirst) => {
+            let Some(snapshot) = state.agent.store().load_session(SessionId(id)).await? else {
+                return Err(ApiError::BadQuery(format!(
+                    "before: no session has the id {id}"
+                )));
+            };
+            Some(SessionCursor {
+                created_at: snapshot.record.created_at,
+                id: snapshot.record.id,
+            })
+        }
+    };
+    let text = query.q.as_deref().map(str::trim).filter(|q| !q.is_empty());
     let filter = SessionFilter {
         statuses,
         after: query.after.map(SessionId),
         limit: Some(limit),
+        order,
+        before,
+        text: text.map(str::to_owned),
         ..SessionFilter::default()
     };
     let records = state.agent.store().list_sessions(&filter).await?;
