@@ -1,7 +1,7 @@
 // A scripted model for the end-to-end tests: an OpenAI-compatible `POST /v1/chat/completions`
 // on loopback that streams the replies the test queued, in order, and records each request.
 // A case scripts its own session's replies under a marker that its first message carries
-// (`script(marker, ...)`): a request whose body holds the marker takes the next of those, so
+// (`script(marker, ...)`): a request whose operator messages hold the marker takes the next of those, so
 // cases never take one another's replies. `queue` is for requests without a marker.
 import http from 'node:http';
 
@@ -28,12 +28,21 @@ export async function startModelStub() {
         res.writeHead(404).end();
         return;
       }
+      /** @type {any} */
+      let request;
       try {
-        requests.push(JSON.parse(body));
+        request = JSON.parse(body);
       } catch {
-        requests.push({ unparsed: body });
+        request = { unparsed: body };
       }
-      const own = [...scripts.entries()].find(([marker]) => body.includes(marker));
+      requests.push(request);
+      // Only the operator's side of the conversation names the case: the system prompt and
+      // tool results can quote other cases' knowledge.
+      const asked = (Array.isArray(request.messages) ? request.messages : [])
+        .filter((/** @type {any} */ m) => m.role === 'user')
+        .map((/** @type {any} */ m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)))
+        .join('\n');
+      const own = [...scripts.entries()].find(([marker]) => asked.includes(marker));
       const reply = (own ? own[1].shift() : replies.shift()) ?? { text: 'The script has no more replies.' };
       if (reply.status) {
         res.writeHead(reply.status, { 'content-type': 'application/json' });

@@ -515,10 +515,20 @@ test('the phone width shows the session stacked and usable', async (t) => {
 test('every control on every page has an accessible name', async (t) => {
   const { page } = await openCase(t);
   const s = await sessionWaiting();
-  for (const route of ['/', `/sessions/${s.id}`, '/operations']) {
+  /** @type {[string, string][]} each route with the content it shows once loaded */
+  const routes = [
+    ['/', `a[href="/sessions/${s.id}"]`],
+    [`/sessions/${s.id}`, '.activity .approval'],
+    ['/operations', '.pending .approval'],
+    ['/new', '#new-task-text'],
+    ['/history', `.history-row[data-session-id="${s.id}"]`],
+    ['/hosts', '[data-host]'],
+    ['/knowledge', '.entities[data-loaded="true"]'],
+  ];
+  for (const [route, ready] of routes) {
     await page.goto(server.base + route);
-    await page.locator('[data-stream-state="live"]').waitFor();
-    await page.locator(`a[href="/sessions/${s.id}"], .activity .approval`).first().waitFor();
+    await page.locator(ready).first().waitFor();
+    await page.locator('a.attention[data-waiting]').waitFor();
     const unnamed = await page.evaluate(() =>
       [...document.querySelectorAll('input, textarea, select, button, a[href]')]
         .filter((el) => {
@@ -668,6 +678,50 @@ test('Knowledge shows entities with attributes and relations, and searches entri
   await page.screenshot({ path: path.join(SCREENSHOTS, 'knowledge.png'), fullPage: true });
 });
 
+test('Hosts lists the inventory with tags, last audit and host key, and checks reachability on demand', async (t) => {
+  const { page } = await openCase(t);
+  const tag = marker();
+  const session = await server.api('POST', '/api/sessions');
+  server.model.script(
+    tag,
+    {
+      calls: [
+        call('update_entity_attributes', { slug: 'local', kind: 'host', attributes: { host_key: `SHA256:${tag}`, os: 'debian' } }),
+        call('upsert_knowledge', { key: `audit-${tag}`, title: 'Audit of local', content: 'All fine.', tags: ['audit'], about: ['local'] }),
+      ],
+    },
+    { text: 'Audited local.' },
+  );
+  await say(session.id, `Audit this machine [${tag}]`);
+  await transcriptHas(session.id, 'Audited local.');
+  await page.goto(`${server.base}/hosts`);
+  await page.getByRole('heading', { name: 'Hosts', exact: true }).waitFor();
+  const host = page.locator('[data-host="local"]');
+  await eventually('the recorded host key', async () => ((await host.locator('[data-host-key]').textContent()) ?? '').includes(`SHA256:${tag}`));
+  assert.notEqual(((await host.locator('[data-audited]').textContent()) ?? '').trim(), 'never');
+  await host.getByRole('button', { name: 'Check whether local is reachable' }).click();
+  await host.locator('[data-reachable="true"]', { hasText: 'reachable (this machine' }).waitFor();
+  await page.screenshot({ path: path.join(SCREENSHOTS, 'hosts.png'), fullPage: true });
+});
+
+test('a session can be deleted from its page, after a confirmation', async (t) => {
+  const { page } = await openCase(t);
+  const tag = marker();
+  const session = await server.api('POST', '/api/sessions');
+  server.model.script(tag, { text: 'Noted.' });
+  await say(session.id, `Nothing to do [${tag}]`);
+  await transcriptHas(session.id, 'Noted.');
+  await page.goto(`${server.base}/sessions/${session.id}`);
+  await page.locator('.messages li', { hasText: 'Noted.' }).waitFor();
+  await page.getByRole('button', { name: 'Delete session' }).click();
+  await page.getByRole('button', { name: 'Keep it' }).click();
+  assert.equal((await server.api('GET', `/api/sessions/${session.id}`)).id, session.id);
+  await page.getByRole('button', { name: 'Delete session' }).click();
+  await page.getByRole('button', { name: 'Delete for good' }).click();
+  await page.getByRole('heading', { name: 'Task board' }).waitFor();
+  await assert.rejects(server.api('GET', `/api/sessions/${session.id}`), /404/);
+});
+
 /** What the badge should count: pending approvals plus plans waiting for assent. */
 async function expectedWaiting() {
   const approvals = await server.api('GET', '/api/approvals');
@@ -706,6 +760,7 @@ test('every page fits a phone (390 px) and a desktop, and is shot at both widths
     { name: 'operations', route: '/operations', ready: '.pending .approval' },
     { name: 'history', route: '/history', ready: '.history-row' },
     { name: 'knowledge', route: '/knowledge', ready: '[data-entity]' },
+    { name: 'hosts', route: '/hosts', ready: '[data-host]' },
   ];
   for (const [suffix, viewport] of /** @type {const} */ ([['', { width: 1360, height: 900 }], ['-phone', { width: 390, height: 844 }]])) {
     const { page } = await openCase(t, { viewport });

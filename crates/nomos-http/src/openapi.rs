@@ -4,7 +4,7 @@
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
-use crate::api::{approvals, knowledge, sessions, system};
+use crate::api::{approvals, hosts, knowledge, sessions, system};
 use crate::{dto, error, events};
 
 #[derive(OpenApi)]
@@ -17,6 +17,7 @@ use crate::{dto, error, events};
         approvals::executions, approvals::session_executions, approvals::pending,
         approvals::decide,
         knowledge::entities, knowledge::entity, knowledge::relations, knowledge::search,
+        hosts::hosts, hosts::reachability,
         events::session_events, events::global_events,
         system::healthz, system::readyz, system::metrics, system::info, system::openapi,
     ),

@@ -1,5 +1,5 @@
 // The page's route, from the URL path: `/` (board), `/new`, `/sessions/{id}`, `/operations`,
-// `/history`, `/knowledge`.
+// `/history`, `/knowledge`, `/hosts`.
 
 /** Where the operator is. */
 export type Route =
@@ -9,6 +9,7 @@ export type Route =
   | { page: 'new' }
   | { page: 'history' }
   | { page: 'knowledge' }
+  | { page: 'hosts' }
   | { page: 'missing'; path: string };
 
 /** Reads a route from a path. */
@@ -19,6 +20,7 @@ export function parseRoute(path: string): Route {
   if (clean === '/new') return { page: 'new' };
   if (clean === '/history') return { page: 'history' };
   if (clean === '/knowledge') return { page: 'knowledge' };
+  if (clean === '/hosts') return { page: 'hosts' };
   const session = /^\/sessions\/([0-9a-fA-F-]{36})$/.exec(clean);
   if (session) return { page: 'session', id: session[1].toLowerCase() };
   return { page: 'missing', path };

@@ -1,6 +1,7 @@
 //! The REST resources, one module each with its own `router()`.
 
 pub mod approvals;
+pub mod hosts;
 pub mod knowledge;
 pub mod sessions;
 pub mod system;
