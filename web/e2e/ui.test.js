@@ -599,11 +599,15 @@ test('New task creates no session until its first message, which opens the sessi
   const id = page.url().split('/').pop() ?? '';
   await page.locator('.messages li.role-operator', { hasText: 'Tidy the temp directory' }).waitFor();
   await page.locator('.messages li', { hasText: 'which host do you mean?' }).waitFor();
+  // No goal was set: the first message titles the session.
+  assert.equal((await server.api('GET', `/api/sessions/${id}`)).title, `Tidy the temp directory [${tag}]`);
+  await page.getByRole('heading', { name: `Tidy the temp directory [${tag}]` }).waitFor();
   const transcript = await server.api('GET', `/api/sessions/${id}/transcript`);
   assert.equal(transcript.filter((/** @type {any} */ m) => m.role === 'operator').length, 1);
   // Back leaves the session for the board, not for an empty new-task page.
   await page.goBack();
   await page.getByRole('heading', { name: 'Task board' }).waitFor();
+  await page.locator(`[data-session-id="${id}"] .goal`, { hasText: 'Tidy the temp directory' }).waitFor();
 });
 
 test('History lists sessions newest first in pages, filtered by status and text kept in the URL', async (t) => {

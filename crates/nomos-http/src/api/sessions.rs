@@ -138,7 +138,40 @@ pub async fn list(
         ..SessionFilter::default()
     };
     let records = state.agent.store().list_sessions(&filter).await?;
-    Ok(AppJson(records.iter().map(SessionDto::from).collect()))
+    let mut out = Vec::with_capacity(records.len());
+    for record in &records {
+        out.push(titled(&state, record).await?);
+    }
+    Ok(AppJson(out))
+}
+
+/// Longest title taken from a first message, in characters.
+const TITLE_CHARS: usize = 80;
+
+/// The session's DTO; a session without a goal is titled by its first operator message.
+async fn titled(
+    state: &AppState,
+    record: &nomos_core::record::SessionRecord,
+) -> Result<SessionDto, ApiError> {
+    let mut dto = SessionDto::from(record);
+    if record.goal.is_none() && record.n_messages > 0 {
+        let messages = state.agent.store().messages(record.id).await?;
+        dto.title = messages
+            .iter()
+            .find(|m| m.role == nomos_core::Role::Operator)
+            .map(|m| title_of(&m.content));
+    }
+    Ok(dto)
+}
+
+/// The first line of a message, cut to [`TITLE_CHARS`] characters with an ellipsis.
+fn title_of(text: &str) -> String {
+    let line = text.trim().lines().next().unwrap_or_default().trim();
+    if line.chars().count() <= TITLE_CHARS {
+        return line.to_owned();
+    }
+    let cut: String = line.chars().take(TITLE_CHARS - 1).collect();
+    format!("{}…", cut.trim_end())
 }
 
 /// Reads a session.
@@ -150,7 +183,7 @@ pub async fn read(
     AppPath(id): AppPath<Uuid>,
 ) -> Result<AppJson<SessionDto>, ApiError> {
     let snapshot = state.agent.session(SessionId(id)).await?;
-    Ok(AppJson(SessionDto::from(&snapshot.record)))
+    Ok(AppJson(titled(&state, &snapshot.record).await?))
 }
 
 /// Deletes a session and everything it owns.
@@ -372,4 +405,22 @@ pub async fn export(
         .body(axum::body::Body::from_stream(pages))
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TITLE_CHARS, title_of};
+
+    #[test]
+    fn a_title_is_the_first_line_of_the_first_message_cut_short() {
+        assert_eq!(
+            title_of("  Free disk space on web1\nit is at 95%"),
+            "Free disk space on web1"
+        );
+        let long = "word ".repeat(40);
+        let title = title_of(&long);
+        assert_eq!(title.chars().count(), TITLE_CHARS);
+        assert!(title.ends_with('…'), "{title}");
+        assert_eq!(title_of(""), "");
+    }
 }
