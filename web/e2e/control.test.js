@@ -18,7 +18,7 @@ let page;
 /** @param {string} name @param {object} args */
 const call = (name, args) => ({ name, arguments: args });
 
-/** Whether a live process has `needle` in its command line (`pgrep -f`). */
+/** Whether a live process has `needle` in its command line (`pgrep -f`). @param {string} needle */
 function running(needle) {
   try {
     return execFileSync('pgrep', ['-f', needle]).toString().trim() !== '';
@@ -30,7 +30,7 @@ function running(needle) {
 before(async () => {
   server = await startServer();
   chrome = await launchBrowser();
-  page = await chrome.context.newPage();
+  page = await (await chrome.fresh()).newPage();
   await page.goto(server.link);
   await page.getByRole('heading', { name: 'Task board' }).waitFor();
 });
@@ -42,13 +42,13 @@ after(async () => {
 
 test('Stop ends a running command and the turn, and says so (CONTROL-1)', async () => {
   const sleep = `sleep 30.${process.pid}01`;
-  await page.getByRole('button', { name: 'New task' }).click();
-  await page.waitForURL(/\/sessions\/[0-9a-f-]{36}$/);
-  const id = page.url().split('/').pop() ?? '';
   server.model.queue({ calls: [call('run', { host: 'local', command: sleep })] });
-  await page.locator('[data-stream-state="live"]').waitFor();
+  await page.getByRole('button', { name: 'New task' }).click();
+  await page.waitForURL(/\/new$/);
   await page.getByLabel('Message').fill('wait half a minute');
   await page.getByRole('button', { name: 'Send' }).click();
+  await page.waitForURL(/\/sessions\/[0-9a-f-]{36}$/);
+  const id = page.url().split('/').pop() ?? '';
   await eventually('the sleep to run', () => running(sleep));
   const stop = page.getByRole('button', { name: 'Stop' });
   await stop.waitFor();
@@ -69,7 +69,7 @@ test('Stop ends a running command and the turn, and says so (CONTROL-1)', async 
 
 test('operations lists the open window and the waiting command live and revokes both (CONTROL-2, CONTROL-3)', async () => {
   const session = await server.api('POST', '/api/sessions');
-  const ops = await chrome.context.newPage();
+  const ops = await (await chrome.fresh()).newPage();
   await ops.goto(`${server.base}/operations#token=${server.token}`);
   await ops.locator('[data-stream-state="live"]').waitFor();
   await ops.getByText('No plan approval is open.').waitFor();

@@ -128,13 +128,12 @@ export async function startServer() {
   };
 }
 
-/** Launches Debian's Chromium, headless, with a fresh profile and no network chatter. */
+/** Launches Debian's Chromium, headless, with no network chatter. Each case takes a fresh
+ * context of its own (`fresh`): no cookies, storage or pages are shared between cases. */
 export async function launchBrowser() {
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'nomos-web-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
+  const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_BIN ?? '/usr/bin/chromium',
     headless: true,
-    viewport: { width: 1360, height: 900 },
     args: [
       '--headless',
       '--no-sandbox',
@@ -147,10 +146,11 @@ export async function launchBrowser() {
     ],
   });
   return {
-    context,
+    browser,
+    /** A new context (a browser profile of its own). @param {{ width: number, height: number }} [viewport] */
+    fresh: (viewport = { width: 1360, height: 900 }) => browser.newContext({ viewport }),
     async close() {
-      await context.close();
-      fs.rmSync(profile, { recursive: true, force: true });
+      await browser.close();
     },
   };
 }

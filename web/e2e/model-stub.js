@@ -1,5 +1,8 @@
 // A scripted model for the end-to-end tests: an OpenAI-compatible `POST /v1/chat/completions`
 // on loopback that streams the replies the test queued, in order, and records each request.
+// A case scripts its own session's replies under a marker that its first message carries
+// (`script(marker, ...)`): a request whose operator messages hold the marker takes the next of those, so
+// cases never take one another's replies. `queue` is for requests without a marker.
 import http from 'node:http';
 
 /**
@@ -11,6 +14,8 @@ import http from 'node:http';
 export async function startModelStub() {
   /** @type {StubReply[]} */
   const replies = [];
+  /** @type {Map<string, StubReply[]>} */
+  const scripts = new Map();
   /** @type {object[]} */
   const requests = [];
   let callCounter = 0;
@@ -23,12 +28,22 @@ export async function startModelStub() {
         res.writeHead(404).end();
         return;
       }
+      /** @type {any} */
+      let request;
       try {
-        requests.push(JSON.parse(body));
+        request = JSON.parse(body);
       } catch {
-        requests.push({ unparsed: body });
+        request = { unparsed: body };
       }
-      const reply = replies.shift() ?? { text: 'The script has no more replies.' };
+      requests.push(request);
+      // Only the operator's side of the conversation names the case: the system prompt and
+      // tool results can quote other cases' knowledge.
+      const asked = (Array.isArray(request.messages) ? request.messages : [])
+        .filter((/** @type {any} */ m) => m.role === 'user')
+        .map((/** @type {any} */ m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)))
+        .join('\n');
+      const own = [...scripts.entries()].find(([marker]) => asked.includes(marker));
+      const reply = (own ? own[1].shift() : replies.shift()) ?? { text: 'The script has no more replies.' };
       if (reply.status) {
         res.writeHead(reply.status, { 'content-type': 'application/json' });
         res.end(reply.body ?? JSON.stringify({ error: { message: 'scripted failure' } }));
@@ -72,6 +87,12 @@ export async function startModelStub() {
     /** @param {StubReply[]} more */
     queue: (...more) => replies.push(...more),
     remaining: () => replies.length,
+    /** Replies for the session whose messages carry `marker`. @param {string} marker @param {StubReply[]} more */
+    script: (marker, ...more) => scripts.set(marker, [...(scripts.get(marker) ?? []), ...more]),
+    /** @param {string} marker */
+    left: (marker) => scripts.get(marker)?.length ?? 0,
+    /** Requests that carried `marker`. @param {string} marker */
+    asked: (marker) => requests.filter((r) => JSON.stringify(r).includes(marker)).length,
     close: () => new Promise((resolve) => server.close(() => resolve(undefined))),
   };
 }

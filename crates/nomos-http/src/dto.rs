@@ -34,6 +34,8 @@ pub struct SessionDto {
     pub status: String,
     /// The goal, once set.
     pub goal: Option<String>,
+    /// A title for a session without a goal: its first operator message, shortened.
+    pub title: Option<String>,
     /// The completion summary.
     pub summary: Option<String>,
     /// The outcome the board shows so far (`success`, `failure`, `partial`).
@@ -59,6 +61,7 @@ impl From<&SessionRecord> for SessionDto {
             id: record.id.0,
             status: record.status.as_str().to_owned(),
             goal: record.goal.clone(),
+            title: None,
             summary: record.summary.clone(),
             board_outcome: record.board_outcome.map(|o| o.as_str().to_owned()),
             plan_generation: record.plan_generation,

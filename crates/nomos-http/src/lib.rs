@@ -68,6 +68,7 @@ pub fn app(state: AppState) -> Router {
         .merge(api::approvals::router())
         .merge(api::control::router())
         .merge(api::knowledge::router())
+        .merge(api::hosts::router())
         .merge(api::system::router())
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,

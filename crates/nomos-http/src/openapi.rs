@@ -4,7 +4,7 @@
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
-use crate::api::{approvals, control, knowledge, sessions, system};
+use crate::api::{approvals, control, hosts, knowledge, sessions, system};
 use crate::{dto, error, events};
 
 #[derive(OpenApi)]
@@ -19,6 +19,7 @@ use crate::{dto, error, events};
         control::stop, control::revoke_assent, control::cancel_approval, control::grants,
         control::session_approvals,
         knowledge::entities, knowledge::entity, knowledge::relations, knowledge::search,
+        hosts::hosts, hosts::reachability,
         events::session_events, events::global_events,
         system::healthz, system::readyz, system::metrics, system::info, system::openapi,
     ),

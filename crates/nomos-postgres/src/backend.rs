@@ -4,7 +4,7 @@
 
 use nomos_core::ports::store::StoreError;
 use nomos_store_sql::backend::Arg;
-use nomos_store_sql::sql::{ExecutionLists, Sql};
+use nomos_store_sql::sql::{ExecutionLists, SessionLists, Sql};
 use sqlx::Postgres;
 use sqlx::postgres::{PgArguments, PgRow};
 
@@ -13,6 +13,26 @@ use crate::error::{db_error, migrate_error};
 use crate::open::{MIGRATOR, PgStore};
 
 type PgQuery = sqlx::query::Query<'static, Postgres, PgArguments>;
+
+/// The session list's filters in one order; `$6, $7` is the newest-first cursor.
+macro_rules! list_sessions_sql {
+    ($order:literal) => {
+        concat!(
+            "SELECT * FROM sessions
+             WHERE ($1::text[] IS NULL OR status = ANY($1))
+               AND ($2::timestamptz IS NULL OR last_activity_at < $2)
+               AND ($3::text = 'any' OR ($3 = 'set' AND goal IS NOT NULL)
+                    OR ($3 = 'unset' AND goal IS NULL))
+               AND ($4::uuid IS NULL OR id > $4)
+               AND ($6::timestamptz IS NULL OR created_at < $6 OR (created_at = $6 AND id < $7))
+               AND ($8::text IS NULL
+                    OR strpos(lower(coalesce(goal, '') || ' ' || coalesce(summary, '')), lower($8)) > 0)
+             ORDER BY ",
+            $order,
+            " LIMIT $5"
+        )
+    };
+}
 
 /// The execution list's filters; `$6, $7` is the `(created_at, id)` cursor.
 ///
@@ -50,13 +70,10 @@ static SQL: Sql = Sql {
     last_messages: "SELECT DISTINCT ON (session_id) * FROM messages
                     WHERE session_id = ANY($1) AND role <> 'note'
                     ORDER BY session_id, position DESC",
-    list_sessions: "SELECT * FROM sessions
-                    WHERE ($1::text[] IS NULL OR status = ANY($1))
-                      AND ($2::timestamptz IS NULL OR last_activity_at < $2)
-                      AND ($3::text = 'any' OR ($3 = 'set' AND goal IS NOT NULL)
-                           OR ($3 = 'unset' AND goal IS NULL))
-                      AND ($4::uuid IS NULL OR id > $4)
-                    ORDER BY id LIMIT $5",
+    list_sessions: SessionLists {
+        oldest_first: list_sessions_sql!("id"),
+        newest_first: list_sessions_sql!("created_at DESC, id DESC"),
+    },
     executions: ExecutionLists {
         oldest_first: list_executions_sql!(
             "($6::timestamptz IS NULL OR (created_at, id) < ($6, $7::uuid))",

@@ -5,7 +5,7 @@
 use nomos_core::ports::store::StoreError;
 use nomos_store_sql::backend::Arg;
 use nomos_store_sql::codec::to_json;
-use nomos_store_sql::sql::{ExecutionLists, Sql};
+use nomos_store_sql::sql::{ExecutionLists, SessionLists, Sql};
 use sqlx::Sqlite;
 use sqlx::sqlite::{SqliteArguments, SqliteRow};
 
@@ -13,6 +13,26 @@ use crate::error::{db_error, migrate_error};
 use crate::open::{MIGRATOR, SqliteStore};
 
 type SqliteQuery = sqlx::query::Query<'static, Sqlite, SqliteArguments>;
+
+/// The session list's filters in one order; `?6, ?7` is the newest-first cursor.
+macro_rules! list_sessions_sql {
+    ($order:literal) => {
+        concat!(
+            "SELECT * FROM sessions
+             WHERE (?1 IS NULL OR status IN (SELECT value FROM json_each(?1)))
+               AND (?2 IS NULL OR last_activity_at < ?2)
+               AND (?3 = 'any' OR (?3 = 'set' AND goal IS NOT NULL)
+                    OR (?3 = 'unset' AND goal IS NULL))
+               AND (?4 IS NULL OR id > ?4)
+               AND (?6 IS NULL OR created_at < ?6 OR (created_at = ?6 AND id < ?7))
+               AND (?8 IS NULL
+                    OR instr(lower(coalesce(goal, '') || ' ' || coalesce(summary, '')), lower(?8)) > 0)
+             ORDER BY ",
+            $order,
+            " LIMIT ?5"
+        )
+    };
+}
 
 /// The execution list's filters; `?6, ?7` is the `(created_at, id)` cursor. Ids are
 /// lowercase hyphenated UUIDs, whose text order is their byte order.
@@ -53,13 +73,10 @@ static SQL: Sql = Sql {
                           WHERE session_id IN (SELECT value FROM json_each(?1)) AND role <> 'note'
                           GROUP BY session_id) last ON m.position = last.position
                     ORDER BY m.session_id",
-    list_sessions: "SELECT * FROM sessions
-                    WHERE (?1 IS NULL OR status IN (SELECT value FROM json_each(?1)))
-                      AND (?2 IS NULL OR last_activity_at < ?2)
-                      AND (?3 = 'any' OR (?3 = 'set' AND goal IS NOT NULL)
-                           OR (?3 = 'unset' AND goal IS NULL))
-                      AND (?4 IS NULL OR id > ?4)
-                    ORDER BY id LIMIT ?5",
+    list_sessions: SessionLists {
+        oldest_first: list_sessions_sql!("id"),
+        newest_first: list_sessions_sql!("created_at DESC, id DESC"),
+    },
     executions: ExecutionLists {
         oldest_first: list_executions_sql!(
             "(?6 IS NULL OR (created_at, id) < (?6, ?7))",

@@ -18,9 +18,11 @@ pub struct Sql {
     pub fanouts_in: &'static str,
     /// The newest message other than a note of each session, by session id: `$1` ids.
     pub last_messages: &'static str,
-    /// Session rows by id: `$1` statuses, `$2` idle before, `$3` goal (`any`, `set`,
-    /// `unset`), `$4` after this id, `$5` limit.
-    pub list_sessions: &'static str,
+    /// Session rows: `$1` statuses, `$2` idle before, `$3` goal (`any`, `set`, `unset`),
+    /// `$4` after this id, `$5` limit, `$6` and `$7` the newest-first `(created_at, id)`
+    /// cursor, `$8` a text the goal or summary contains (ASCII case ignored); one text per
+    /// order.
+    pub list_sessions: SessionLists,
     /// Executions: `$1` statuses, `$2` session, `$3` started before, `$4` created
     /// before, `$5` limit, `$6` and `$7` the `(created_at, id)` cursor; one text per
     /// order (oldest first, newest first) with and without a cursor.
@@ -161,6 +163,15 @@ pub static SHARED: Shared = Shared {
     bump_version: "UPDATE sessions SET version = $1 WHERE id = $2 AND version = $3",
     session_version: "SELECT version FROM sessions WHERE id = $1",
 };
+
+/// The two texts of the session list.
+#[derive(Clone, Copy, Debug)]
+pub struct SessionLists {
+    /// By id, paged with `after`.
+    pub oldest_first: &'static str,
+    /// By `(created_at, id)` descending, paged with the cursor.
+    pub newest_first: &'static str,
+}
 
 /// The four texts of the execution list.
 #[derive(Clone, Copy, Debug)]

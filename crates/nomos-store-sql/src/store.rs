@@ -391,7 +391,7 @@ pub async fn delete_session<B: SqlBackend>(db: &B, id: SessionId) -> Result<(), 
     Ok(())
 }
 
-/// Session rows matching a filter, by id.
+/// Session rows matching a filter, in the order it asks.
 pub async fn list_sessions<B: SqlBackend>(
     db: &B,
     filter: &SessionFilter,
@@ -407,8 +407,16 @@ pub async fn list_sessions<B: SqlBackend>(
         Arg::Text(goal.to_owned()),
         Arg::OptId(filter.after.map(|a| a.as_uuid())),
         Arg::Limit(filter.limit),
+        Arg::OptTime(filter.before.map(|c| c.created_at)),
+        Arg::OptId(filter.before.map(|c| c.id.as_uuid())),
+        Arg::OptText(filter.text.clone()),
     ];
-    let statement = Statement::new(B::SQL.list_sessions, args, "listing sessions");
+    let lists = B::SQL.list_sessions;
+    let sql = match filter.order {
+        ListOrder::OldestFirst => lists.oldest_first,
+        ListOrder::NewestFirst => lists.newest_first,
+    };
+    let statement = Statement::new(sql, args, "listing sessions");
     build::<B, _>(&db.fetch_all(statement).await?, record::session)
 }
 

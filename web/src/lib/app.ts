@@ -3,8 +3,9 @@
 import { Api } from './api';
 import { AuthSession } from './auth';
 
-/** This tab's login session (tokens live in sessionStorage). */
-export const auth = new AuthSession(sessionStorage);
+/** This browser's login session: tokens live in localStorage, so a new tab or a shared link
+ * is signed in; signing out clears them. */
+export const auth = new AuthSession(localStorage);
 
 /** The API client. */
 export const api = new Api(auth);

@@ -1,5 +1,5 @@
 // The login session: the token (static, or OIDC with its expiry and refresh token) kept in
-// sessionStorage, refreshed before it lapses, and cleared on a 401 so the login shows again.
+// localStorage, refreshed before it lapses, and cleared on a 401 so the login shows again.
 
 import type { TokenSet } from './oidc';
 

@@ -1,6 +1,6 @@
 // Unit tests of the plan panel's generations and the chat's tool summary.
 import { describe, expect, it } from 'vitest';
-import { generations, knowsStep } from './plan';
+import { applyPlanEvent, generations, knowsStep, mergePlan } from './plan';
 import { chipLabel, toolSummary } from './transcript';
 import type { StepDto, TranscriptToolCall } from './types';
 
@@ -38,5 +38,50 @@ describe('toolSummary', () => {
 
   it('marks a call without a result as pending', () => {
     expect(toolSummary([toolCall('run', null)]).map(chipLabel)).toEqual(['run · pending']);
+  });
+});
+
+// rule: PLAN-9
+describe('applyPlanEvent', () => {
+  const at = '2026-01-01T00:00:00Z';
+  it('places step events right after the plan was proposed, without a fetch', () => {
+    let plan = applyPlanEvent(null, { type: 'plan.proposed', generation: 1, steps: ['List', 'Remove'] }, at);
+    plan = applyPlanEvent(plan, { type: 'plan.step.started', generation: 1, seq: 2 }, at);
+    expect(knowsStep(plan, 1, 2)).toBe(true);
+    expect(plan?.steps.map((s) => [s.seq, s.title, s.status])).toEqual([[1, 'List', 'pending'], [2, 'Remove', 'running']]);
+    plan = applyPlanEvent(plan, { type: 'plan.step.finished', generation: 1, seq: 2, status: 'done' }, at);
+    expect(plan?.steps[1].status).toBe('done');
+  });
+
+  it('keeps what a fetched plan knew when the catch-up replays its proposal', () => {
+    const fetched = { generation: 1, steps: [{ ...step(1, 1, 'done'), title: 'List', detail: 'ls /tmp' }] };
+    const plan = applyPlanEvent(fetched, { type: 'plan.proposed', generation: 1, steps: ['List'] }, at);
+    expect(plan?.steps).toEqual(fetched.steps);
+    // A replayed start never moves a finished step back.
+    expect(applyPlanEvent(plan, { type: 'plan.step.started', generation: 1, seq: 1 }, at)?.steps[0].status).toBe('done');
+  });
+
+  it('moves to a new generation and ignores an unknown status', () => {
+    const plan = applyPlanEvent({ generation: 1, steps: [step(1, 1, 'done')] }, { type: 'plan.proposed', generation: 2, steps: ['Again'] }, at);
+    expect(plan?.generation).toBe(2);
+    expect(applyPlanEvent(plan, { type: 'plan.step.finished', generation: 2, seq: 1, status: 'bogus' }, at)).toBe(plan);
+  });
+});
+
+describe('mergePlan', () => {
+  it('keeps a status the page saw that a stale fetch had not', () => {
+    const held = { generation: 2, steps: [step(1, 1, 'done'), step(2, 1, 'running')] };
+    const fetched = { generation: 1, steps: [{ ...step(1, 1, 'running'), detail: 'ls' }] };
+    const merged = mergePlan(held, fetched);
+    expect(merged.generation).toBe(2);
+    expect(merged.steps.map((s) => [s.generation, s.seq, s.status, s.detail])).toEqual([
+      [1, 1, 'done', 'ls'],
+      [2, 1, 'running', null],
+    ]);
+  });
+
+  it('takes the fetched status when it has come further', () => {
+    const merged = mergePlan({ generation: 1, steps: [step(1, 1, 'pending')] }, { generation: 1, steps: [step(1, 1, 'failed')] });
+    expect(merged.steps[0].status).toBe('failed');
   });
 });

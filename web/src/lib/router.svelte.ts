@@ -1,10 +1,15 @@
-// The page's route, from the URL path: `/` (board), `/sessions/{id}`, `/operations`.
+// The page's route, from the URL path: `/` (board), `/new`, `/sessions/{id}`, `/operations`,
+// `/history`, `/knowledge`, `/hosts`.
 
 /** Where the operator is. */
 export type Route =
   | { page: 'board' }
   | { page: 'session'; id: string }
   | { page: 'operations' }
+  | { page: 'new' }
+  | { page: 'history' }
+  | { page: 'knowledge' }
+  | { page: 'hosts' }
   | { page: 'missing'; path: string };
 
 /** Reads a route from a path. */
@@ -12,6 +17,10 @@ export function parseRoute(path: string): Route {
   const clean = path.replace(/\/+$/, '') || '/';
   if (clean === '/') return { page: 'board' };
   if (clean === '/operations') return { page: 'operations' };
+  if (clean === '/new') return { page: 'new' };
+  if (clean === '/history') return { page: 'history' };
+  if (clean === '/knowledge') return { page: 'knowledge' };
+  if (clean === '/hosts') return { page: 'hosts' };
   const session = /^\/sessions\/([0-9a-fA-F-]{36})$/.exec(clean);
   if (session) return { page: 'session', id: session[1].toLowerCase() };
   return { page: 'missing', path };
@@ -20,10 +29,14 @@ export function parseRoute(path: string): Route {
 /** The current route, kept in step with the address bar. */
 export const router = $state<{ route: Route }>({ route: parseRoute(location.pathname) });
 
-/** Goes to a path inside the app without a page load. */
-export function navigate(path: string): void {
-  if (path !== location.pathname) history.pushState(null, '', path);
-  router.route = parseRoute(path);
+/** Goes to a path inside the app without a page load; `replace` keeps the history entry. */
+export function navigate(path: string, replace = false): void {
+  const [pathname] = path.split('?');
+  if (path !== location.pathname + location.search) {
+    if (replace) history.replaceState(null, '', path);
+    else history.pushState(null, '', path);
+  }
+  router.route = parseRoute(pathname);
 }
 
 addEventListener('popstate', () => {

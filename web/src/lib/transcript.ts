@@ -1,6 +1,17 @@
 // The chat's compact tool-call summary: one chip per tool, with counts and outcomes.
 
-import type { TranscriptToolCall } from './types';
+import { FOLDED_TOOLS } from './notes';
+import type { TranscriptMessage, TranscriptToolCall } from './types';
+
+/** The calls the chat lists: plan-step updates fold into the plan's rows instead. */
+export function shownCalls(calls: readonly TranscriptToolCall[]): TranscriptToolCall[] {
+  return calls.filter((call) => !FOLDED_TOOLS.includes(call.name));
+}
+
+/** Whether the chat shows a message: never an empty bubble (TURN-3). */
+export function messageShown(message: TranscriptMessage): boolean {
+  return message.content.trim() !== '' || shownCalls(message.tool_calls).length > 0;
+}
 
 /** One chip of a message's tool summary. */
 export interface ToolChip {

@@ -23,6 +23,8 @@ export interface SessionDto {
   id: string;
   status: SessionStatus;
   goal: string | null;
+  /** For a session without a goal: its first operator message, shortened. */
+  title?: string | null;
   summary: string | null;
   board_outcome: 'success' | 'failure' | 'partial' | null;
   plan_generation: number;

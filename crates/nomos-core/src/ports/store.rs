@@ -120,10 +120,27 @@ pub struct SessionFilter {
     pub idle_since: Option<Timestamp>,
     /// Goal filter.
     pub goal: GoalFilter,
-    /// Only sessions with an id greater than this (keyset pagination).
+    /// Only sessions with an id greater than this (keyset pagination by id).
     pub after: Option<SessionId>,
     /// At most this many.
     pub limit: Option<u32>,
+    /// `OldestFirst` (the default) orders by id and pages with `after`; `NewestFirst`
+    /// orders by `(created_at, id)` descending and pages with `before`.
+    pub order: ListOrder,
+    /// With `NewestFirst`: only sessions after this one in that order (the last of the
+    /// previous page).
+    pub before: Option<SessionCursor>,
+    /// Only sessions whose goal or summary contains this text, ignoring ASCII case.
+    pub text: Option<String>,
+}
+
+/// A position in the newest-first `(created_at, id)` order of sessions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionCursor {
+    /// The session's creation time.
+    pub created_at: Timestamp,
+    /// The session's id: it orders sessions created in the same millisecond.
+    pub id: SessionId,
 }
 
 /// The order of a list keyed by `(created_at, id)`.

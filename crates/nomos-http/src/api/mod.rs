@@ -2,6 +2,7 @@
 
 pub mod approvals;
 pub mod control;
+pub mod hosts;
 pub mod knowledge;
 pub mod sessions;
 pub mod system;

@@ -6,7 +6,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use nomos_core::activity::{ActivityFacts, derive_activity};
-use nomos_core::ports::store::SessionFilter;
+use nomos_core::ports::store::{ListOrder, SessionCursor, SessionFilter};
 use nomos_core::resume::ResumeKind;
 use nomos_core::{SessionId, SessionStatus};
 use serde::Deserialize;
@@ -48,6 +48,13 @@ pub struct ListQuery {
     pub after: Option<Uuid>,
     /// At most this many (default 100, at most 1000).
     pub limit: Option<u32>,
+    /// `asc` (by id, the default; pages with `after`) or `desc` (newest first; pages with
+    /// `before`).
+    pub order: Option<crate::api::approvals::Order>,
+    /// With `order=desc`: the last session id of the previous page.
+    pub before: Option<Uuid>,
+    /// Only sessions whose goal or summary contains this text (ASCII case ignored).
+    pub q: Option<String>,
 }
 
 /// Query of `GET /api/sessions/{id}/plan`.
@@ -72,7 +79,8 @@ pub async fn create(
     ))
 }
 
-/// Lists sessions, ordered by id.
+/// Lists sessions: by id (paged with `after`), or newest first (`order=desc`, paged with
+/// `before`); filtered by status and text.
 #[utoipa::path(get, path = "/api/sessions", tag = "sessions", params(ListQuery),
     responses((status = 200, body = [SessionDto]), (status = 400, body = crate::error::ErrorBody)))]
 pub async fn list(
@@ -96,14 +104,74 @@ pub async fn list(
             "limit: must be between 1 and 1000, got {limit}"
         )));
     }
+    let order = match query.order.unwrap_or_default() {
+        crate::api::approvals::Order::Asc => ListOrder::OldestFirst,
+        crate::api::approvals::Order::Desc => ListOrder::NewestFirst,
+    };
+    let before = match (query.before, order) {
+        (None, _) => None,
+        (Some(_), ListOrder::OldestFirst) => {
+            return Err(ApiError::BadQuery(
+                "before: only pages `order=desc`; an ascending list pages with `after`".into(),
+            ));
+        }
+        (Some(id), ListOrder::NewestFirst) => {
+            let Some(snapshot) = state.agent.store().load_session(SessionId(id)).await? else {
+                return Err(ApiError::BadQuery(format!(
+                    "before: no session has the id {id}"
+                )));
+            };
+            Some(SessionCursor {
+                created_at: snapshot.record.created_at,
+                id: snapshot.record.id,
+            })
+        }
+    };
+    let text = query.q.as_deref().map(str::trim).filter(|q| !q.is_empty());
     let filter = SessionFilter {
         statuses,
         after: query.after.map(SessionId),
         limit: Some(limit),
+        order,
+        before,
+        text: text.map(str::to_owned),
         ..SessionFilter::default()
     };
     let records = state.agent.store().list_sessions(&filter).await?;
-    Ok(AppJson(records.iter().map(SessionDto::from).collect()))
+    let mut out = Vec::with_capacity(records.len());
+    for record in &records {
+        out.push(titled(&state, record).await?);
+    }
+    Ok(AppJson(out))
+}
+
+/// Longest title taken from a first message, in characters.
+const TITLE_CHARS: usize = 80;
+
+/// The session's DTO; a session without a goal is titled by its first operator message.
+async fn titled(
+    state: &AppState,
+    record: &nomos_core::record::SessionRecord,
+) -> Result<SessionDto, ApiError> {
+    let mut dto = SessionDto::from(record);
+    if record.goal.is_none() && record.n_messages > 0 {
+        let messages = state.agent.store().messages(record.id).await?;
+        dto.title = messages
+            .iter()
+            .find(|m| m.role == nomos_core::Role::Operator)
+            .map(|m| title_of(&m.content));
+    }
+    Ok(dto)
+}
+
+/// The first line of a message, cut to [`TITLE_CHARS`] characters with an ellipsis.
+fn title_of(text: &str) -> String {
+    let line = text.trim().lines().next().unwrap_or_default().trim();
+    if line.chars().count() <= TITLE_CHARS {
+        return line.to_owned();
+    }
+    let cut: String = line.chars().take(TITLE_CHARS - 1).collect();
+    format!("{}…", cut.trim_end())
 }
 
 /// Reads a session.
@@ -115,7 +183,7 @@ pub async fn read(
     AppPath(id): AppPath<Uuid>,
 ) -> Result<AppJson<SessionDto>, ApiError> {
     let snapshot = state.agent.session(SessionId(id)).await?;
-    Ok(AppJson(SessionDto::from(&snapshot.record)))
+    Ok(AppJson(titled(&state, &snapshot.record).await?))
 }
 
 /// Deletes a session and everything it owns; 409 while a turn of the session runs.
@@ -329,4 +397,22 @@ pub async fn export(
         .body(axum::body::Body::from_stream(pages))
         .map_err(|e| ApiError::Internal(e.to_string()))?;
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TITLE_CHARS, title_of};
+
+    #[test]
+    fn a_title_is_the_first_line_of_the_first_message_cut_short() {
+        assert_eq!(
+            title_of("  Free disk space on web1\nit is at 95%"),
+            "Free disk space on web1"
+        );
+        let long = "word ".repeat(40);
+        let title = title_of(&long);
+        assert_eq!(title.chars().count(), TITLE_CHARS);
+        assert!(title.ends_with('…'), "{title}");
+        assert_eq!(title_of(""), "");
+    }
 }

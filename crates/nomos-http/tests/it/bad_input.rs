@@ -258,6 +258,22 @@ async fn bad_query_values_are_named() {
     .await;
     check(
         &h.app,
+        get("/api/sessions?before=7f1c3a52-1111-4222-8333-944455556666"),
+        StatusCode::BAD_REQUEST,
+        "bad_query",
+        "order=desc",
+    )
+    .await;
+    check(
+        &h.app,
+        get("/api/sessions?order=desc&before=7f1c3a52-1111-4222-8333-944455556666"),
+        StatusCode::BAD_REQUEST,
+        "bad_query",
+        "no session has the id",
+    )
+    .await;
+    check(
+        &h.app,
         get("/api/executions?status=exploded"),
         StatusCode::BAD_REQUEST,
         "bad_query",

@@ -233,6 +233,35 @@ async fn resume_starts_a_turn_and_is_refused_for_an_unknown_session() {
 }
 
 #[tokio::test]
+async fn sessions_page_newest_first_with_a_cursor() {
+    let server = server("- text: \"hello\"\n").await;
+    let mut made = Vec::new();
+    for _ in 0..3 {
+        made.push(server.create_session().await);
+        // Distinct creation times: the order is `(created_at, id)`.
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    }
+    let first = server.json("/api/sessions?order=desc&limit=2").await;
+    let first: Vec<&str> = first
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(first, [made[2].as_str(), made[1].as_str()]);
+    let rest = server
+        .json(&format!(
+            "/api/sessions?order=desc&limit=2&before={}",
+            first[1]
+        ))
+        .await;
+    assert_eq!(rest.as_array().unwrap().len(), 1);
+    assert_eq!(rest[0]["id"], made[0].as_str());
+    let none = server.json("/api/sessions?q=no%20such%20goal").await;
+    assert!(none.as_array().unwrap().is_empty());
+}
+
+#[tokio::test]
 async fn sessions_are_listed_by_status_and_deleted() {
     let server = server("- text: \"hello\"\n").await;
     let id = server.create_session().await;

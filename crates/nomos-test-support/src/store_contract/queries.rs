@@ -2,7 +2,9 @@
 //! sessions by status, idle time and goal; executions by status and age; pending
 //! approvals.
 
-use nomos_core::ports::store::{Commit, ExecutionFilter, GoalFilter, SessionFilter, Store};
+use nomos_core::ports::store::{
+    Commit, ExecutionFilter, GoalFilter, ListOrder, SessionCursor, SessionFilter, Store,
+};
 use nomos_core::record::SessionRecord;
 use nomos_core::{ApprovalStatus, ExecutionStatus, SessionId, SessionStatus};
 
@@ -114,6 +116,70 @@ pub async fn sessions_page_by_id(store: &dyn Store) {
         .map(session_id)
         .collect();
     assert_eq!(seen, expected);
+}
+
+/// Sessions page newest first by `(created_at, id)`, ties broken by id, filtered by
+/// status and by text in the goal or summary (ASCII case ignored), without skips or
+/// repeats.
+pub async fn sessions_page_newest_first_filtered_by_status_and_text(store: &dyn Store) {
+    // (n, created at, status, goal)
+    let rows = [
+        (71u128, 300, SessionStatus::Done, "Free DISK space on web1"),
+        (72, 100, SessionStatus::Done, "Rotate nginx logs"),
+        (73, 300, SessionStatus::Failed, "Check disk health"),
+        (74, 200, SessionStatus::Done, "Disk usage report"),
+        (75, 400, SessionStatus::Active, "Restart the backup job"),
+    ];
+    for (n, created, status, goal) in rows {
+        let mut record = session(session_id(n), status);
+        record.created_at = at(created);
+        record.goal = Some(goal.to_owned());
+        store.commit(create_commit(record)).await.unwrap();
+    }
+    let mut seen = Vec::new();
+    let mut before: Option<SessionCursor> = None;
+    loop {
+        let page = store
+            .list_sessions(&SessionFilter {
+                order: ListOrder::NewestFirst,
+                before,
+                limit: Some(2),
+                ..SessionFilter::default()
+            })
+            .await
+            .unwrap();
+        let Some(last) = page.last() else { break };
+        before = Some(SessionCursor {
+            created_at: last.created_at,
+            id: last.id,
+        });
+        seen.extend(ids(&page));
+    }
+    let expected: Vec<SessionId> = [75u128, 73, 71, 74, 72]
+        .into_iter()
+        .map(session_id)
+        .collect();
+    assert_eq!(seen, expected);
+
+    let disk_done = store
+        .list_sessions(&SessionFilter {
+            order: ListOrder::NewestFirst,
+            statuses: vec![SessionStatus::Done],
+            text: Some("disk".to_owned()),
+            ..SessionFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids(&disk_done), [session_id(71), session_id(74)]);
+    // Text is matched as text, not as a pattern.
+    let pattern = store
+        .list_sessions(&SessionFilter {
+            text: Some("%".to_owned()),
+            ..SessionFilter::default()
+        })
+        .await
+        .unwrap();
+    assert!(pattern.is_empty(), "{pattern:?}");
 }
 
 /// The execution sweep finds executions running since before a time; the start-up

@@ -1,0 +1,48 @@
+// The History page's state in the URL (`/history?status=done&q=disk`) and the API queries
+// of its pages: newest first, each page continuing before the last session of the previous.
+
+import type { SessionStatus } from './types';
+
+/** The statuses the History filter offers. */
+export const HISTORY_STATUSES: readonly SessionStatus[] = ['active', 'planning', 'executing', 'awaiting_input', 'done', 'failed', 'partial'];
+
+/** What the History shows. */
+export interface HistoryFilter {
+  /** One status, or null for all. */
+  status: SessionStatus | null;
+  /** Text the goal or summary must contain. */
+  q: string;
+}
+
+/** Reads the filter from a URL query string; unknown statuses are ignored. */
+export function parseHistory(search: string): HistoryFilter {
+  const params = new URLSearchParams(search);
+  const status = params.get('status');
+  return {
+    status: HISTORY_STATUSES.find((s) => s === status) ?? null,
+    q: params.get('q')?.trim() ?? '',
+  };
+}
+
+/** The URL query string of a filter (empty when nothing is filtered). */
+export function historySearch(filter: HistoryFilter): string {
+  const params = new URLSearchParams();
+  if (filter.status) params.set('status', filter.status);
+  if (filter.q.trim()) params.set('q', filter.q.trim());
+  const text = params.toString();
+  return text ? `?${text}` : '';
+}
+
+/** The `GET /api/sessions` query of one page. */
+export function historyQuery(filter: HistoryFilter, limit: number, before: string | null): string {
+  const params = new URLSearchParams({ order: 'desc', limit: String(limit) });
+  if (filter.status) params.set('status', filter.status);
+  if (filter.q.trim()) params.set('q', filter.q.trim());
+  if (before) params.set('before', before);
+  return params.toString();
+}
+
+/** Whether another page may follow: a full page does not prove the end. */
+export function mayHaveMore(pageLength: number, limit: number): boolean {
+  return pageLength === limit;
+}
