@@ -86,6 +86,17 @@ pub struct RawConfig {
     /// Sweep thresholds, in seconds.
     #[serde(default)]
     pub sweep: RawSweep,
+    /// The gate.
+    #[serde(default)]
+    pub gate: RawGate,
+}
+
+/// `[gate]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGate {
+    /// GATE-9: `declared` (the default) or `window`.
+    pub assent_scope: Option<String>,
 }
 
 /// `[llm]`: an OpenAI-compatible endpoint; without one the demo model answers.
@@ -249,6 +260,8 @@ pub struct Config {
     pub host_key_policy: HostKeyPolicy,
     /// Policy file (GATE-8).
     pub policy_file: Option<PathBuf>,
+    /// GATE-9: what assent approves.
+    pub assent_scope: nomos_core::declared::AssentScope,
     /// Model settings from the file (the environment wins).
     pub llm: LlmFallback,
     /// A scripted model's YAML file; when set, it answers instead of any endpoint.
@@ -383,6 +396,19 @@ impl Config {
                 ));
             }
         };
+        let assent_scope = match raw.gate.assent_scope.as_deref() {
+            None => nomos_core::declared::AssentScope::Declared,
+            Some(text) => match nomos_core::declared::AssentScope::parse(text) {
+                Some(scope) => scope,
+                None => {
+                    return Err(invalid(
+                        "gate.assent_scope",
+                        text,
+                        "expected declared or window",
+                    ));
+                }
+            },
+        };
         let known_hosts = match raw.known_hosts {
             Some(path) => PathBuf::from(path),
             None => data_dir.join("known_hosts"),
@@ -415,6 +441,7 @@ impl Config {
             known_hosts,
             host_key_policy,
             policy_file: raw.policy_file.map(PathBuf::from),
+            assent_scope,
             llm: raw.llm,
             model_script: raw
                 .model
@@ -593,6 +620,20 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "invalid llm.context_tokens = \"100\": must be at least 2048"
+        );
+    }
+
+    // rule: GATE-9
+    #[test]
+    fn the_assent_scope_defaults_to_declared_and_a_bad_one_is_named() {
+        use nomos_core::declared::AssentScope;
+        assert_eq!(check("").unwrap().assent_scope, AssentScope::Declared);
+        let config = check("[gate]\nassent_scope = \"window\"\n").unwrap();
+        assert_eq!(config.assent_scope, AssentScope::Window);
+        let err = check("[gate]\nassent_scope = \"loose\"\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid gate.assent_scope = \"loose\": expected declared or window"
         );
     }
 

@@ -171,6 +171,7 @@ fn agent_config(config: &Config) -> anyhow::Result<AgentConfig> {
         secs(sweep.startup_stale_secs, agent.sweep.startup_stale_after);
     agent.session.approval_ttl = secs(sweep.approval_ttl_secs, agent.session.approval_ttl);
     agent.session.assent_window = secs(sweep.assent_window_secs, agent.session.assent_window);
+    agent.session.assent_scope = config.assent_scope;
     if let Some(path) = &config.policy_file {
         let policy = load_policy(path)?;
         agent.classifier = Arc::new(move |command: &str| policy.classify(command));

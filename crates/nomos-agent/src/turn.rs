@@ -352,6 +352,30 @@ impl Agent {
             Ok(Call::Run { host, command }) => {
                 return self.handle_run(id, call, started, host, command).await;
             }
+            Ok(Call::ProposePlan { steps, revision }) => {
+                // GATE-9: declared commands are classified and their hosts resolved here.
+                let hosts = self.inner.executor.hosts();
+                match crate::declare::declare_steps(steps, &self.inner.config.classifier, &hosts) {
+                    Ok(steps) => {
+                        let input = ToolInput::ProposePlan { steps, revision };
+                        return self
+                            .mutate(id, |session, now| {
+                                let reply = session.handle_tool(now, &call.id, input.clone());
+                                session.record_tool_call(tool_call_record(
+                                    id,
+                                    call,
+                                    started,
+                                    now,
+                                    reply.outcome,
+                                    &reply.text,
+                                ));
+                                CallReply::new(reply.outcome, reply.text)
+                            })
+                            .await;
+                    }
+                    Err(text) => (ToolCallOutcome::Error, text),
+                }
+            }
             Ok(core_call) => match core_input(core_call) {
                 Some(input) => {
                     // The decision and the call's record, in one commit.
@@ -560,13 +584,15 @@ impl Agent {
 fn core_input(call: Call) -> Option<ToolInput> {
     let input = match call {
         Call::SetGoal { goal } => ToolInput::SetGoal { goal },
-        Call::ProposePlan { steps, revision } => ToolInput::ProposePlan { steps, revision },
         Call::UpdatePlanStep { seq, status, note } => {
             ToolInput::UpdatePlanStep { seq, status, note }
         }
         Call::CompleteTask { outcome, summary } => ToolInput::CompleteTask { outcome, summary },
         Call::AskOperator { question } => ToolInput::AskOperator { question },
-        Call::Run { .. } | Call::Knowledge(_) | Call::ExecutionOutput { .. } => return None,
+        Call::ProposePlan { .. }
+        | Call::Run { .. }
+        | Call::Knowledge(_)
+        | Call::ExecutionOutput { .. } => return None,
     };
     Some(input)
 }

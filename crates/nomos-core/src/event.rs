@@ -215,6 +215,8 @@ pub enum AssentCloseReason {
     Expired,
     /// The operator assented again; a fresh window replaces this one.
     Renewed,
+    /// GATE-9: the plan's declared commands are no longer those the operator assented to.
+    DeclaredChanged,
     /// Stored before close reasons were recorded.
     Unrecorded,
 }
@@ -233,6 +235,7 @@ impl AssentCloseReason {
             AssentCloseReason::SessionEnded => "session_ended",
             AssentCloseReason::Expired => "expired",
             AssentCloseReason::Renewed => "renewed",
+            AssentCloseReason::DeclaredChanged => "declared_changed",
             AssentCloseReason::Unrecorded => "unrecorded",
         }
     }

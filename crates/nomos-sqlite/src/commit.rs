@@ -275,10 +275,11 @@ async fn bump_version(
 async fn upsert_step(conn: &mut SqliteConnection, step: &PlanStep) -> Result<(), StoreError> {
     let done = sqlx::query(
         "INSERT INTO plan_steps (id, session_id, generation, seq, title, detail, status, note,
-           started_at, finished_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+           started_at, finished_at, updated_at, commands)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
          ON CONFLICT (id) DO UPDATE SET generation = excluded.generation, seq = excluded.seq,
            title = excluded.title, detail = excluded.detail, status = excluded.status,
+           commands = excluded.commands,
            note = excluded.note, started_at = excluded.started_at,
            finished_at = excluded.finished_at, updated_at = excluded.updated_at
          WHERE plan_steps.session_id = excluded.session_id",
@@ -294,6 +295,11 @@ async fn upsert_step(conn: &mut SqliteConnection, step: &PlanStep) -> Result<(),
     .bind(ms(step.started_at))
     .bind(ms(step.finished_at))
     .bind(step.updated_at.as_millis())
+    .bind(if step.commands.is_empty() {
+        None
+    } else {
+        Some(to_json(&step.commands, "declared commands")?)
+    })
     .execute(&mut *conn)
     .await
     .map_err(|e| {

@@ -16,8 +16,8 @@ pub enum Call {
     },
     /// `propose_plan`.
     ProposePlan {
-        /// Steps.
-        steps: Vec<StepDraft>,
+        /// Steps, each with the commands it declares (GATE-9), not yet classified.
+        steps: Vec<PlanStepCall>,
         /// Revision intent.
         revision: Revision,
     },
@@ -60,6 +60,25 @@ pub enum Call {
         /// Bytes to read at most.
         limit: Option<usize>,
     },
+}
+
+/// One `propose_plan` step as the model sent it: the draft and its declared commands
+/// (GATE-9), which the runtime classifies and resolves against the inventory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanStepCall {
+    /// Title and detail (its `commands` stay empty until classified).
+    pub draft: StepDraft,
+    /// The declared commands.
+    pub commands: Vec<DeclaredArgs>,
+}
+
+/// One declared command: `{host, command}`; the host may be a group (`tag:NAME`).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct DeclaredArgs {
+    /// Host slug or group.
+    pub host: String,
+    /// The exact command.
+    pub command: String,
 }
 
 /// The knowledge-graph tools.
@@ -184,6 +203,8 @@ struct StepArgs {
     title: String,
     #[serde(default)]
     detail: Option<String>,
+    #[serde(default)]
+    commands: Vec<DeclaredArgs>,
 }
 
 #[derive(Deserialize)]
@@ -288,14 +309,32 @@ pub fn parse_call(name: &str, arguments: &str) -> Result<Call, ArgsError> {
         },
         "propose_plan" => {
             let args: PlanArgs = read(name, arguments)?;
-            let steps = args
-                .steps
-                .into_iter()
-                .map(|s| StepDraft {
-                    title: s.title,
-                    detail: s.detail,
-                })
-                .collect();
+            let mut steps = Vec::with_capacity(args.steps.len());
+            for (idx, s) in args.steps.into_iter().enumerate() {
+                if let Some(bad) = s
+                    .commands
+                    .iter()
+                    .find(|c| c.host.trim().is_empty() || c.command.trim().is_empty())
+                {
+                    return Err(invalid(
+                        name,
+                        format!(
+                            "step {} declares a command without a host or a command: {{host: {:?}, command: {:?}}}",
+                            idx + 1,
+                            bad.host,
+                            bad.command
+                        ),
+                    ));
+                }
+                steps.push(PlanStepCall {
+                    draft: StepDraft {
+                        title: s.title,
+                        detail: s.detail,
+                        commands: Vec::new(),
+                    },
+                    commands: s.commands,
+                });
+            }
             let revision = if args.revise {
                 Revision::Yes {
                     reason: args.reason,

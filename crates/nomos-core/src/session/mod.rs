@@ -34,9 +34,11 @@
 //! notices it, so a late `handle_timeout` never lets an expired window count.
 
 mod approval;
+mod bound;
 mod execution;
 mod lifecycle;
 mod plan;
+mod plan_note;
 mod repair;
 mod run;
 pub mod text;
@@ -46,6 +48,7 @@ mod turn;
 #[cfg(test)]
 mod tests;
 
+use crate::declared::AssentScope;
 use crate::event::{DomainEvent, PendingEvent};
 use crate::id::SessionId;
 use crate::ports::store::{Commit, SessionSnapshot};
@@ -70,6 +73,8 @@ pub struct SessionConfig {
     pub assent_window: Span,
     /// GATE-7: how long an approval request waits before it expires (expiry means deny).
     pub approval_ttl: Span,
+    /// GATE-9: what assent approves: the declared commands (the default) or the window.
+    pub assent_scope: AssentScope,
 }
 
 impl SessionConfig {
@@ -78,6 +83,7 @@ impl SessionConfig {
         SessionConfig {
             assent_window: Span::from_mins(30),
             approval_ttl: Span::from_mins(30),
+            assent_scope: AssentScope::Declared,
         }
     }
 }
