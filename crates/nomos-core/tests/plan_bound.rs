@@ -102,9 +102,8 @@ impl Plan {
         self.session
             .approvals()
             .last()
-            .expect("an approval")
-            .binding
-            .origin
+            .map(|a| a.binding.origin)
+            .unwrap_or_default()
     }
 }
 

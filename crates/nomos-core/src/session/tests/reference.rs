@@ -203,13 +203,9 @@ impl Reference {
     }
 
     /// `propose_plan` with `n` drafted steps (PLAN-2, PLAN-3, PLAN-6); `reason` is `None`
-    /// for a call without `revise: true`, `Some(reason)` with it.
-    pub fn propose_plan(&mut self, n: usize, revise: Option<Option<&str>>) -> CallVerdict {
-        self.propose_plan_declaring(n, revise, &[])
-    }
-
-    /// `propose_plan` whose steps declare `declared` (GATE-9): an accepted proposal makes
-    /// them the current generation's declared commands.
+    /// for a call without `revise: true`, `Some(reason)` with it; its steps declare
+    /// `declared` (GATE-9), and an accepted proposal makes them the current generation's
+    /// declared commands.
     pub fn propose_plan_declaring(
         &mut self,
         n: usize,
