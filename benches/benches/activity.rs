@@ -163,6 +163,8 @@ fn facts(n_events: usize) -> Facts {
                             host: "host:h".to_owned(),
                             class,
                             generation,
+                            origin: Default::default(),
+                            preview: None,
                         },
                         binding_hash: "00".to_owned(),
                         status: ApprovalStatus::Approved,
@@ -222,6 +224,7 @@ fn facts(n_events: usize) -> Facts {
             started_at: Some(at(started)),
             finished_at: if last { None } else { Some(at(clock)) },
             updated_at: at(clock),
+            commands: Vec::new(),
         });
         if !last {
             push_event(

@@ -31,6 +31,7 @@ fn full_cycle(n: u128) -> usize {
     .map(|t| StepDraft {
         title: t.to_owned(),
         detail: None,
+        commands: Vec::new(),
     })
     .to_vec();
     session.handle_operator_message(tick(), "the whatsapp bridge is down, fix it");

@@ -202,6 +202,7 @@ fn agent_config(config: &Config) -> anyhow::Result<AgentConfig> {
         set(sweep.startup_stale_after, agent.sweep.startup_stale_after);
     agent.session.approval_ttl = set(sweep.approval_ttl, agent.session.approval_ttl);
     agent.session.assent_window = set(sweep.assent_window, agent.session.assent_window);
+    agent.session.assent_scope = config.assent_scope;
     if let Some(path) = &config.policy_file {
         let policy = load_policy(path)?;
         agent.classifier = Arc::new(move |command: &str| policy.classify(command));

@@ -31,6 +31,7 @@ mod client;
 pub mod clock;
 pub mod config;
 mod continuation;
+mod declare;
 mod error;
 mod exec;
 mod health;

@@ -385,6 +385,30 @@ impl Agent {
                     })
                     .await;
             }
+            Ok(Call::ProposePlan { steps, revision }) => {
+                // GATE-9: declared commands are classified and their hosts resolved here.
+                let hosts = self.inner.executor.hosts();
+                match crate::declare::declare_steps(steps, &self.inner.config.classifier, &hosts) {
+                    Ok(steps) => {
+                        let input = ToolInput::ProposePlan { steps, revision };
+                        return self
+                            .mutate(id, |session, now| {
+                                let reply = session.handle_tool(now, &call.id, input.clone());
+                                session.record_tool_call(tool_call_record(
+                                    id,
+                                    call,
+                                    started,
+                                    now,
+                                    reply.outcome,
+                                    &reply.text,
+                                ));
+                                CallReply::new(reply.outcome, reply.text)
+                            })
+                            .await;
+                    }
+                    Err(text) => (ToolCallOutcome::Error, text),
+                }
+            }
             Err(ArgsError::UnknownTool(name)) => {
                 self.handle_extra(id, &name, &call.arguments).await?
             }

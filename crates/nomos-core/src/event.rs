@@ -254,6 +254,8 @@ pub enum AssentCloseReason {
     Revoked,
     /// CONTROL-1: the operator stopped the running turn.
     Stopped,
+    /// GATE-9: the plan's declared commands are no longer those the operator assented to.
+    DeclaredChanged,
     /// Stored before close reasons were recorded.
     Unrecorded,
 }
@@ -274,6 +276,7 @@ impl AssentCloseReason {
             AssentCloseReason::Renewed => "renewed",
             AssentCloseReason::Revoked => "revoked",
             AssentCloseReason::Stopped => "stopped",
+            AssentCloseReason::DeclaredChanged => "declared_changed",
             AssentCloseReason::Unrecorded => "unrecorded",
         }
     }

@@ -37,6 +37,7 @@
 pub mod activity;
 pub mod assent;
 pub mod chain;
+pub mod declared;
 pub mod event;
 pub mod fanout;
 pub mod id;

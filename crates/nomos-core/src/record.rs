@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::declared::{DeclaredCommand, DeclaredDigest, RequestOrigin};
 use crate::id::{ApprovalId, ExecutionId, MessageId, SessionId, StepId};
 use crate::status::{
     ApprovalStatus, CommandClass, ExecutionStatus, Outcome, Role, SessionStatus, StepStatus,
@@ -54,6 +55,10 @@ pub struct AssentWindow {
     pub opened_at: Timestamp,
     /// When the window closes by itself.
     pub expires_at: Timestamp,
+    /// GATE-9: the digest of the generation's declared commands the operator assented to;
+    /// a window whose plan's declared commands no longer have this digest is void.
+    #[serde(default)]
+    pub declared: Option<DeclaredDigest>,
 }
 
 /// The session row.
@@ -106,6 +111,9 @@ pub struct PlanStep {
     pub title: String,
     /// Optional detail.
     pub detail: Option<String>,
+    /// GATE-9: the commands this step declared, classified at proposal.
+    #[serde(default)]
+    pub commands: Vec<DeclaredCommand>,
     /// Status.
     pub status: StepStatus,
     /// A note left by the last status change.
@@ -148,6 +156,12 @@ pub struct ApprovalBinding {
     pub class: CommandClass,
     /// The plan generation current when it was requested.
     pub generation: u32,
+    /// GATE-9: why it was asked (its class, not in the approved plan, or declared).
+    #[serde(default)]
+    pub origin: RequestOrigin,
+    /// GATE-10: the preview output shown with the request, once attached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
 }
 
 /// One command the agent asked to run (EXEC-1).

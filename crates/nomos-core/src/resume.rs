@@ -128,6 +128,41 @@ pub fn nudge_note(goal: Option<&str>, plan: Option<&PlanInFlight>) -> String {
     lines.join("\n")
 }
 
+/// RESUME-4: the note after the operator's assent opened the window for `generation`: its
+/// steps and the declared commands it approved (`(step seq, class, host, command)`).
+pub fn plan_approved_note(
+    message: &str,
+    generation: u32,
+    n_steps: u32,
+    declared: &[(u32, &str, &str, &str)],
+) -> String {
+    let commands = if declared.is_empty() {
+        "no declared commands: every command that is not read-only needs its own approval"
+            .to_owned()
+    } else {
+        let list: Vec<String> = declared
+            .iter()
+            .map(|(seq, class, host, command)| format!("step {seq} [{class}] {host}: {command}"))
+            .collect();
+        format!("declared commands: {}", list.join("; "))
+    };
+    format!(
+        "The operator's message {} approved plan generation {generation} (steps 1..{n_steps}; \
+         {commands}). Advance it with update_plan_step and run; do not call propose_plan again.",
+        quoted(message)
+    )
+}
+
+/// RESUME-4: the note when a plan waits and the operator's message was not read as assent.
+pub fn plan_waits_note(message: &str, generation: u32) -> String {
+    format!(
+        "The operator's message {} was not read as approval: plan generation {generation} still \
+         waits for the operator's approval. Do not run commands that change state; answer the \
+         operator and wait for an explicit approval.",
+        quoted(message)
+    )
+}
+
 /// RESUME-3: the operator-visible note after every attempt to resume failed.
 pub fn terminal_note(last_error: &str, attempts: u32) -> String {
     let error = excerpt(last_error, QUOTE_CHARS);

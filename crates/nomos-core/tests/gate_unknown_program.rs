@@ -3,6 +3,7 @@
 //! policy rule with examples classifies it. The commands go through the real classifier.
 
 use nomos_core::classify::{Policy, classify};
+use nomos_core::declared::AssentScope;
 use nomos_core::session::{Action, Revision, Session, SessionConfig, StepDraft, ToolInput};
 use nomos_core::{Classification, ExecutionStatus, SessionId, Span, StepStatus, Timestamp};
 
@@ -13,12 +14,18 @@ struct Window {
 }
 
 impl Window {
-    /// A session with a goal, a plan, the operator's assent and step 1 running.
+    /// A session with a goal, a plan, the operator's assent and step 1 running, under
+    /// `assent_scope = "window"` so that what decides is the program, not the declared set
+    /// (GATE-9 has its own tests in `plan_bound.rs`).
     fn open() -> Window {
         let now = Timestamp::from_millis(1_800_000_000_000);
         let id = SessionId::from(uuid::Uuid::from_u128(7));
+        let config = SessionConfig {
+            assent_scope: AssentScope::Window,
+            ..SessionConfig::spec_defaults()
+        };
         let mut window = Window {
-            session: Session::create(id, now, SessionConfig::spec_defaults()),
+            session: Session::create(id, now, config),
             now,
             calls: 0,
         };
@@ -30,6 +37,7 @@ impl Window {
             .map(|title| StepDraft {
                 title: (*title).to_owned(),
                 detail: None,
+                commands: Vec::new(),
             })
             .collect();
         window.tool(ToolInput::ProposePlan {

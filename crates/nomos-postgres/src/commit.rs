@@ -289,12 +289,22 @@ async fn upsert_steps(conn: &mut PgConnection, steps: &[&PlanStep]) -> Result<()
     if steps.is_empty() {
         return Ok(());
     }
+    let commands = steps
+        .iter()
+        .map(|s| {
+            if s.commands.is_empty() {
+                Ok(None)
+            } else {
+                to_json(&s.commands, "declared commands").map(Some)
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let done = sqlx::query(concat!(
         "INSERT INTO plan_steps (id, session_id, generation, seq, title, detail, status, note,
-           started_at, finished_at, updated_at)
+           started_at, finished_at, updated_at, commands)
          SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::int8[], $4::int8[], $5::text[],
            $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::timestamptz[],
-           $11::timestamptz[]) ",
+           $11::timestamptz[], $12::jsonb[]) ",
         nomos_store_sql::step_upsert!()
     ))
     .bind(steps.iter().map(|s| s.id.as_uuid()).collect::<Vec<_>>())
@@ -333,6 +343,7 @@ async fn upsert_steps(conn: &mut PgConnection, steps: &[&PlanStep]) -> Result<()
             .collect::<Vec<_>>(),
     )
     .bind(steps.iter().map(|s| dt(s.updated_at)).collect::<Vec<_>>())
+    .bind(commands)
     .execute(&mut *conn)
     .await
     .map_err(|e| {

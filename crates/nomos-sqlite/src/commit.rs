@@ -218,8 +218,8 @@ async fn last_event(
 async fn upsert_step(conn: &mut SqliteConnection, step: &PlanStep) -> Result<(), StoreError> {
     let done = sqlx::query(concat!(
         "INSERT INTO plan_steps (id, session_id, generation, seq, title, detail, status, note,
-           started_at, finished_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ",
+           started_at, finished_at, updated_at, commands)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ",
         nomos_store_sql::step_upsert!()
     ))
     .bind(step.id.to_string())
@@ -233,6 +233,11 @@ async fn upsert_step(conn: &mut SqliteConnection, step: &PlanStep) -> Result<(),
     .bind(ms(step.started_at))
     .bind(ms(step.finished_at))
     .bind(step.updated_at.as_millis())
+    .bind(if step.commands.is_empty() {
+        None
+    } else {
+        Some(to_json(&step.commands, "declared commands")?)
+    })
     .execute(&mut *conn)
     .await
     .map_err(|e| {

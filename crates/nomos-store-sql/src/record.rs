@@ -45,6 +45,7 @@ pub fn step<B, R: RecordRow<B>>(row: &R) -> Result<PlanStep, StoreError> {
         started_at: row.opt_timestamp("started_at")?,
         finished_at: row.opt_timestamp("finished_at")?,
         updated_at: row.timestamp("updated_at")?,
+        commands: row.opt_json("commands")?.unwrap_or_default(),
     })
 }
 

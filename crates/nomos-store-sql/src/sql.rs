@@ -194,6 +194,7 @@ macro_rules! step_upsert {
     () => {
         "ON CONFLICT (id) DO UPDATE SET generation = EXCLUDED.generation, seq = EXCLUDED.seq,
            title = EXCLUDED.title, detail = EXCLUDED.detail, status = EXCLUDED.status,
+           commands = EXCLUDED.commands,
            note = EXCLUDED.note, started_at = EXCLUDED.started_at,
            finished_at = EXCLUDED.finished_at, updated_at = EXCLUDED.updated_at
          WHERE plan_steps.session_id = EXCLUDED.session_id"

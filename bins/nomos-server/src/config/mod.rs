@@ -93,6 +93,20 @@ mod tests {
         );
     }
 
+    // rule: GATE-9
+    #[test]
+    fn the_assent_scope_defaults_to_declared_and_a_bad_one_is_named() {
+        use nomos_core::declared::AssentScope;
+        assert_eq!(check("").unwrap().assent_scope, AssentScope::Declared);
+        let config = check("[gate]\nassent_scope = \"window\"\n").unwrap();
+        assert_eq!(config.assent_scope, AssentScope::Window);
+        let err = check("[gate]\nassent_scope = \"loose\"\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid gate.assent_scope = \"loose\": expected declared or window"
+        );
+    }
+
     // rule: TURN-12
     #[test]
     fn the_reply_deadline_is_read_from_the_llm_table() {

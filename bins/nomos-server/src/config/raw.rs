@@ -42,6 +42,17 @@ pub struct RawConfig {
     /// Sweep thresholds, in seconds.
     #[serde(default)]
     pub sweep: RawSweep,
+    /// The gate.
+    #[serde(default)]
+    pub gate: RawGate,
+}
+
+/// `[gate]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGate {
+    /// GATE-9: `declared` (the default) or `window`.
+    pub assent_scope: Option<String>,
 }
 
 /// `[llm]`: an OpenAI-compatible endpoint; without one the demo model answers.

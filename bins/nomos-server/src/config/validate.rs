@@ -93,6 +93,8 @@ pub struct Config {
     pub host_key_policy: HostKeyPolicy,
     /// Policy file (GATE-8).
     pub policy_file: Option<PathBuf>,
+    /// GATE-9: what assent approves.
+    pub assent_scope: nomos_core::declared::AssentScope,
     /// Model settings from the file (the environment wins, see `env::llm_lookup`).
     pub llm: LlmEndpoint,
     /// A scripted model's YAML file; when set, it answers instead of any endpoint.
@@ -154,6 +156,19 @@ impl Config {
                 ));
             }
         };
+        let assent_scope = match raw.gate.assent_scope.as_deref() {
+            None => nomos_core::declared::AssentScope::Declared,
+            Some(text) => match nomos_core::declared::AssentScope::parse(text) {
+                Some(scope) => scope,
+                None => {
+                    return Err(invalid(
+                        "gate.assent_scope",
+                        text,
+                        "expected declared or window",
+                    ));
+                }
+            },
+        };
         let known_hosts = match raw.known_hosts {
             Some(path) => PathBuf::from(path),
             None => data_dir.join("known_hosts"),
@@ -186,6 +201,7 @@ impl Config {
             known_hosts,
             host_key_policy,
             policy_file: raw.policy_file.map(PathBuf::from),
+            assent_scope,
             llm: LlmEndpoint {
                 base_url: raw.llm.base_url,
                 model: raw.llm.model,

@@ -13,6 +13,14 @@ pub enum Call {
     /// `update_plan_step`, `complete_task`, `ask_operator`), already in the core's form.
     /// Never [`ToolInput::Run`]: a `run` is classified first, and arrives as [`Call::Run`].
     Core(ToolInput),
+    /// `propose_plan`: steps with the commands they declare (GATE-9), classified and
+    /// resolved by the runtime before the core decides.
+    ProposePlan {
+        /// Steps, each with the commands it declares, not yet classified.
+        steps: Vec<PlanStepCall>,
+        /// Revision intent.
+        revision: Revision,
+    },
     /// `run`.
     Run {
         /// Host slug.
@@ -61,6 +69,25 @@ impl GroupTarget {
             GroupTarget::Hosts(_) => "hosts".to_owned(),
         }
     }
+}
+
+/// One `propose_plan` step as the model sent it: the draft and its declared commands
+/// (GATE-9), which the runtime classifies and resolves against the inventory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanStepCall {
+    /// Title and detail (its `commands` stay empty until classified).
+    pub draft: StepDraft,
+    /// The declared commands.
+    pub commands: Vec<DeclaredArgs>,
+}
+
+/// One declared command: `{host, command}`; the host may be a group (`tag:NAME`).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct DeclaredArgs {
+    /// Host slug or group.
+    pub host: String,
+    /// The exact command.
+    pub command: String,
 }
 
 /// The knowledge-graph tools.
@@ -185,6 +212,8 @@ struct StepArgs {
     title: String,
     #[serde(default)]
     detail: Option<String>,
+    #[serde(default)]
+    commands: Vec<DeclaredArgs>,
 }
 
 #[derive(Deserialize)]
@@ -296,14 +325,32 @@ pub fn parse_call(name: &str, arguments: &str) -> Result<Call, ArgsError> {
         }),
         "propose_plan" => {
             let args: PlanArgs = read(name, arguments)?;
-            let steps = args
-                .steps
-                .into_iter()
-                .map(|s| StepDraft {
-                    title: s.title,
-                    detail: s.detail,
-                })
-                .collect();
+            let mut steps = Vec::with_capacity(args.steps.len());
+            for (idx, s) in args.steps.into_iter().enumerate() {
+                if let Some(bad) = s
+                    .commands
+                    .iter()
+                    .find(|c| c.host.trim().is_empty() || c.command.trim().is_empty())
+                {
+                    return Err(invalid(
+                        name,
+                        format!(
+                            "step {} declares a command without a host or a command: {{host: {:?}, command: {:?}}}",
+                            idx + 1,
+                            bad.host,
+                            bad.command
+                        ),
+                    ));
+                }
+                steps.push(PlanStepCall {
+                    draft: StepDraft {
+                        title: s.title,
+                        detail: s.detail,
+                        commands: Vec::new(),
+                    },
+                    commands: s.commands,
+                });
+            }
             let revision = if args.revise {
                 Revision::Yes {
                     reason: args.reason,
@@ -311,7 +358,7 @@ pub fn parse_call(name: &str, arguments: &str) -> Result<Call, ArgsError> {
             } else {
                 Revision::No
             };
-            Call::Core(ToolInput::ProposePlan { steps, revision })
+            Call::ProposePlan { steps, revision }
         }
         "update_plan_step" => {
             let args: UpdateStepArgs = read(name, arguments)?;
@@ -483,7 +530,7 @@ mod tests {
             r#"{"steps":[{"title":"a"}],"revise":true,"reason":"disk moved"}"#,
         )
         .unwrap();
-        let Call::Core(ToolInput::ProposePlan { revision, .. }) = call else {
+        let Call::ProposePlan { revision, .. } = call else {
             panic!("{call:?}")
         };
         assert_eq!(

@@ -36,7 +36,15 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
                         "minItems": 1,
                         "items": object(json!({
                             "title": { "type": "string" },
-                            "detail": { "type": "string" }
+                            "detail": { "type": "string" },
+                            "commands": {
+                                "type": "array",
+                                "description": "Every command this step will run that changes state, exactly as you will pass it to run. The operator's approval covers exactly these; any other change will need its own approval.",
+                                "items": object(json!({
+                                    "host": { "type": "string", "description": "Host slug, or a group as tag:NAME." },
+                                    "command": { "type": "string" }
+                                }), &["host", "command"])
+                            }
                         }), &["title"])
                     },
                     "revise": { "type": "boolean", "description": "Only to revise a plan already in flight, when the operator asked." },

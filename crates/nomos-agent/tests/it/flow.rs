@@ -14,7 +14,7 @@ async fn whatsapp_bridge_read_only_steps_run_at_once_with_one_plan_approval() {
 - tool_calls:
     - {name: set_goal, arguments: {goal: "fix the whatsapp bridge"}}
     - {name: run, arguments: {host: local, command: "echo bridge logs"}}
-    - {name: propose_plan, arguments: {steps: [{title: "read compose logs"}, {title: "restart the bridge"}, {title: "write back: update_entity_attributes"}]}}
+    - {name: propose_plan, arguments: {steps: [{title: "read compose logs"}, {title: "restart the bridge", commands: [{host: local, command: "mkdir -p /tmp/nomos-agent-test"}]}, {title: "write back: update_entity_attributes"}]}}
 - text: "Plan: read logs, restart, write back. Approve?"
 - tool_calls:
     - {name: update_plan_step, arguments: {seq: 1, status: running}}

@@ -69,6 +69,7 @@ fn step(
             None
         },
         updated_at: at(updated),
+        commands: Vec::new(),
     }
 }
 
@@ -119,6 +120,8 @@ fn approval(execution: &Execution, status: ApprovalStatus, requested: i64) -> Ap
             host: execution.host.clone(),
             class: execution.class,
             generation: execution.generation,
+            origin: Default::default(),
+            preview: None,
         },
         binding_hash: "00".into(),
         status,

@@ -260,6 +260,8 @@ fn approval(execution: &Execution, status: ApprovalStatus) -> Approval {
             host: execution.host.clone(),
             class: execution.class,
             generation: 1,
+            origin: Default::default(),
+            preview: None,
         },
         binding_hash: "00".into(),
         status,

@@ -3,6 +3,7 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::declared::RequestOrigin;
 use crate::event::DomainEvent;
 use crate::id::{ApprovalId, ExecutionId};
 use crate::record::{Approval, ApprovalBinding, Decider};
@@ -53,6 +54,18 @@ pub fn binding_hash(binding: &ApprovalBinding) -> String {
         hasher.update((part.len() as u64).to_be_bytes());
         hasher.update(part);
     }
+    // GATE-9, GATE-10: why it was asked and the preview shown are part of what the
+    // operator decides on; a request with neither hashes as it always did.
+    let origin = binding.origin.binding_text();
+    if !origin.is_empty() || binding.preview.is_some() {
+        for part in [
+            origin.as_bytes(),
+            binding.preview.as_deref().unwrap_or("").as_bytes(),
+        ] {
+            hasher.update((part.len() as u64).to_be_bytes());
+            hasher.update(part);
+        }
+    }
     hasher
         .finalize()
         .iter()
@@ -66,8 +79,10 @@ impl Session {
         &mut self,
         now: Timestamp,
         execution_id: ExecutionId,
+        origin: RequestOrigin,
     ) -> Approval {
-        let binding = self.binding_of(execution_id);
+        let mut binding = self.binding_of(execution_id);
+        binding.origin = origin;
         let approval = Approval {
             id: self.record.id.approval_id(execution_id),
             session_id: self.record.id,
@@ -105,7 +120,18 @@ impl Session {
             host,
             class: execution.map_or(CommandClass::Destructive, |e| e.class),
             generation: self.record.plan_generation,
+            origin: RequestOrigin::OwnClass,
+            preview: None,
         }
+    }
+
+    /// What an approval binds to now: its execution and the current generation, with the
+    /// origin and preview it was shown with.
+    fn binding_now(&self, approval: &Approval) -> ApprovalBinding {
+        let mut binding = self.binding_of(approval.execution_id);
+        binding.origin = approval.binding.origin;
+        binding.preview = approval.binding.preview.clone();
+        binding
     }
 
     pub(crate) fn pending_approval_for(
@@ -114,16 +140,16 @@ impl Session {
         command: &str,
         class: CommandClass,
     ) -> Option<ApprovalId> {
-        let binding = ApprovalBinding {
-            command: command.to_owned(),
-            host: host.to_owned(),
-            class,
-            generation: self.record.plan_generation,
-        };
-        let hash = binding_hash(&binding);
+        let generation = self.record.plan_generation;
         self.approvals
             .iter()
-            .find(|a| a.status == ApprovalStatus::Pending && a.binding_hash == hash)
+            .find(|a| {
+                a.status == ApprovalStatus::Pending
+                    && a.binding.command == command
+                    && a.binding.host == host
+                    && a.binding.class == class
+                    && a.binding.generation == generation
+            })
             .map(|a| a.id)
     }
 
@@ -166,7 +192,7 @@ impl Session {
             return Err(DecisionError::Expired(approval_id));
         }
         let execution_id = approval.execution_id;
-        if binding_hash(&self.binding_of(execution_id)) != approval.binding_hash {
+        if binding_hash(&self.binding_now(approval)) != approval.binding_hash {
             self.resolve_approval(
                 now,
                 idx,

@@ -3,14 +3,16 @@
 //! window that stops after `max_failures` failed hosts.
 
 use crate::classification::Classification;
+use crate::declared::RequestOrigin;
 use crate::fanout::{
     Fanout, FanoutHost, FanoutId, FanoutLimits, HostState, SKIPPED_PREFIX, host_state,
 };
 use crate::id::ExecutionId;
 use crate::record::KnowledgeLoop;
-use crate::status::{CommandClass, ExecutionStatus};
+use crate::status::ExecutionStatus;
 use crate::time::Timestamp;
 
+use super::bound::Bound;
 use super::tool::{Action, ToolReply};
 use super::{Session, text};
 
@@ -49,8 +51,17 @@ impl Session {
         if self.record.knowledge == KnowledgeLoop::Untouched {
             self.record.knowledge = KnowledgeLoop::Discovered;
         }
-        let needs_approval =
-            class == CommandClass::Destructive || run.classification.program_unknown();
+        // GATE-5, GATE-9: the group waits for the operator when any of its hosts would
+        // wait on its own (a destructive or unknown command, or a change the approved plan
+        // did not declare for that host); then one request covers the whole set.
+        let program_unknown = run.classification.program_unknown();
+        let origin = run.hosts.iter().find_map(|host| {
+            match self.bound(host, &run.command, class, program_unknown) {
+                Bound::Asks(origin) => Some(origin),
+                Bound::Runs => None,
+            }
+        });
+        let needs_approval = origin.is_some();
         let status = if needs_approval {
             ExecutionStatus::PendingApproval
         } else {
@@ -90,7 +101,8 @@ impl Session {
         });
         if needs_approval {
             // GATE-7: one request; its binding names the exact host set.
-            let approval = self.request_approval(now, first);
+            let approval =
+                self.request_approval(now, first, origin.unwrap_or(RequestOrigin::OwnClass));
             let reply = text::fanout_approval_requested(
                 &approval.id.to_string(),
                 run.hosts.len(),

@@ -159,36 +159,47 @@ impl Session {
             && self.plan_open()
             && let AssentVerdict::Assent { .. } = detect_assent(content)
         {
-            let generation = self.record.plan_generation;
-            let expires_at = now + self.config.assent_window;
-            self.close_assent(now, AssentCloseReason::Renewed);
-            self.record.assent = Some(AssentWindow {
-                generation,
-                opened_at: now,
-                expires_at,
-            });
-            self.emit(
-                now,
-                DomainEvent::AssentOpened {
-                    generation,
-                    expires_at,
-                    granted_by: by.map(|d| d.name.clone()),
-                    username: by.and_then(|d| d.username.clone()),
-                    request_id: by.and_then(|d| d.request_id.clone()),
-                },
-            );
-            // SESSION-2: an approved plan moves the session to `executing`.
-            self.set_status(
-                now,
-                SessionStatus::Executing,
-                Some("operator approved the plan".to_owned()),
-            );
+            let generation = self.open_assent(now, by);
             assented_generation = Some(generation);
         }
+        // RESUME-4: the model is told what the message meant for the plan.
+        self.note_plan_meaning(now, content, assented_generation);
         OperatorMessageEffect {
             message_id,
             assented_generation,
         }
+    }
+
+    /// GATE-4: opens the assent window for the current generation, bound to its declared
+    /// commands (GATE-9), and moves the session to `executing` (SESSION-2). Returns the
+    /// generation.
+    pub(crate) fn open_assent(&mut self, now: Timestamp, by: Option<&Decider>) -> u32 {
+        let generation = self.record.plan_generation;
+        let expires_at = now + self.config.assent_window;
+        self.close_assent(now, AssentCloseReason::Renewed);
+        self.record.assent = Some(AssentWindow {
+            generation,
+            opened_at: now,
+            expires_at,
+            declared: Some(self.declared_digest()),
+        });
+        self.emit(
+            now,
+            DomainEvent::AssentOpened {
+                generation,
+                expires_at,
+                granted_by: by.map(|d| d.name.clone()),
+                username: by.and_then(|d| d.username.clone()),
+                request_id: by.and_then(|d| d.request_id.clone()),
+            },
+        );
+        // SESSION-2: an approved plan moves the session to `executing`.
+        self.set_status(
+            now,
+            SessionStatus::Executing,
+            Some("operator approved the plan".to_owned()),
+        );
+        generation
     }
 
     /// Appends the model's reply. TURN-3: a reply with no text and no tool calls is not

@@ -49,10 +49,12 @@
 //! result and the log); the shell acts on the queue.
 
 mod approval;
+mod bound;
 mod execution;
 mod fanout;
 mod lifecycle;
 mod plan;
+mod plan_note;
 mod repair;
 mod revoke;
 mod run;
@@ -66,6 +68,7 @@ mod tests;
 
 use std::collections::VecDeque;
 
+use crate::declared::AssentScope;
 use crate::event::{DomainEvent, PendingEvent};
 use crate::id::SessionId;
 use crate::ports::store::{Commit, SessionSnapshot};
@@ -93,6 +96,8 @@ pub struct SessionConfig {
     pub assent_window: Span,
     /// GATE-7: how long an approval request waits before it expires (expiry means deny).
     pub approval_ttl: Span,
+    /// GATE-9: what assent approves: the declared commands (the default) or the window.
+    pub assent_scope: AssentScope,
 }
 
 impl SessionConfig {
@@ -101,6 +106,7 @@ impl SessionConfig {
         SessionConfig {
             assent_window: Span::from_mins(30),
             approval_ttl: Span::from_mins(30),
+            assent_scope: AssentScope::Declared,
         }
     }
 }

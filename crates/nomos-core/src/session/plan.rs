@@ -1,5 +1,6 @@
 //! Plans: generations, generation-relative seq, ordered advancement and close-out (PLAN-1..9).
 
+use crate::declared::DeclaredCommand;
 use crate::event::{AssentCloseReason, DomainEvent};
 use crate::record::PlanStep;
 use crate::status::{ApprovalStatus, SessionStatus, StepStatus};
@@ -15,6 +16,8 @@ pub struct StepDraft {
     pub title: String,
     /// Optional detail.
     pub detail: Option<String>,
+    /// GATE-9: the commands the step declares it will run, classified at proposal.
+    pub commands: Vec<DeclaredCommand>,
 }
 
 /// The words that make a step a write-back step (PLAN-6).
@@ -105,6 +108,7 @@ impl Session {
                 seq,
                 title: draft.title,
                 detail: draft.detail,
+                commands: draft.commands,
                 status: StepStatus::Pending,
                 note: None,
                 started_at: None,
@@ -134,7 +138,9 @@ impl Session {
             );
         }
         let current: Vec<&PlanStep> = self.current_steps().collect();
-        ToolReply::ok(text::plan_set(&current, target, revised))
+        let mut reply = text::plan_set(&current, target, revised);
+        reply.push_str(&text::declared_commands(&current, self.config.assent_scope));
+        ToolReply::ok(reply)
     }
 
     pub(crate) fn update_plan_step(
@@ -289,6 +295,7 @@ fn with_writeback_step(mut drafts: Vec<StepDraft>) -> Vec<StepDraft> {
         drafts.push(StepDraft {
             title: text::WRITEBACK_STEP_TITLE.to_owned(),
             detail: Some(text::WRITEBACK_STEP_DETAIL.to_owned()),
+            commands: Vec::new(),
         });
     }
     drafts

@@ -7,6 +7,7 @@ use crate::record::{Execution, KnowledgeLoop};
 use crate::status::{CommandClass, ExecutionStatus};
 use crate::time::Timestamp;
 
+use super::bound::Bound;
 use super::tool::{Action, ToolReply};
 use super::{Session, text};
 
@@ -27,10 +28,12 @@ impl Session {
         if self.record.knowledge == KnowledgeLoop::Untouched {
             self.record.knowledge = KnowledgeLoop::Discovered;
         }
-        if class == CommandClass::Destructive || classification.program_unknown() {
+        let program_unknown = classification.program_unknown();
+        if let Bound::Asks(origin) = self.bound(&host, &command, class, program_unknown) {
             // GATE-5: a destructive command, and one whose program nobody knows
-            // (CLASSIFY-7), always waits for its own approval. An identical request
-            // already waiting is not asked twice.
+            // (CLASSIFY-7), always waits for its own approval; GATE-9: so does a change
+            // the approved plan did not declare. An identical request already waiting is
+            // not asked twice.
             if let Some(existing) = self.pending_approval_for(&host, &command, class) {
                 return ToolReply::ok(text::approval_already_pending(&existing.to_string()));
             }
@@ -42,10 +45,12 @@ impl Session {
                 classification,
                 ExecutionStatus::PendingApproval,
             );
-            let approval = self.request_approval(now, execution_id);
-            let reply = text::approval_requested(
+            let approval = self.request_approval(now, execution_id, origin);
+            let reply = text::approval_requested_for(
                 &approval.id.to_string(),
                 &approval.expires_at.to_rfc3339(),
+                class,
+                origin,
             );
             let action = Action::AwaitApproval {
                 approval_id: approval.id,
@@ -85,7 +90,9 @@ impl Session {
             if self.record.plan_generation == 0 {
                 return Some(ToolReply::refused(text::PROPOSE_PLAN_FIRST));
             }
-            // GATE-3: nothing that changes state before the operator assented.
+            // GATE-3: nothing that changes state before the operator assented. GATE-9: a
+            // window whose declared commands changed since assent is void.
+            self.void_window_if_declared_changed(now);
             if !self.assent_open(now) {
                 return Some(ToolReply::refused(text::wait_for_assent(class)));
             }

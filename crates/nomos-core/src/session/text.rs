@@ -65,6 +65,29 @@ On approval, advance with update_plan_step + run. Do NOT call propose_plan again
     )
 }
 
+/// GATE-9: the declared commands of a proposed plan with their classes, and what assent
+/// will and will not cover. Empty under `assent_scope = "window"` with nothing declared.
+pub fn declared_commands(steps: &[&PlanStep], scope: crate::declared::AssentScope) -> String {
+    use crate::declared::AssentScope;
+    let declared: Vec<String> = steps
+        .iter()
+        .flat_map(|s| {
+            s.commands
+                .iter()
+                .map(move |c| format!("step {}: [{}] {}: {}", s.seq, c.class(), c.host, c.command))
+        })
+        .collect();
+    match (scope, declared.is_empty()) {
+        (AssentScope::Window, true) => String::new(),
+        (AssentScope::Declared, true) => " No step declared its commands: once approved, every command that is not read-only will still need its own approval. Declare them on each step as commands: [{host, command}].".to_owned(),
+        (AssentScope::Window, false) => format!(" Declared commands: {}.", declared.join("; ")),
+        (AssentScope::Declared, false) => format!(
+            " Declared commands: {}. The operator's approval covers exactly these; a change that is not declared will need its own approval, and destructive or unknown commands always do.",
+            declared.join("; ")
+        ),
+    }
+}
+
 /// PLAN-3: `propose_plan` while the plan is in flight.
 pub fn plan_in_flight(n_steps: usize) -> String {
     format!(
@@ -168,6 +191,25 @@ pub fn fanout_approval_requested(approval_id: &str, hosts: usize, expires_at: &s
     format!(
         "Approval requested (id {approval_id}): this command needs the operator's explicit approval; one request covers all {hosts} hosts. STOP and wait; do not call run for it again. The request expires at {expires_at}; no answer means denied."
     )
+}
+
+/// GATE-5, GATE-9: an approval request, saying why it was asked.
+pub fn approval_requested_for(
+    approval_id: &str,
+    expires_at: &str,
+    class: CommandClass,
+    origin: crate::declared::RequestOrigin,
+) -> String {
+    use crate::declared::RequestOrigin;
+    match origin {
+        RequestOrigin::OwnClass => approval_requested(approval_id, expires_at),
+        RequestOrigin::NotInPlan { .. } => format!(
+            "Approval requested (id {approval_id}): this command is {class} and it is not in the approved plan (no step declared it), so it needs the operator's own approval. STOP and wait; do not call run for it again. The request expires at {expires_at}; no answer means denied."
+        ),
+        RequestOrigin::Declared { step_seq } => format!(
+            "Approval requested (id {approval_id}): step {step_seq} declared this command, and as {class} it still needs the operator's own approval. STOP and wait; do not call run for it again. The request expires at {expires_at}; no answer means denied."
+        ),
+    }
 }
 
 /// An identical request is already waiting.

@@ -535,6 +535,8 @@ fn approval(status: ApprovalStatus) -> Approval {
             host: "host:a".into(),
             class: CommandClass::Destructive,
             generation: 1,
+            origin: Default::default(),
+            preview: None,
         },
         binding_hash: "00".into(),
         status,

@@ -9,7 +9,7 @@ use super::{OPERATOR, VIEWER, server, settle};
 const SCRIPT: &str = r#"
 - tool_calls:
     - {name: set_goal, arguments: {goal: "clean the scratch directory"}}
-    - {name: propose_plan, arguments: {steps: [{title: "look"}, {title: "mark"}, {title: "remove the mark"}, {title: "write back: update_entity_attributes"}]}}
+    - {name: propose_plan, arguments: {steps: [{title: "look"}, {title: "mark", commands: [{host: local, command: "touch MARK"}]}, {title: "remove the mark"}, {title: "write back: update_entity_attributes"}]}}
 - text: "Plan ready: look, mark, remove the mark, write back. Approve?"
 - tool_calls:
     - {name: update_plan_step, arguments: {seq: 1, status: running}}

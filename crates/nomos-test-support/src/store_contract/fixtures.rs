@@ -62,6 +62,7 @@ pub fn step(session: SessionId, generation: u32, seq: u32, status: StepStatus) -
         started_at: None,
         finished_at: None,
         updated_at: at(i64::from(generation) * 1000 + i64::from(seq)),
+        commands: Vec::new(),
     }
 }
 
@@ -115,6 +116,8 @@ pub fn approval(execution: &Execution, requested_at: Timestamp) -> Approval {
             host: execution.host.clone(),
             class: execution.class,
             generation: execution.generation,
+            origin: Default::default(),
+            preview: None,
         },
         binding_hash: "ab".repeat(32),
         status: ApprovalStatus::Pending,

@@ -29,6 +29,8 @@ pub async fn commit_then_load_round_trips(store: &dyn Store) {
         generation: 1,
         opened_at: at(5),
         expires_at: at(1_800_005),
+        // GATE-9: the digest of the declared commands the window approved is kept.
+        declared: Some(nomos_core::declared::DeclaredDigest([7; 32])),
     });
     record.knowledge = KnowledgeLoop::Discovered;
     record.nudged_at = Some(at(999));
@@ -40,6 +42,13 @@ pub async fn commit_then_load_round_trips(store: &dyn Store) {
     first.started_at = Some(at(101));
     first.finished_at = Some(at(202));
     first.note = Some("ok".into());
+    // GATE-9: a step's declared commands, with their classification, are kept.
+    first.commands = vec![nomos_core::declared::DeclaredCommand::new(
+        "tag:web",
+        vec!["web-1".into(), "web-2".into()],
+        "systemctl restart nginx",
+        nomos_core::classify::classify("systemctl restart nginx"),
+    )];
     let second = step(id, 1, 2, StepStatus::Pending);
     let mut done = execution(id, 1, ExecutionStatus::Completed, at(50));
     done.started_at = Some(at(51));

@@ -26,7 +26,13 @@ fn approval_of(reply: &super::ToolReply) -> (crate::id::ApprovalId, crate::id::E
 fn in_assent_window() -> Harness {
     let mut h = Harness::new();
     h.goal();
-    h.plan(&["restart the service", "write back"]);
+    h.plan_declaring(&[
+        (
+            "restart the service",
+            &["systemctl restart nginx", "docker compose restart bridge"],
+        ),
+        ("write back", &[]),
+    ]);
     h.say("yes, go ahead");
     h.step(1, StepStatus::Running);
     h
@@ -103,9 +109,9 @@ fn approval_word_without_a_proposed_plan_opens_nothing() {
     assert!(!h.session.assent_open(h.now));
 }
 
-// rule: GATE-5
+// rule: GATE-5, GATE-9
 #[test]
-fn config_mutation_runs_inside_the_assent_window() {
+fn declared_config_mutation_runs_inside_the_assent_window() {
     let mut h = in_assent_window();
     let reply = h.run("systemctl restart nginx", CommandClass::ConfigMutation);
     assert!(
@@ -297,6 +303,8 @@ fn binding_hash_changes_with_every_bound_field() {
         host: "local".into(),
         class: CommandClass::Destructive,
         generation: 1,
+        origin: Default::default(),
+        preview: None,
     };
     let variants = [
         ApprovalBinding {

@@ -68,6 +68,32 @@ impl Harness {
         })
     }
 
+    /// GATE-9: a plan whose steps declare commands on `local`, classified as they are.
+    pub fn plan_declaring(&mut self, steps: &[(&str, &[&str])]) -> ToolReply {
+        let steps = steps
+            .iter()
+            .map(|(title, commands)| StepDraft {
+                title: (*title).to_owned(),
+                detail: None,
+                commands: commands
+                    .iter()
+                    .map(|c| {
+                        crate::declared::DeclaredCommand::new(
+                            "local",
+                            Vec::new(),
+                            *c,
+                            crate::classify::classify(c),
+                        )
+                    })
+                    .collect(),
+            })
+            .collect();
+        self.tool(ToolInput::ProposePlan {
+            steps,
+            revision: Revision::No,
+        })
+    }
+
     pub fn revise(&mut self, titles: &[&str], reason: &str) -> ToolReply {
         self.tool(ToolInput::ProposePlan {
             steps: drafts(titles),
@@ -157,6 +183,7 @@ pub(super) fn drafts(titles: &[&str]) -> Vec<StepDraft> {
         .map(|t| StepDraft {
             title: (*t).to_owned(),
             detail: None,
+            commands: Vec::new(),
         })
         .collect()
 }

@@ -173,6 +173,11 @@ fn labelled_part() -> impl Strategy<Value = Cmd> {
     )
 }
 
+/// What a plan declares (GATE-9): none to a few commands of any class.
+fn declared() -> impl Strategy<Value = Vec<Cmd>> {
+    prop::collection::vec(command(), 0..3)
+}
+
 fn command() -> impl Strategy<Value = Cmd> {
     let list = (
         labelled_part(),
@@ -272,9 +277,12 @@ enum Pick {
 #[derive(Clone, Debug)]
 enum Op {
     Goal,
-    Plan(usize),
+    /// `propose_plan` with n steps, the first declaring these commands (GATE-9).
+    Plan(usize, Vec<Cmd>),
     /// `revise: true`, with a reason, an empty one, or none.
-    Revise(usize, Option<&'static str>),
+    Revise(usize, Option<&'static str>, Vec<Cmd>),
+    /// `run` of the i-th declared command of the current plan, with stray whitespace.
+    RunDeclared(usize),
     Step(u32, StepStatus),
     Say(&'static str, Reading),
     Ask,
@@ -316,8 +324,9 @@ fn op() -> impl Strategy<Value = Op> {
     ];
     prop_oneof![
         2 => Just(Op::Goal),
-        3 => (1usize..4).prop_map(Op::Plan),
-        2 => ((1usize..4), reason).prop_map(|(n, r)| Op::Revise(n, r)),
+        3 => ((1usize..4), declared()).prop_map(|(n, d)| Op::Plan(n, d)),
+        2 => ((1usize..4), reason, declared()).prop_map(|(n, r, d)| Op::Revise(n, r, d)),
+        4 => (0usize..4).prop_map(Op::RunDeclared),
         6 => (1u32..5, status).prop_map(|(seq, s)| Op::Step(seq, s)),
         5 => prop::sample::select(message_table()).prop_map(|(m, r)| Op::Say(m, r)),
         1 => Just(Op::Ask),
@@ -334,6 +343,29 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 // ---- Driving the session and the model side by side ----
+
+fn texts(declared: &[Cmd]) -> Vec<String> {
+    declared.iter().map(|c| c.text.clone()).collect()
+}
+
+/// Drafts titled `titles`, the first declaring `declared` on `local` (GATE-9).
+fn declaring_drafts(titles: &[String], declared: &[Cmd]) -> Vec<crate::session::StepDraft> {
+    let mut steps = drafts(&titles.iter().map(String::as_str).collect::<Vec<_>>());
+    if let Some(first) = steps.first_mut() {
+        first.commands = declared
+            .iter()
+            .map(|c| {
+                crate::declared::DeclaredCommand::new(
+                    "local",
+                    Vec::new(),
+                    c.text.clone(),
+                    crate::classify::classify(&c.text),
+                )
+            })
+            .collect();
+    }
+    steps
+}
 
 fn call_verdict(reply: &ToolReply) -> CallVerdict {
     match reply.outcome {
@@ -485,9 +517,10 @@ struct Seen {
 fn token(op: &Op) -> String {
     match op {
         Op::Goal => "g".into(),
-        Op::Plan(_) => "p".into(),
-        Op::Revise(_, Some(r)) if !r.trim().is_empty() => "r".into(),
+        Op::Plan(..) => "p".into(),
+        Op::Revise(_, Some(r), _) if !r.trim().is_empty() => "r".into(),
         Op::Revise(..) => "r0".into(),
+        Op::RunDeclared(_) => "R".into(),
         Op::Step(seq, status) => format!("s{seq}{}", &status.as_str()[..2]),
         Op::Say(_, Reading::Assent) => "y".into(),
         Op::Say(_, Reading::NotAssent) => "n".into(),
@@ -526,31 +559,43 @@ fn apply(
             let reply = h.goal();
             prop_assert_eq!(call_verdict(&reply), model.set_goal(), "set_goal");
         }
-        Op::Plan(n) => {
+        Op::Plan(n, declared) => {
             let titles: Vec<String> = (0..*n).map(|i| format!("step {i}")).collect();
-            let titles: Vec<&str> = titles.iter().map(String::as_str).collect();
-            let reply = h.plan(&titles);
+            let reply = h.tool(ToolInput::ProposePlan {
+                steps: declaring_drafts(&titles, declared),
+                revision: Revision::No,
+            });
             prop_assert_eq!(
                 call_verdict(&reply),
-                model.propose_plan(*n, None),
+                model.propose_plan_declaring(*n, None, &texts(declared)),
                 "propose_plan: {}",
                 reply.text
             );
         }
-        Op::Revise(n, reason) => {
+        Op::Revise(n, reason, declared) => {
             let titles: Vec<String> = (0..*n).map(|i| format!("revised {i}")).collect();
             let reply = h.tool(ToolInput::ProposePlan {
-                steps: drafts(&titles.iter().map(String::as_str).collect::<Vec<_>>()),
+                steps: declaring_drafts(&titles, declared),
                 revision: Revision::Yes {
                     reason: reason.map(str::to_owned),
                 },
             });
             prop_assert_eq!(
                 call_verdict(&reply),
-                model.propose_plan(*n, Some(*reason)),
+                model.propose_plan_declaring(*n, Some(*reason), &texts(declared)),
                 "revise: {}",
                 reply.text
             );
+        }
+        Op::RunDeclared(idx) => {
+            let Some(text) = model.declared().get(*idx).cloned() else {
+                return Ok(());
+            };
+            let cmd = Cmd {
+                label: label_of(&crate::classify::classify(&text)),
+                text: format!("  {text} "),
+            };
+            return apply(h, model, shell, &Op::Run(cmd), seen);
         }
         Op::Step(seq, status) => {
             let reply = h.step(*seq, *status);
@@ -616,6 +661,12 @@ fn apply(
                 if got == RunVerdict::Dispatch {
                     prop_assert_eq!(window, WindowState::Open, "`{}`", &cmd.text);
                     prop_assert_eq!(cmd.label, Label::Config, "`{}`", &cmd.text);
+                    // rule: GATE-9 — and no change outside the approved declared set.
+                    prop_assert!(
+                        model.declared().iter().any(|d| d.trim() == cmd.text.trim()),
+                        "`{}` ran without being declared",
+                        &cmd.text
+                    );
                 }
             }
         }

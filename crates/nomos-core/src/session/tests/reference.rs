@@ -120,6 +120,8 @@ pub struct Reference {
     last_close: WindowState,
     approvals: Vec<ModelApproval>,
     knowledge: Knowledge,
+    /// GATE-9: the commands the current generation declared.
+    declared: Vec<String>,
 }
 
 impl Reference {
@@ -137,6 +139,7 @@ impl Reference {
             last_close: WindowState::NeverOpened,
             approvals: Vec::new(),
             knowledge: Knowledge::Untouched,
+            declared: Vec::new(),
         }
     }
 
@@ -192,6 +195,7 @@ impl Reference {
             if self.generation > 0 {
                 self.generation += 1;
                 self.steps.clear();
+                self.declared.clear();
             }
         }
         self.goal = true;
@@ -199,8 +203,23 @@ impl Reference {
     }
 
     /// `propose_plan` with `n` drafted steps (PLAN-2, PLAN-3, PLAN-6); `reason` is `None`
-    /// for a call without `revise: true`, `Some(reason)` with it.
-    pub fn propose_plan(&mut self, n: usize, revise: Option<Option<&str>>) -> CallVerdict {
+    /// for a call without `revise: true`, `Some(reason)` with it; its steps declare
+    /// `declared` (GATE-9), and an accepted proposal makes them the current generation's
+    /// declared commands.
+    pub fn propose_plan_declaring(
+        &mut self,
+        n: usize,
+        revise: Option<Option<&str>>,
+        declared: &[String],
+    ) -> CallVerdict {
+        let verdict = self.propose(n, revise);
+        if verdict == CallVerdict::Accepted {
+            self.declared = declared.to_vec();
+        }
+        verdict
+    }
+
+    fn propose(&mut self, n: usize, revise: Option<Option<&str>>) -> CallVerdict {
         if self.terminal || !self.goal {
             return CallVerdict::Refused;
         }
@@ -324,10 +343,14 @@ impl Reference {
         if self.knowledge == Knowledge::Untouched {
             self.knowledge = Knowledge::Discovered;
         }
+        // GATE-9: inside the window only a declared change runs at once.
+        let declared = self.declared.iter().any(|d| d.trim() == command.trim());
         match label {
-            Label::ReadOnly | Label::Config => RunVerdict::Dispatch,
-            // GATE-5: destructive, or a program nobody knows: its own approval.
-            Label::UnknownProgram | Label::Destructive => {
+            Label::ReadOnly => RunVerdict::Dispatch,
+            Label::Config if declared => RunVerdict::Dispatch,
+            // GATE-5: destructive, or a program nobody knows: its own approval; GATE-9: so
+            // is a change the plan did not declare.
+            Label::Config | Label::UnknownProgram | Label::Destructive => {
                 let generation = self.generation;
                 let waiting = self.approvals.iter().any(|a| {
                     a.state == ApprovalState::Waiting
@@ -346,6 +369,11 @@ impl Reference {
                 RunVerdict::AwaitApproval
             }
         }
+    }
+
+    /// GATE-9: the current generation's declared commands.
+    pub fn declared(&self) -> &[String] {
+        &self.declared
     }
 
     /// A decision on the `idx`-th approval request (in request order), or on an id the

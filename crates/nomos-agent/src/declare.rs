@@ -1,0 +1,129 @@
+//! GATE-9 in the runtime: a `propose_plan` step's declared commands are classified with
+//! the classifier the gate trusts and their hosts resolved against the inventory (a group
+//! `tag:NAME` becomes its member hosts), before the core records the plan.
+
+use nomos_core::declared::DeclaredCommand;
+use nomos_core::ports::exec::HostInfo;
+use nomos_core::session::StepDraft;
+
+use crate::config::Classifier;
+use crate::tools::args::PlanStepCall;
+
+/// The steps with their declared commands classified, or a tool-result error naming the
+/// step and the host that the inventory does not know.
+pub(crate) fn declare_steps(
+    steps: Vec<PlanStepCall>,
+    classifier: &Classifier,
+    hosts: &[HostInfo],
+) -> Result<Vec<StepDraft>, String> {
+    let mut drafts = Vec::with_capacity(steps.len());
+    for (idx, step) in steps.into_iter().enumerate() {
+        let mut draft = step.draft;
+        for declared in step.commands {
+            let members = members_of(&declared.host, hosts).ok_or_else(|| {
+                let known: Vec<&str> = hosts.iter().map(|h| h.slug.as_str()).collect();
+                format!(
+                    "invalid arguments for propose_plan: step {} declares a command on `{}`, which names no known host or group; known hosts: {}",
+                    idx + 1,
+                    declared.host,
+                    known.join(", ")
+                )
+            })?;
+            let classification = classifier(&declared.command);
+            draft.commands.push(DeclaredCommand::new(
+                declared.host,
+                members,
+                declared.command,
+                classification,
+            ));
+        }
+        drafts.push(draft);
+    }
+    Ok(drafts)
+}
+
+/// A host's members: none for a host slug, the tagged hosts for `tag:NAME`; `None` when it
+/// names nothing in the inventory.
+fn members_of(host: &str, hosts: &[HostInfo]) -> Option<Vec<String>> {
+    if hosts.iter().any(|h| h.slug == host) {
+        return Some(Vec::new());
+    }
+    let tag = host.strip_prefix("tag:")?;
+    let members: Vec<String> = hosts
+        .iter()
+        .filter(|h| h.tags.iter().any(|t| t == tag))
+        .map(|h| h.slug.clone())
+        .collect();
+    if members.is_empty() {
+        None
+    } else {
+        Some(members)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use nomos_core::CommandClass;
+
+    use super::*;
+    use crate::tools::args::DeclaredArgs;
+
+    fn hosts() -> Vec<HostInfo> {
+        ["web-1", "web-2", "db"]
+            .iter()
+            .map(|slug| HostInfo {
+                slug: (*slug).to_owned(),
+                address: "127.0.0.1".to_owned(),
+                tags: if slug.starts_with("web") {
+                    vec!["web".to_owned()]
+                } else {
+                    Vec::new()
+                },
+            })
+            .collect()
+    }
+
+    fn step(host: &str, command: &str) -> PlanStepCall {
+        PlanStepCall {
+            draft: StepDraft {
+                title: "restart".to_owned(),
+                detail: None,
+                commands: Vec::new(),
+            },
+            commands: vec![DeclaredArgs {
+                host: host.to_owned(),
+                command: command.to_owned(),
+            }],
+        }
+    }
+
+    fn classifier() -> Classifier {
+        Arc::new(nomos_core::classify::classify)
+    }
+
+    // rule: GATE-9
+    #[test]
+    fn declared_commands_are_classified_and_a_group_resolves_to_its_members() {
+        let drafts = declare_steps(
+            vec![step("tag:web", "systemctl restart nginx")],
+            &classifier(),
+            &hosts(),
+        )
+        .unwrap();
+        let declared = &drafts[0].commands[0];
+        assert_eq!(declared.class(), CommandClass::ConfigMutation);
+        assert_eq!(declared.members, vec!["web-1", "web-2"]);
+        assert!(declared.covers("web-2", "systemctl restart nginx"));
+        assert!(!declared.covers("db", "systemctl restart nginx"));
+    }
+
+    // rule: GATE-9
+    #[test]
+    fn a_declared_host_the_inventory_does_not_know_is_named_in_the_error() {
+        let err = declare_steps(vec![step("mail", "uptime")], &classifier(), &hosts()).unwrap_err();
+        assert!(err.contains("step 1 declares a command on `mail`"), "{err}");
+        assert!(err.contains("web-1, web-2, db"), "{err}");
+    }
+}
