@@ -368,43 +368,14 @@ impl Agent {
                 };
                 return self.handle_run_group(id, call, started, group).await;
             }
-            Ok(Call::Core(input)) => {
-                // The decision and the call's record, in one commit.
-                return self
-                    .mutate(id, |session, now| {
-                        let reply = session.handle_tool(now, &call.id, input.clone());
-                        session.record_tool_call(tool_call_record(
-                            id,
-                            call,
-                            started,
-                            now,
-                            reply.outcome,
-                            &reply.text,
-                        ));
-                        CallReply::new(reply.outcome, reply.text)
-                    })
-                    .await;
-            }
+            Ok(Call::Core(input)) => return self.decide_core(id, call, started, input).await,
             Ok(Call::ProposePlan { steps, revision }) => {
                 // GATE-9: declared commands are classified and their hosts resolved here.
                 let hosts = self.inner.executor.hosts();
                 match crate::declare::declare_steps(steps, &self.inner.config.classifier, &hosts) {
                     Ok(steps) => {
                         let input = ToolInput::ProposePlan { steps, revision };
-                        return self
-                            .mutate(id, |session, now| {
-                                let reply = session.handle_tool(now, &call.id, input.clone());
-                                session.record_tool_call(tool_call_record(
-                                    id,
-                                    call,
-                                    started,
-                                    now,
-                                    reply.outcome,
-                                    &reply.text,
-                                ));
-                                CallReply::new(reply.outcome, reply.text)
-                            })
-                            .await;
+                        return self.decide_core(id, call, started, input).await;
                     }
                     Err(text) => (ToolCallOutcome::Error, text),
                 }
@@ -529,6 +500,30 @@ impl Agent {
             approval_id,
             ..CallReply::new(reply.outcome, reply.text)
         })
+    }
+
+    /// A lifecycle call the core decides alone: the decision and the call's record, in one
+    /// commit.
+    async fn decide_core(
+        &self,
+        id: SessionId,
+        call: &ToolCall,
+        started: Timestamp,
+        input: ToolInput,
+    ) -> Result<CallReply, AgentError> {
+        self.mutate(id, |session, now| {
+            let reply = session.handle_tool(now, &call.id, input.clone());
+            session.record_tool_call(tool_call_record(
+                id,
+                call,
+                started,
+                now,
+                reply.outcome,
+                &reply.text,
+            ));
+            CallReply::new(reply.outcome, reply.text)
+        })
+        .await
     }
 
     async fn handle_extra(

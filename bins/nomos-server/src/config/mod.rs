@@ -1,5 +1,5 @@
 //! Configuration in steps, each in its own file: [`raw`] gathers raw values from
-//! `nomos.toml`, [`env`] lays the `NOMOS_*` environment over them (flags come last, in
+//! `nomos.toml`, [`env`](mod@env) lays the `NOMOS_*` environment over them (flags come last, in
 //! `main.rs`; each later source wins), and [`validate`] turns them into a typed
 //! [`Config`] or a [`ConfigError`] naming the key, the value and why. Unknown keys in the
 //! file are an error naming them and their line.
