@@ -19,7 +19,7 @@ fn alice() -> Decider {
 }
 
 fn assented() -> Harness {
-    let mut h = Harness::new();
+    let mut h = Harness::windowed();
     h.goal();
     h.plan(&["restart the service"]);
     assert_eq!(h.say("yes, go ahead").assented_generation, Some(1));

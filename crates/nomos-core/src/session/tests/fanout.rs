@@ -221,7 +221,7 @@ fn rolling_window_keeps_max_parallel_running() {
 // rule: FLEET-2
 #[test]
 fn after_max_failures_no_host_starts_and_the_rest_are_skipped() {
-    let mut h = Harness::new();
+    let mut h = Harness::windowed();
     h.goal();
     h.plan(&["upgrade", "write back"]);
     h.say("go ahead");

@@ -30,12 +30,21 @@ pub(super) struct Harness {
 
 impl Harness {
     pub fn new() -> Harness {
+        Harness::with_config(SessionConfig::spec_defaults())
+    }
+
+    /// A session whose assent covers the whole window (`assent_scope = "window"`), for
+    /// cases about something other than which commands a plan declared.
+    pub fn windowed() -> Harness {
+        Harness::with_config(SessionConfig {
+            assent_scope: crate::declared::AssentScope::Window,
+            ..SessionConfig::spec_defaults()
+        })
+    }
+
+    pub fn with_config(config: SessionConfig) -> Harness {
         let now = Timestamp::from_millis(1_800_000_000_000);
-        let session = Session::create(
-            Uuid::from_u128(42).into(),
-            now,
-            SessionConfig::spec_defaults(),
-        );
+        let session = Session::create(Uuid::from_u128(42).into(), now, config);
         Harness {
             session,
             now,
