@@ -433,20 +433,12 @@ impl Agent {
                     Some(Action::AwaitApproval { approval_id, .. })
                         if policy == ApprovalPolicy::RefuseWithoutOperator =>
                     {
-                        let text = match session.handle_decision(
+                        reply = deny_for_no_operator(
+                            session,
                             now,
                             approval_id,
-                            Decision::Deny,
-                            Some(NO_OPERATOR),
-                        ) {
-                            Ok(_) => no_operator_result(approval_id),
-                            Err(refused) => refused.to_string(),
-                        };
-                        reply = ToolReply {
-                            outcome: ToolCallOutcome::Refused,
-                            text,
-                            action: None,
-                        };
+                            no_operator_result(approval_id),
+                        );
                         session.record_tool_call(tool_call_record(
                             id,
                             call,
@@ -610,6 +602,26 @@ fn finish_reason_text(reason: &nomos_core::ports::chat::FinishReason) -> String 
 }
 
 /// The `run` result when [`ApprovalPolicy::RefuseWithoutOperator`] denied the request.
+/// `ApprovalPolicy::RefuseWithoutOperator`: nobody will answer the request, so it is denied
+/// in the commit that persists it, and the call is refused with `text` (or the core's
+/// refusal, should the denial itself be refused).
+pub(crate) fn deny_for_no_operator(
+    session: &mut nomos_core::session::Session,
+    now: Timestamp,
+    approval_id: ApprovalId,
+    text: String,
+) -> ToolReply {
+    let text = match session.handle_decision(now, approval_id, Decision::Deny, Some(NO_OPERATOR)) {
+        Ok(_) => text,
+        Err(refused) => refused.to_string(),
+    };
+    ToolReply {
+        outcome: ToolCallOutcome::Refused,
+        text,
+        action: None,
+    }
+}
+
 fn no_operator_result(approval_id: ApprovalId) -> String {
     format!(
         "Refused: this command needs the operator's approval, and nobody can approve it here (approval {approval_id} was denied by policy: no operator). It did not run. Do not call run for it again; report what it would change and finish with what you could do read-only."

@@ -13,13 +13,13 @@ use nomos_core::fanout::{
 use nomos_core::ports::chat::ToolCall;
 use nomos_core::ports::exec::ExecError;
 use nomos_core::record::{ExecOutput, ToolCallOutcome};
-use nomos_core::session::{Action, GroupRun, ToolInput, ToolReply};
-use nomos_core::{Decision, ExecutionId, SessionId, Timestamp};
+use nomos_core::session::{Action, GroupRun, ToolInput};
+use nomos_core::{ExecutionId, SessionId, Timestamp};
 use tokio::task::JoinSet;
 
 use crate::agent::Agent;
 use crate::client::CallReply;
-use crate::config::{ApprovalPolicy, NO_OPERATOR};
+use crate::config::ApprovalPolicy;
 use crate::error::AgentError;
 use crate::exec::{CallToRecord, tool_call_record};
 use crate::tools::args::GroupTarget;
@@ -78,22 +78,14 @@ impl Agent {
                     Some(Action::AwaitApproval { approval_id, .. })
                         if policy == ApprovalPolicy::RefuseWithoutOperator =>
                     {
-                        let text = match session.handle_decision(
+                        reply = crate::turn::deny_for_no_operator(
+                            session,
                             now,
                             approval_id,
-                            Decision::Deny,
-                            Some(NO_OPERATOR),
-                        ) {
-                            Ok(_) => format!(
+                            format!(
                                 "Refused: this command needs the operator's approval, and nobody can approve it here (approval {approval_id} was denied by policy: no operator). It ran on no host."
                             ),
-                            Err(refused) => refused.to_string(),
-                        };
-                        reply = ToolReply {
-                            outcome: ToolCallOutcome::Refused,
-                            text,
-                            action: None,
-                        };
+                        );
                         session.record_tool_call(tool_call_record(
                             id, call, started, now, reply.outcome, &reply.text,
                         ));
