@@ -247,23 +247,7 @@ async fn kill_9_mid_local_command_leaves_nothing_running_and_reports_the_outcome
 async fn kill_9_mid_remote_command_stops_it_at_the_next_start_and_reports_the_outcome_unknown() {
     let sshd = Sshd::start();
     let dir = tempfile::tempdir().unwrap();
-    let inventory = dir.path().join("inventory.toml");
-    std::fs::write(
-        &inventory,
-        format!(
-            "[[host]]\nslug = \"local\"\n\n[[host]]\nslug = \"host:loopback\"\naddress = \"127.0.0.1\"\nport = {}\nuser = \"root\"\nkey_file = \"{}\"\n",
-            sshd.port,
-            sshd.client_key_path.display()
-        ),
-    )
-    .unwrap();
-    let env = vec![
-        ("NOMOS_INVENTORY", inventory.display().to_string()),
-        (
-            "NOMOS_KNOWN_HOSTS",
-            sshd.known_hosts_path.display().to_string(),
-        ),
-    ];
+    let env = sshd.server_env(dir.path());
     let needle = format!("sleep 3102.{}", std::process::id());
     kill_mid_command(dir.path(), env, "host:loopback", &needle).await;
 }

@@ -374,23 +374,7 @@ async fn a_message_to_a_session_busy_in_another_process_gets_409_and_only_one_tu
 async fn a_killed_process_is_closed_by_the_others_and_a_live_ones_command_is_never_touched() {
     let sshd = Sshd::start();
     let probe = tempfile::tempdir().unwrap();
-    let inventory = probe.path().join("inventory.toml");
-    std::fs::write(
-        &inventory,
-        format!(
-            "[[host]]\nslug = \"local\"\n\n[[host]]\nslug = \"host:loopback\"\naddress = \"127.0.0.1\"\nport = {}\nuser = \"root\"\nkey_file = \"{}\"\n",
-            sshd.port,
-            sshd.client_key_path.display()
-        ),
-    )
-    .unwrap();
-    let env = vec![
-        ("NOMOS_INVENTORY", inventory.display().to_string()),
-        (
-            "NOMOS_KNOWN_HOSTS",
-            sshd.known_hosts_path.display().to_string(),
-        ),
-    ];
+    let env = sshd.server_env(probe.path());
     let mut cluster = Cluster::new(env, 1).await;
     let pid = std::process::id();
     // The doomed process's command, and a live process's command that outlives the test's

@@ -67,6 +67,29 @@ enum Ownership {
 }
 
 impl Sshd {
+    /// The environment that points a `nomos-server` at this sshd: an inventory written to
+    /// `dir` with `local` and `host:loopback` (this server, logged in as root with the client
+    /// key) and the known_hosts file that trusts it.
+    pub fn server_env(&self, dir: &std::path::Path) -> Vec<(&'static str, String)> {
+        let inventory = dir.join("inventory.toml");
+        std::fs::write(
+            &inventory,
+            format!(
+                "[[host]]\nslug = \"local\"\n\n[[host]]\nslug = \"host:loopback\"\naddress = \"127.0.0.1\"\nport = {}\nuser = \"root\"\nkey_file = \"{}\"\n",
+                self.port,
+                self.client_key_path.display()
+            ),
+        )
+        .unwrap_or_else(|e| panic!("sshd: could not write {}: {e}", inventory.display()));
+        vec![
+            ("NOMOS_INVENTORY", inventory.display().to_string()),
+            (
+                "NOMOS_KNOWN_HOSTS",
+                self.known_hosts_path.display().to_string(),
+            ),
+        ]
+    }
+
     /// Starts a fresh server on a free port.
     ///
     /// # Panics
