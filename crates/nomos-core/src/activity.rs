@@ -501,6 +501,38 @@ fn event_entry(record: &EventRecord) -> Option<ActivityEntry> {
                 format!("Operator revoked the approval of plan generation {generation}"),
             )
         },
+        // GATE-4, AUDIT-1: the operator's explicit rejection of a plan, with who and why.
+        DomainEvent::PlanRejected {
+            generation,
+            rejected_by,
+            username,
+            request_id,
+            reason,
+        } => {
+            let who = who_detail(
+                rejected_by.as_deref(),
+                username.as_deref(),
+                request_id.as_deref(),
+            );
+            let detail = match (reason, who) {
+                (Some(reason), Some(who)) => {
+                    Some(format!("{}; {who}", excerpt(reason, TEXT_CHARS)))
+                }
+                (Some(reason), None) => Some(excerpt(reason, TEXT_CHARS)),
+                (None, who) => who,
+            };
+            ActivityEntry {
+                state: EntryState::Cancelled,
+                generation: Some(*generation),
+                detail,
+                ..entry(
+                    at,
+                    format!("reject/{seq}"),
+                    ActivityKind::Approval,
+                    format!("Operator rejected plan generation {generation}"),
+                )
+            }
+        }
         DomainEvent::Nudged => entry(
             at,
             format!("nudge/{seq}"),

@@ -210,6 +210,25 @@ pub enum DomainEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         request_id: Option<String>,
     },
+    /// GATE-4 (rev. 2): the operator rejected a waiting plan generation with an explicit
+    /// decision (AUDIT-1: who, and the request); nothing of that generation runs.
+    #[serde(rename = "plan.rejected")]
+    PlanRejected {
+        /// The generation rejected.
+        generation: u32,
+        /// Who rejected it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rejected_by: Option<String>,
+        /// AUDIT-1: the OIDC `preferred_username` of who it was, alongside the subject.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        username: Option<String>,
+        /// The id of the request that carried the decision.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
+        /// Why, in the operator's words.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// TURN-1: a turn ended; emitted exactly once per turn, after any error.
     #[serde(rename = "turn.done")]
     TurnDone {
@@ -305,6 +324,7 @@ impl DomainEvent {
         "turn.done",
         "turn.stopped",
         "assent.revoked",
+        "plan.rejected",
     ];
 
     /// The event's kind, as the SSE `event:` field and the store's `kind` column spell it.
@@ -330,6 +350,7 @@ impl DomainEvent {
             DomainEvent::TurnDone { .. } => "turn.done",
             DomainEvent::TurnStopped { .. } => "turn.stopped",
             DomainEvent::AssentRevoked { .. } => "assent.revoked",
+            DomainEvent::PlanRejected { .. } => "plan.rejected",
         }
     }
 }

@@ -136,21 +136,58 @@ pub fn plan_approved_note(
     n_steps: u32,
     declared: &[(u32, &str, &str, &str)],
 ) -> String {
-    let commands = if declared.is_empty() {
-        "no declared commands: every command that is not read-only needs its own approval"
-            .to_owned()
-    } else {
-        let list: Vec<String> = declared
-            .iter()
-            .map(|(seq, class, host, command)| format!("step {seq} [{class}] {host}: {command}"))
-            .collect();
-        format!("declared commands: {}", list.join("; "))
-    };
     format!(
         "The operator's message {} approved plan generation {generation} (steps 1..{n_steps}; \
-         {commands}). Advance it with update_plan_step and run; do not call propose_plan again.",
-        quoted(message)
+         {}). Advance it with update_plan_step and run; do not call propose_plan again.",
+        quoted(message),
+        declared_list(declared)
     )
+}
+
+/// GATE-4, RESUME-4: the note after the operator approved `generation` with an explicit
+/// decision (the Approve button), with the reason they gave, if any.
+pub fn plan_decided_approved_note(
+    generation: u32,
+    n_steps: u32,
+    declared: &[(u32, &str, &str, &str)],
+    reason: Option<&str>,
+) -> String {
+    format!(
+        "The operator approved plan generation {generation} with an explicit decision{} (steps \
+         1..{n_steps}; {}). Advance it with update_plan_step and run; do not call propose_plan \
+         again.",
+        reason_clause(reason),
+        declared_list(declared)
+    )
+}
+
+/// GATE-4, RESUME-4: the note after the operator rejected `generation`.
+pub fn plan_rejected_note(generation: u32, reason: Option<&str>) -> String {
+    format!(
+        "The operator rejected plan generation {generation}{}. Nothing of it will run: do not run \
+         commands that change state. Ask the operator what they want instead, or propose a new \
+         plan with propose_plan that addresses the rejection.",
+        reason_clause(reason)
+    )
+}
+
+fn reason_clause(reason: Option<&str>) -> String {
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(reason) => format!(", saying {}", quoted(reason)),
+        None => String::new(),
+    }
+}
+
+fn declared_list(declared: &[(u32, &str, &str, &str)]) -> String {
+    if declared.is_empty() {
+        return "no declared commands: every command that is not read-only needs its own approval"
+            .to_owned();
+    }
+    let list: Vec<String> = declared
+        .iter()
+        .map(|(seq, class, host, command)| format!("step {seq} [{class}] {host}: {command}"))
+        .collect();
+    format!("declared commands: {}", list.join("; "))
 }
 
 /// RESUME-4: the note when a plan waits and the operator's message was not read as assent.

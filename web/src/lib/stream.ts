@@ -28,6 +28,7 @@ export const EVENT_KINDS = [
   'turn.done',
   'turn.stopped',
   'assent.revoked',
+  'plan.rejected',
 ] as const;
 
 /** The connection's state, shown to the operator. */

@@ -10,7 +10,8 @@
 //! Inputs:
 //!
 //! * operator input: [`Session::handle_operator_message`], [`Session::handle_decision`],
-//!   and the operator's controls (CONTROL-1/2): [`Session::handle_stop`] (then
+//!   the explicit plan decision [`Session::handle_plan_decision`] (GATE-4), and the
+//!   operator's controls (CONTROL-1/2): [`Session::handle_stop`] (then
 //!   [`Session::handle_execution_stopped`] per stopped command and
 //!   [`Session::append_stopped_note`]), [`Session::handle_revoke_assent`],
 //!   [`Session::handle_cancel_approval`];
@@ -54,6 +55,7 @@ mod execution;
 mod fanout;
 mod lifecycle;
 mod plan;
+mod plan_decision;
 mod plan_note;
 mod repair;
 mod revoke;
@@ -83,6 +85,7 @@ pub use execution::ExecutionError;
 pub use fanout::GroupRun;
 pub use lifecycle::{OperatorMessageEffect, SweepOutcome};
 pub use plan::{StepDraft, is_writeback_step};
+pub use plan_decision::{PlanDecision, PlanDecisionError, STEP_REJECTED};
 pub use repair::LEFTOVER_STEP_NOTE;
 pub use revoke::{CANCELLED_BY_OPERATOR, RevokeError};
 pub use stop::{OPERATOR_STOPPED_NOTE, STOPPED_BY_OPERATOR, StopEffect};

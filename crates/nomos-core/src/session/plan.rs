@@ -61,6 +61,10 @@ impl Session {
             .any(|s| s.status != StepStatus::Pending);
         let (target, reason) = if generation == 0 {
             (1, None)
+        } else if self.plan_rejected() {
+            // GATE-4: a rejected plan stays as it was; the new proposal is a new generation,
+            // so a decision that names the rejected one is stale.
+            (generation + 1, None)
         } else if !in_flight {
             // PLAN-2: a revision before execution replaces this generation's steps.
             self.steps.retain(|s| s.generation != generation);

@@ -17,34 +17,34 @@ impl Session {
     ) {
         if let Some(generation) = assented {
             let n_steps = self.current_steps().count() as u32;
-            let declared: Vec<(u32, String, String, String)> = self
-                .declared_commands()
-                .map(|(seq, c)| {
-                    (
-                        seq,
-                        c.class().as_str().to_owned(),
-                        c.host.clone(),
-                        c.command.clone(),
-                    )
-                })
-                .collect();
-            let declared: Vec<(u32, &str, &str, &str)> = declared
-                .iter()
-                .map(|(seq, class, host, command)| {
-                    (*seq, class.as_str(), host.as_str(), command.as_str())
-                })
-                .collect();
-            let note = plan_approved_note(message, generation, n_steps, &declared);
+            let note = self.with_declared(|declared| {
+                plan_approved_note(message, generation, n_steps, declared)
+            });
             self.append_note(now, &note);
             return;
         }
-        let waits = self.record.plan_generation > 0
-            && !self.record.status.is_terminal()
-            && self.plan_open()
-            && !self.assent_open(now);
-        if waits {
+        if self.plan_waits(now) {
             let note = plan_waits_note(message, self.record.plan_generation);
             self.append_note(now, &note);
         }
+    }
+
+    /// GATE-4: whether the current plan waits for the operator's decision: it exists, some
+    /// step of it is open, the session is not terminal, and no window is open for it.
+    pub fn plan_waits(&self, now: Timestamp) -> bool {
+        self.record.plan_generation > 0
+            && !self.record.status.is_terminal()
+            && self.plan_open()
+            && !self.assent_open(now)
+    }
+
+    /// Calls `f` with the current generation's declared commands as `(step seq, class,
+    /// host, command)`, the shape the RESUME-4 notes take.
+    pub(crate) fn with_declared<T>(&self, f: impl FnOnce(&[(u32, &str, &str, &str)]) -> T) -> T {
+        let declared: Vec<(u32, &str, &str, &str)> = self
+            .declared_commands()
+            .map(|(seq, c)| (seq, c.class().as_str(), c.host.as_str(), c.command.as_str()))
+            .collect();
+        f(&declared)
     }
 }

@@ -2,6 +2,7 @@
 //! property tests of its invariants.
 
 mod control;
+mod decision;
 mod examples;
 mod fanout;
 mod gate;

@@ -1,0 +1,171 @@
+//! GATE-4 (rev. 2): the operator's explicit decision on the waiting plan. It names the
+//! generation it decides, so it is exact where a chat word is a guess: approve opens the
+//! same window chat assent opens, reject closes the generation so nothing of it runs; both
+//! record who decided and the request, and the model is told on its next request
+//! (RESUME-4).
+
+use crate::event::DomainEvent;
+use crate::record::Decider;
+use crate::resume::{plan_decided_approved_note, plan_rejected_note};
+use crate::status::{SessionStatus, StepStatus};
+use crate::time::Timestamp;
+
+use super::Session;
+
+/// The note on each step of a rejected plan.
+pub const STEP_REJECTED: &str = "rejected by the operator";
+
+/// What the operator decided about the waiting plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PlanDecision {
+    /// Approve the plan: the assent window opens for its generation.
+    Approve,
+    /// Reject the plan: nothing of its generation runs.
+    Reject,
+}
+
+impl PlanDecision {
+    /// The wire spelling (`approve`, `reject`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            PlanDecision::Approve => "approve",
+            PlanDecision::Reject => "reject",
+        }
+    }
+}
+
+/// Why a plan decision was refused: the plan it names does not wait for one.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PlanDecisionError {
+    /// The session ended; nothing waits in it.
+    #[error("the session is {0}: its plan no longer waits for a decision")]
+    Terminal(SessionStatus),
+    /// No plan was proposed (or the current generation has no steps yet).
+    #[error("there is no plan to decide: no plan has been proposed in this session")]
+    NoPlan,
+    /// The decision names a generation that is not the current one.
+    #[error(
+        "plan generation {asked} is stale: the current plan is generation {current}; reload the plan and decide the one you see"
+    )]
+    Stale {
+        /// The generation the decision named.
+        asked: u32,
+        /// The current generation.
+        current: u32,
+    },
+    /// The current generation was already rejected.
+    #[error("plan generation {0} does not wait for a decision: it was rejected")]
+    Rejected(u32),
+    /// Every step of the current generation is finished.
+    #[error("plan generation {0} does not wait for a decision: every step of it is finished")]
+    Finished(u32),
+    /// The current generation is already approved and its window is open.
+    #[error(
+        "plan generation {0} does not wait for a decision: it is already approved and its window is open"
+    )]
+    AlreadyApproved(u32),
+}
+
+impl Session {
+    /// GATE-4 (rev. 2), AUDIT-1, RESUME-4: the operator's explicit decision on plan
+    /// `generation`. Refused unless that generation is the current one and waits (see
+    /// [`Session::plan_waits`]). Approve opens the assent window exactly as chat assent does
+    /// (bound to the declared commands, GATE-9; `plan.assent` naming who and the request);
+    /// reject marks every step of the generation `replaced` ("rejected by the operator"),
+    /// records a `plan.rejected` event with who, the request and the reason, and leaves the
+    /// session `active`, so the next proposal starts a new generation. Either way a note
+    /// tells the model what was decided. Returns the generation decided.
+    pub fn handle_plan_decision(
+        &mut self,
+        now: Timestamp,
+        generation: u32,
+        decision: PlanDecision,
+        reason: Option<&str>,
+        by: Option<&Decider>,
+    ) -> Result<u32, PlanDecisionError> {
+        self.expire_assent(now);
+        self.check_plan_waits(now, generation)?;
+        self.touch(now);
+        self.record.nudged_at = None;
+        let reason = reason.map(str::trim).filter(|r| !r.is_empty());
+        match decision {
+            PlanDecision::Approve => {
+                self.open_assent(now, by);
+                let n_steps = self.current_steps().count() as u32;
+                let note = self.with_declared(|declared| {
+                    plan_decided_approved_note(generation, n_steps, declared, reason)
+                });
+                self.append_note(now, &note);
+            }
+            PlanDecision::Reject => {
+                self.emit(
+                    now,
+                    DomainEvent::PlanRejected {
+                        generation,
+                        rejected_by: by.map(|d| d.name.clone()),
+                        username: by.and_then(|d| d.username.clone()),
+                        request_id: by.and_then(|d| d.request_id.clone()),
+                        reason: reason.map(str::to_owned),
+                    },
+                );
+                let open: Vec<usize> = (0..self.steps.len())
+                    .filter(|&i| {
+                        self.steps[i].generation == generation && !self.steps[i].status.is_closed()
+                    })
+                    .collect();
+                for idx in open {
+                    self.set_step_status(
+                        now,
+                        idx,
+                        StepStatus::Replaced,
+                        Some(STEP_REJECTED.to_owned()),
+                    );
+                }
+                if self.record.status != SessionStatus::AwaitingInput {
+                    self.set_status(
+                        now,
+                        SessionStatus::Active,
+                        Some("operator rejected the plan".to_owned()),
+                    );
+                }
+                self.append_note(now, &plan_rejected_note(generation, reason));
+            }
+        }
+        Ok(generation)
+    }
+
+    /// Why plan `generation` does not wait for a decision now, if it does not.
+    fn check_plan_waits(&self, now: Timestamp, generation: u32) -> Result<(), PlanDecisionError> {
+        let current = self.record.plan_generation;
+        if self.record.status.is_terminal() {
+            return Err(PlanDecisionError::Terminal(self.record.status));
+        }
+        if current == 0 || self.current_steps().next().is_none() {
+            return Err(PlanDecisionError::NoPlan);
+        }
+        if generation != current {
+            return Err(PlanDecisionError::Stale {
+                asked: generation,
+                current,
+            });
+        }
+        if self.plan_rejected() {
+            return Err(PlanDecisionError::Rejected(current));
+        }
+        if !self.plan_open() {
+            return Err(PlanDecisionError::Finished(current));
+        }
+        if self.assent_open(now) {
+            return Err(PlanDecisionError::AlreadyApproved(current));
+        }
+        debug_assert!(self.plan_waits(now));
+        Ok(())
+    }
+
+    /// Whether the current generation was rejected: it has steps and every one of them is
+    /// `replaced` (a revision replaces steps only of a generation it leaves behind).
+    pub(crate) fn plan_rejected(&self) -> bool {
+        let mut steps = self.current_steps().peekable();
+        steps.peek().is_some() && steps.all(|s| s.status == StepStatus::Replaced)
+    }
+}
