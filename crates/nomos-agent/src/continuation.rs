@@ -8,7 +8,7 @@ use nomos_core::record::Decider;
 use nomos_core::resume::{
     PlanInFlight, ResumeKind, continuation_outcome, resume_note, terminal_note,
 };
-use nomos_core::session::Action;
+use nomos_core::session::{Action, PlanDecision};
 use nomos_core::{ApprovalId, Decision, ExecutionId, SessionId};
 use tokio::task::JoinHandle;
 
@@ -29,6 +29,17 @@ pub struct DecisionReport {
     pub dispatched: bool,
     /// FLEET-1: the fan-out the approval covered, when it covered a group.
     pub fanout: Option<FanoutId>,
+}
+
+/// What an explicit plan decision did (GATE-4).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlanDecisionReport {
+    /// The session.
+    pub session_id: SessionId,
+    /// The generation decided.
+    pub generation: u32,
+    /// What was decided.
+    pub decision: PlanDecision,
 }
 
 impl Agent {
@@ -202,6 +213,60 @@ impl Agent {
             TurnCause::Continuation,
         )
         .await
+    }
+
+    /// GATE-4 (rev. 2), AUDIT-1: the operator's explicit decision on plan `generation`,
+    /// decided by the core ([`nomos_core::session::Session::handle_plan_decision`]); a
+    /// generation that is not current or does not wait is refused
+    /// ([`AgentError::PlanDecision`]) and nothing changes. Like an operator message, the
+    /// decision then starts a turn (cause `operator`): on approval the model reads that the
+    /// plan is approved and advances it, on rejection that it was rejected. The decision
+    /// waits for a running turn of the session to end; the turn runs in a task of its own.
+    pub async fn spawn_decide_plan(
+        &self,
+        id: SessionId,
+        generation: u32,
+        decision: PlanDecision,
+        reason: Option<&str>,
+        by: Option<&Decider>,
+    ) -> Result<(PlanDecisionReport, JoinHandle<TurnReport>), AgentError> {
+        self.session(id).await?;
+        let guard = self.inner.locks.lock(id).await;
+        // Decided on what the store holds: another process sharing the store may have
+        // proposed or revised the plan.
+        self.inner.cache.forget(id);
+        let decided = self
+            .mutate(id, |session, now| {
+                let decided = session.handle_plan_decision(now, generation, decision, reason, by);
+                if decided.is_ok() {
+                    session.handle_turn_started(now, TurnCause::Operator);
+                }
+                decided
+            })
+            .await?;
+        let generation = decided?;
+        tracing::info!(
+            target: "nomos::audit",
+            session = %id,
+            generation,
+            principal = by.map_or("-", |d| d.name.as_str()),
+            request = by.and_then(|d| d.request_id.as_deref()).unwrap_or("-"),
+            decision = decision.as_str(),
+            "operator decided the plan"
+        );
+        // CONTROL-1: from here the turn can be stopped.
+        self.inner.controls.open(id);
+        let agent = self.clone();
+        let handle =
+            tokio::spawn(async move { agent.drive_turn(id, guard, TurnCause::Operator).await });
+        Ok((
+            PlanDecisionReport {
+                session_id: id,
+                generation,
+                decision,
+            },
+            handle,
+        ))
     }
 
     /// RESUME-1: resumes a session (reconnect, `/resume`). Refused while a turn runs.

@@ -24,6 +24,9 @@ pub enum AgentError {
     /// GATE-7: the decision was refused.
     #[error(transparent)]
     Decision(#[from] DecisionError),
+    /// GATE-4: an explicit plan decision was refused (the plan it names does not wait).
+    #[error(transparent)]
+    PlanDecision(#[from] nomos_core::session::PlanDecisionError),
     /// An execution input was refused by the core.
     #[error(transparent)]
     Execution(#[from] ExecutionError),

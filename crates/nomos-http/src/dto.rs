@@ -4,11 +4,13 @@
 //! spellings; ids are UUIDs. Request types refuse unknown fields.
 
 use nomos_core::activity::ActivityEntry;
+use nomos_core::declared::DeclaredCommand;
 use nomos_core::ports::store::KnowledgeHit;
 use nomos_core::record::{
     Approval, Entity, ExecOutput, Execution, Message, PlanStep, Relationship, SessionRecord,
     ToolCallRecord,
 };
+use nomos_core::session::PlanDecision;
 use nomos_core::{Decision, Timestamp};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -110,6 +112,35 @@ pub struct StepDto {
     pub started_at: Option<String>,
     /// End time.
     pub finished_at: Option<String>,
+    /// GATE-9: the commands the step declared, each with its class, in declared order.
+    pub commands: Vec<DeclaredCommandDto>,
+}
+
+/// GATE-9: one command a plan step declared, as classified when the plan was proposed.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct DeclaredCommandDto {
+    /// The host slug, or the group (`tag:NAME`) as declared.
+    pub host: String,
+    /// For a group: the hosts it stood for at proposal; empty for a single host.
+    pub members: Vec<String>,
+    /// The command exactly as declared.
+    pub command: String,
+    /// `read_only`, `config_mutation` or `destructive`.
+    pub class: String,
+    /// Why it has that class.
+    pub reason: String,
+}
+
+impl From<&DeclaredCommand> for DeclaredCommandDto {
+    fn from(declared: &DeclaredCommand) -> Self {
+        DeclaredCommandDto {
+            host: declared.host.clone(),
+            members: declared.members.clone(),
+            command: declared.command.clone(),
+            class: declared.class().as_str().to_owned(),
+            reason: declared.classification.reason.clone(),
+        }
+    }
 }
 
 impl From<&PlanStep> for StepDto {
@@ -123,6 +154,7 @@ impl From<&PlanStep> for StepDto {
             note: step.note.clone(),
             started_at: opt_time(step.started_at),
             finished_at: opt_time(step.finished_at),
+            commands: step.commands.iter().map(DeclaredCommandDto::from).collect(),
         }
     }
 }
@@ -372,6 +404,10 @@ pub struct ApprovalDto {
     pub decided_at: Option<String>,
     /// Decided by.
     pub decided_by: Option<String>,
+    /// GATE-9: what the card says about the plan, beyond the class: "not in the approved
+    /// plan" (with the step it ran under) for an undeclared change, or that the approved
+    /// plan declared it for a destructive or unknown command; absent otherwise.
+    pub plan_note: Option<String>,
 }
 
 impl ApprovalDto {
@@ -393,6 +429,7 @@ impl ApprovalDto {
             expires_at: time(approval.expires_at),
             decided_at: opt_time(approval.decided_at),
             decided_by: approval.decided_by.clone(),
+            plan_note: approval.binding.origin.card_note(),
         }
     }
 }
@@ -433,6 +470,51 @@ pub struct DecisionResult {
     pub execution_id: Uuid,
     /// Whether the command was dispatched (approved) or not (denied).
     pub dispatched: bool,
+}
+
+/// The operator's explicit decision on a waiting plan (GATE-4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PlanDecisionDto {
+    /// Approve the plan: the assent window opens for its generation.
+    Approve,
+    /// Reject it: nothing of that generation runs.
+    Reject,
+}
+
+impl From<PlanDecisionDto> for PlanDecision {
+    fn from(decision: PlanDecisionDto) -> Self {
+        match decision {
+            PlanDecisionDto::Approve => PlanDecision::Approve,
+            PlanDecisionDto::Reject => PlanDecision::Reject,
+        }
+    }
+}
+
+/// `POST /api/sessions/{id}/plan/decision`.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanDecisionRequest {
+    /// The plan generation decided: the one the operator saw. Not the current one: 409.
+    pub generation: u32,
+    /// `approve` or `reject`.
+    pub decision: PlanDecisionDto,
+    /// Why, in the operator's words; the model reads it.
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// What a plan decision did; the turn it starts runs in the background.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PlanDecided {
+    /// The session.
+    pub session_id: Uuid,
+    /// The generation decided.
+    pub generation: u32,
+    /// `approve` or `reject`.
+    pub decision: PlanDecisionDto,
+    /// Where to follow the turn it started.
+    pub events: String,
 }
 
 /// A knowledge-graph entity.

@@ -181,9 +181,9 @@ impl From<AgentError> for ApiError {
             AgentError::SessionNotFound(_) | AgentError::ApprovalNotFound(_) => {
                 ApiError::NotFound(error.to_string())
             }
-            AgentError::TurnInProgress(_) | AgentError::Decision(_) => {
-                ApiError::Conflict(error.to_string())
-            }
+            AgentError::TurnInProgress(_)
+            | AgentError::Decision(_)
+            | AgentError::PlanDecision(_) => ApiError::Conflict(error.to_string()),
             AgentError::Execution(_) => ApiError::Conflict(error.to_string()),
             // CONTROL-1/2: nothing to stop or revoke is a conflict with the session's state.
             AgentError::NoRunningTurn(_)

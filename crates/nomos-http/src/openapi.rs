@@ -16,7 +16,7 @@ use crate::{dto, error, events};
         sessions::transcript, sessions::export,
         approvals::executions, approvals::session_executions, approvals::pending,
         approvals::decide,
-        control::stop, control::revoke_assent, control::cancel_approval, control::grants,
+        control::stop, control::revoke_assent, control::decide_plan, control::cancel_approval, control::grants,
         control::session_approvals,
         knowledge::entities, knowledge::entity, knowledge::relations, knowledge::search,
         hosts::hosts, hosts::reachability,

@@ -1,6 +1,7 @@
 //! The operator's controls (CONTROL-1..3): stop a running turn, revoke an assent window,
-//! cancel a pending approval, and list what is granted or waiting. Every control needs the
-//! operator role and records who used it and the request id (AUDIT-1).
+//! cancel a pending approval, decide the waiting plan (GATE-4), and list what is granted
+//! or waiting. Every control needs the operator role and records who used it and the
+//! request id (AUDIT-1).
 
 use axum::Extension;
 use axum::Router;
@@ -14,7 +15,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::auth::{Principal, Role};
-use crate::dto::ApprovalDto;
+use crate::dto::{ApprovalDto, PlanDecided, PlanDecisionRequest};
 use crate::error::{ApiError, AppJson, AppPath};
 use crate::state::AppState;
 
@@ -23,6 +24,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/api/sessions/{id}/stop", post(stop))
         .route("/api/sessions/{id}/assent/revoke", post(revoke_assent))
+        .route("/api/sessions/{id}/plan/decision", post(decide_plan))
         .route("/api/approvals/{id}/cancel", post(cancel_approval))
         .route("/api/grants", get(grants))
         .route("/api/sessions/{id}/approvals", get(session_approvals))
@@ -145,6 +147,47 @@ pub async fn revoke_assent(
         session_id: id,
         generation,
     }))
+}
+
+/// GATE-4 (rev. 2): approves or rejects the session's waiting plan, naming the generation
+/// the operator saw. Approve opens the assent window as chat assent does; reject closes
+/// the generation so nothing of it runs. Either starts a turn in which the model reads
+/// the decision. 409, saying why, when that generation is stale or does not wait (already
+/// approved, rejected, finished, or the session ended); 403 for a viewer.
+#[utoipa::path(post, path = "/api/sessions/{id}/plan/decision", tag = "sessions",
+    params(("id" = Uuid, Path, description = "session id")),
+    request_body = PlanDecisionRequest,
+    responses((status = 202, body = PlanDecided), (status = 400, body = crate::error::ErrorBody),
+        (status = 403, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody)))]
+pub async fn decide_plan(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    headers: HeaderMap,
+    AppPath(id): AppPath<Uuid>,
+    AppJson(body): AppJson<PlanDecisionRequest>,
+) -> Result<(StatusCode, AppJson<PlanDecided>), ApiError> {
+    let by = decider(&principal, &headers, "decide a plan")?;
+    let (report, turn) = state
+        .agent
+        .spawn_decide_plan(
+            SessionId(id),
+            body.generation,
+            body.decision.into(),
+            body.reason.as_deref(),
+            Some(&by),
+        )
+        .await?;
+    state.turns.track(report.session_id, turn);
+    Ok((
+        StatusCode::ACCEPTED,
+        AppJson(PlanDecided {
+            session_id: id,
+            generation: report.generation,
+            decision: body.decision,
+            events: format!("/api/sessions/{id}/events"),
+        }),
+    ))
 }
 
 /// CONTROL-2: cancels a pending approval before it expires; its command never runs. 409

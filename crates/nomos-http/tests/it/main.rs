@@ -12,6 +12,7 @@ mod export;
 mod flow;
 mod oidc;
 mod openapi;
+mod plan_decision;
 mod sse;
 mod system;
 mod who;
