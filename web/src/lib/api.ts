@@ -142,6 +142,13 @@ export class Api {
     return this.request('POST', `/api/sessions/${encodeURIComponent(id)}/assent/revoke`);
   }
 
+  /** GATE-4: approves or rejects the waiting plan of `generation` (409 when it no longer waits). */
+  decidePlan(id: string, generation: number, decision: 'approve' | 'reject', reason?: string): Promise<unknown> {
+    const body: { generation: number; decision: string; reason?: string } = { generation, decision };
+    if (reason && reason.trim()) body.reason = reason.trim();
+    return this.request('POST', `/api/sessions/${encodeURIComponent(id)}/plan/decision`, body);
+  }
+
   /** CONTROL-2: cancels a pending approval; its command never runs. */
   cancelApproval(approvalId: string): Promise<unknown> {
     return this.request('POST', `/api/approvals/${encodeURIComponent(approvalId)}/cancel`);

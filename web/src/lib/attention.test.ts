@@ -22,8 +22,9 @@ const approval = (status: string) => ({ status }) as ApprovalDto;
 
 describe('waitingCount', () => {
   it('counts pending approvals and plans without assent', () => {
-    const sessions = [session('planning', 1, null), session('planning', 2, 1), session('planning', 1, 1), session('executing', 1, null), session('planning', 0, null)];
-    expect(sessions.map(planWaits)).toEqual([true, true, false, false, false]);
+    // A rejected plan leaves the session `active`: nothing waits any more.
+    const sessions = [session('planning', 1, null), session('planning', 2, 1), session('planning', 1, 1), session('executing', 1, null), session('planning', 0, null), session('active', 1, null)];
+    expect(sessions.map(planWaits)).toEqual([true, true, false, false, false, false]);
     expect(waitingCount([approval('pending'), approval('approved')], sessions)).toBe(3);
     expect(waitingCount([], [])).toBe(0);
   });

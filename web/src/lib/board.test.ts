@@ -59,6 +59,17 @@ describe('columnOf', () => {
     expect(columnOf(session('s', 'executing'), new Set(['s']))).toBe('waiting');
   });
 
+  // rule: GATE-4
+  it('puts a session whose plan waits for the operator under Waiting for you, not Running', () => {
+    expect(columnOf(session('s', 'planning', { plan_generation: 1 }), none)).toBe('waiting');
+    expect(columnOf(session('s', 'planning', { plan_generation: 2, assent_generation: 1 }), none)).toBe('waiting');
+    // Approved (its window is open), or rejected (the session is active again): running.
+    expect(columnOf(session('s', 'executing', { plan_generation: 1, assent_generation: 1 }), none)).toBe('running');
+    expect(columnOf(session('s', 'active', { plan_generation: 1 }), none)).toBe('running');
+    // A goal without a plan yet is still the model's work.
+    expect(columnOf(session('s', 'planning', { plan_generation: 0 }), none)).toBe('running');
+  });
+
   // rule: WRITEBACK-2
   it('shows an open session whose outcome so far is partial as Partial', () => {
     expect(columnOf(session('s', 'executing', { board_outcome: 'partial' }), none)).toBe('partial');

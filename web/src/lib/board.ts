@@ -2,6 +2,7 @@
 
 import type { ApprovalDto, SessionDto } from './types';
 import { parseTime } from './time';
+import { planWaits } from './attention';
 
 /** A board column. */
 export type Column = 'running' | 'waiting' | 'done' | 'partial' | 'failed';
@@ -17,7 +18,8 @@ export const COLUMNS: readonly { id: Column; title: string }[] = [
 
 /**
  * The column of a session. A terminal status decides; an open session waits for the operator
- * when it asked a question or has an approval pending (SWEEP-3's two cases); an open session
+ * when it asked a question, has an approval pending (SWEEP-3's two cases) or its plan waits for
+ * the operator's decision (GATE-4); an open session
  * whose board outcome is already set shows it (WRITEBACK-2); anything else is running.
  */
 export function columnOf(session: SessionDto, pendingApprovals: ReadonlySet<string>): Column {
@@ -31,7 +33,7 @@ export function columnOf(session: SessionDto, pendingApprovals: ReadonlySet<stri
     case 'awaiting_input':
       return 'waiting';
   }
-  if (pendingApprovals.has(session.id)) return 'waiting';
+  if (pendingApprovals.has(session.id) || planWaits(session)) return 'waiting';
   switch (session.board_outcome) {
     case 'partial':
       return 'partial';

@@ -44,6 +44,19 @@ export interface StepDto {
   note: string | null;
   started_at: string | null;
   finished_at: string | null;
+  /** GATE-9: the commands the step declared, each with its class. */
+  commands?: DeclaredCommandDto[];
+}
+
+/** GATE-9: one command a plan step declared, classified at proposal. */
+export interface DeclaredCommandDto {
+  /** The host, or the group (`tag:NAME`) as declared. */
+  host: string;
+  /** For a group: the hosts it stood for at proposal. */
+  members: string[];
+  command: string;
+  class: string;
+  reason: string;
 }
 
 /** `GET /api/sessions/{id}/plan`. */
@@ -136,6 +149,8 @@ export interface ApprovalDto {
   expires_at: string;
   decided_at: string | null;
   decided_by: string | null;
+  /** GATE-9: "not in the approved plan" (with its step), or that the plan declared it. */
+  plan_note?: string | null;
 }
 
 /** CONTROL-3: one open assent window. */
