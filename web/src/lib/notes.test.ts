@@ -4,6 +4,21 @@ import { activityDetail, activityShown, noteHeadline } from './notes';
 import type { ActivityDto } from './types';
 
 describe('noteHeadline', () => {
+  // rule: RESUME-4
+  it('says in one line what a message or a decision meant for the plan', () => {
+    expect(
+      noteHeadline('The operator approved plan generation 2 with an explicit decision (steps 1..3; declared commands: step 1 [config_mutation] local: touch /tmp/x). Advance it with update_plan_step and run; do not call propose_plan again.'),
+    ).toBe('You approved plan generation 2.');
+    expect(noteHeadline('The operator rejected plan generation 1, saying “not now”. Nothing of it will run.')).toBe('You rejected plan generation 1.');
+    expect(noteHeadline('The operator rejected plan generation 3. Nothing of it will run.')).toBe('You rejected plan generation 3.');
+    expect(noteHeadline('The operator\'s message “yes, go” approved plan generation 1 (steps 1..2; declared commands: step 1 [config_mutation] local: x). Advance it.')).toBe(
+      'Your message approved plan generation 1.',
+    );
+    expect(noteHeadline('The operator\'s message “wait” was not read as approval: plan generation 4 still waits for the operator\'s approval. Do not run commands.')).toBe(
+      'Your message was not read as approval: plan generation 4 still waits for your decision.',
+    );
+  });
+
   it('turns a resume note after an approval into one line for the operator', () => {
     const note = [
       'The operator decided on the command you asked to run: approved; `rm -f /tmp/old.log` on local exited 0: (no output).',

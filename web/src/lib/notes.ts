@@ -29,6 +29,17 @@ export function noteHeadline(note: string): string {
   const line = note.trim().split('\n')[0]?.trim() ?? '';
   const decided = /^The operator decided on the command you asked to run: (.*?)\.?$/.exec(line);
   if (decided) return decisionLine(decided[1]);
+  // RESUME-4: what the operator's message or decision meant for the plan.
+  const planDecided = /^The operator (approved|rejected) plan generation (\d+) with an explicit decision|^The operator (rejected) plan generation (\d+)/.exec(line);
+  if (planDecided) {
+    const verb = planDecided[1] ?? planDecided[3];
+    const generation = planDecided[2] ?? planDecided[4];
+    return `You ${verb} plan generation ${generation}.`;
+  }
+  const assented = /^The operator's message .* approved plan generation (\d+) \(/.exec(line);
+  if (assented) return `Your message approved plan generation ${assented[1]}.`;
+  const waits = /was not read as approval: plan generation (\d+) still waits/.exec(line);
+  if (waits) return `Your message was not read as approval: plan generation ${waits[1]} still waits for your decision.`;
   if (line.startsWith('The operator reconnected')) return 'Resumed after you reconnected.';
   if (line.startsWith('The operator asked to resume')) return 'Resumed at your request.';
   if (line.startsWith('This session has been idle')) return 'Nomos checked in: the session was idle.';
