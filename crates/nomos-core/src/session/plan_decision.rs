@@ -15,6 +15,10 @@ use super::Session;
 /// The note on each step of a rejected plan.
 pub const STEP_REJECTED: &str = "rejected by the operator";
 
+/// GATE-7: why a pending approval died with its rejected plan.
+pub const APPROVAL_VOID_REJECTED: &str =
+    "approval void: the operator rejected the plan it belonged to";
+
 /// What the operator decided about the waiting plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PlanDecision {
@@ -72,7 +76,7 @@ impl Session {
     /// [`Session::plan_waits`]). Approve opens the assent window exactly as chat assent does
     /// (bound to the declared commands, GATE-9; `plan.assent` naming who and the request);
     /// reject marks every step of the generation `replaced` ("rejected by the operator"),
-    /// records a `plan.rejected` event with who, the request and the reason, and leaves the
+    /// cancels the approvals that wait (GATE-7), records a `plan.rejected` event with who, the request and the reason, and leaves the
     /// session `active`, so the next proposal starts a new generation. Either way a note
     /// tells the model what was decided. Returns the generation decided.
     pub fn handle_plan_decision(
@@ -121,6 +125,12 @@ impl Session {
                         Some(STEP_REJECTED.to_owned()),
                     );
                 }
+                // GATE-7: a request asked under the rejected plan dies with it.
+                self.cancel_pending_approvals(
+                    now,
+                    crate::status::ApprovalStatus::Cancelled,
+                    APPROVAL_VOID_REJECTED,
+                );
                 if self.record.status != SessionStatus::AwaitingInput {
                     self.set_status(
                         now,

@@ -225,3 +225,34 @@ fn an_expired_window_lets_the_plan_wait_for_a_new_decision() {
         .collect();
     assert_eq!(closes, vec![AssentCloseReason::Expired]);
 }
+
+// rule: GATE-4
+// rule: GATE-7
+#[test]
+fn a_rejection_cancels_the_requests_asked_under_the_plan_so_none_of_them_runs() {
+    let mut h = waiting();
+    decide(&mut h, 1, PlanDecision::Approve, None).unwrap();
+    h.step(1, StepStatus::Running);
+    let reply = h.run("rm -rf /srv/cache", CommandClass::Destructive);
+    assert!(
+        matches!(reply.action, Some(Action::AwaitApproval { .. })),
+        "{reply:?}"
+    );
+    let approval = h.session.approvals()[0].id;
+    // The operator revokes the window with the request still waiting; the plan waits again.
+    h.session.handle_revoke_assent(h.now, None).unwrap();
+    assert!(h.session.plan_waits(h.now));
+    decide(&mut h, 1, PlanDecision::Reject, None).unwrap();
+    let stored = &h.session.approvals()[0];
+    assert_eq!(stored.status, crate::status::ApprovalStatus::Cancelled);
+    assert!(
+        h.session
+            .handle_decision(h.now, approval, crate::status::Decision::Approve, None)
+            .is_err(),
+        "a request of a rejected plan can no longer be approved"
+    );
+    assert_eq!(
+        h.session.executions()[0].status,
+        crate::status::ExecutionStatus::Cancelled
+    );
+}

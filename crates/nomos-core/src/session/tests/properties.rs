@@ -288,6 +288,9 @@ enum Op {
     Ask,
     Run(Cmd),
     Decide(Pick, Decision),
+    /// GATE-4: the explicit plan decision on the current generation plus an offset
+    /// (-1: an older one, 1: one that does not exist), approving or rejecting.
+    DecidePlan(i8, bool),
     /// Two decisions on the same request, one after the other.
     DecideTwice(usize, Decision, Decision),
     Finish(usize),
@@ -332,6 +335,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Ask),
         8 => command().prop_map(Op::Run),
         3 => (pick, decision()).prop_map(|(p, d)| Op::Decide(p, d)),
+        2 => (prop_oneof![6 => Just(0i8), 1 => Just(-1i8), 1 => Just(1i8)], prop::bool::weighted(0.7))
+            .prop_map(|(offset, approve)| Op::DecidePlan(offset, approve)),
         1 => (0usize..4, decision(), decision()).prop_map(|(i, a, b)| Op::DecideTwice(i, a, b)),
         1 => (0usize..6).prop_map(Op::Finish),
         1 => outcome.prop_map(Op::Complete),
@@ -535,6 +540,8 @@ fn token(op: &Op) -> String {
         Op::Decide(_, Decision::Approve) => "a".into(),
         Op::Decide(_, Decision::Deny) => "d".into(),
         Op::DecideTwice(..) => "aa".into(),
+        Op::DecidePlan(_, true) => "P".into(),
+        Op::DecidePlan(_, false) => "X".into(),
         Op::Finish(_) => "f".into(),
         Op::Complete(_) => "c".into(),
         Op::WriteBack => "w".into(),
@@ -617,6 +624,32 @@ fn apply(
                 "message {:?} ({:?})",
                 text,
                 reading
+            );
+        }
+        Op::DecidePlan(offset, approve) => {
+            h.now = h.now + Span::from_millis(10);
+            let generation = h.session.record().plan_generation as i64 + i64::from(*offset);
+            let generation = u32::try_from(generation).unwrap_or(0);
+            let decision = if *approve {
+                crate::session::PlanDecision::Approve
+            } else {
+                crate::session::PlanDecision::Reject
+            };
+            let decided = h
+                .session
+                .handle_plan_decision(h.now, generation, decision, None, None);
+            let verdict = if decided.is_ok() {
+                CallVerdict::Accepted
+            } else {
+                CallVerdict::Refused
+            };
+            prop_assert_eq!(
+                verdict,
+                model.plan_decision(h.now, generation, *approve),
+                "plan decision {:?} on generation {}: {:?}",
+                decision,
+                generation,
+                decided
             );
         }
         Op::Ask => {

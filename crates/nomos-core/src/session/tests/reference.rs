@@ -1,4 +1,5 @@
-//! A reference model of the gate, written from SPEC.md alone (GATE-1..7, PLAN-2..5,
+//! A reference model of the gate, written from SPEC.md alone (GATE-1..7 with the explicit
+//! plan decision of GATE-4, PLAN-2..5,
 //! SESSION-2/3/5/7, WRITEBACK-2, EXEC-1/6), for the property tests to hold the session
 //! against. It is deliberately small and shares no code with the session: its own state
 //! (is there a plan, which generation, which steps are closed, is an assent window open
@@ -230,6 +231,13 @@ impl Reference {
             self.steps = fresh;
             return CallVerdict::Accepted;
         }
+        // GATE-4: after a rejection the next proposal is a new generation.
+        if self.rejected() {
+            self.generation += 1;
+            self.steps = fresh;
+            self.kill_waiting_approvals();
+            return CallVerdict::Accepted;
+        }
         let in_flight = self.steps.iter().any(|s| *s != StepState::Pending);
         if !in_flight {
             self.steps = fresh;
@@ -332,6 +340,39 @@ impl Reference {
         }
         self.window = Some((self.generation, now + self.window_span));
         Some(self.generation)
+    }
+
+    /// Whether the operator rejected the current generation: every step of it replaced.
+    fn rejected(&self) -> bool {
+        !self.steps.is_empty() && self.steps.iter().all(|s| *s == StepState::Replaced)
+    }
+
+    /// GATE-4 (rev. 2): the operator's explicit decision on plan generation `asked`. It is
+    /// accepted only for the current generation while it waits: a plan with an open step,
+    /// no open window, a live session. Approve opens the window (and ends a question, since
+    /// the session moves on to executing); reject closes every open step as replaced and
+    /// kills the waiting approvals, so nothing of it runs.
+    pub fn plan_decision(&mut self, now: Timestamp, asked: u32, approve: bool) -> CallVerdict {
+        let waits = !self.terminal
+            && self.generation > 0
+            && asked == self.generation
+            && self.plan_open()
+            && !self.window_open(now);
+        if !waits {
+            return CallVerdict::Refused;
+        }
+        if approve {
+            self.awaiting_answer = false;
+            self.window = Some((self.generation, now + self.window_span));
+        } else {
+            for step in &mut self.steps {
+                if !step.closed() {
+                    *step = StepState::Replaced;
+                }
+            }
+            self.kill_waiting_approvals();
+        }
+        CallVerdict::Accepted
     }
 
     /// `run` of a command labelled `label` (GATE-1..5).
