@@ -1,6 +1,8 @@
 //! Several real `nomos-server` processes on one throwaway PostgreSQL (REPLICA-1..3): one
 //! turn per session across processes, a process killed with `kill -9` closed by the others
-//! and nothing of a live one touched, and every event heard by a client of any process.
+//! (its fan-out's queued hosts cancelled unrun) and nothing of a live one touched, every
+//! event heard by a client of any process, and a seeded soak of messages, decisions and
+//! stops across three processes (`NOMOS_SOAK_SEED` replays its choices).
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
