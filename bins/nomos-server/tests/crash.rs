@@ -1,6 +1,7 @@
 //! The real `nomos-server` binary killed with `kill -9` and stopped with SIGTERM while it
 //! works (EXEC-8, TURN-11): a local command dies with it, a remote one is stopped at the
-//! next start, the execution says its outcome is unknown, and no turn is left open.
+//! next start, the execution says its outcome is unknown, a fan-out's queued hosts are
+//! cancelled unrun, and no turn is left open.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
@@ -275,4 +276,103 @@ async fn sigterm_mid_model_reply_ends_the_turn_it_interrupts() {
         turn_dones(dir.path(), &id).await,
         vec![Some(TURN_INTERRUPTED_BY_SHUTDOWN.to_owned())]
     );
+}
+
+// rule: EXEC-3
+// rule: FLEET-2
+// rule: TURN-11
+#[tokio::test]
+async fn kill_9_mid_fanout_cancels_its_queued_hosts_at_the_next_start_and_none_of_them_runs() {
+    let sshd = Sshd::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut env = sshd.server_env(dir.path());
+    // Four inventory hosts tagged `fleet`, all this test's sshd.
+    let inventory: String = (1..=4)
+        .map(|n| {
+            format!(
+                "[[host]]\nslug = \"host:fleet-{n}\"\naddress = \"127.0.0.1\"\nport = {}\nuser = \"root\"\nkey_file = \"{}\"\ntags = [\"fleet\"]\n\n",
+                sshd.port,
+                sshd.client_key_path.display()
+            )
+        })
+        .collect();
+    std::fs::write(dir.path().join("inventory.toml"), inventory).unwrap();
+    let needle = format!("sleep 3103.{}", std::process::id());
+    // One host at a time: the first runs, the other three wait in the fan-out's queue.
+    let script = dir.path().join("replies.yaml");
+    std::fs::write(
+        &script,
+        format!(
+            "- tool_calls:\n    - name: run\n      arguments: {{host: \"tag:fleet\", command: \"{needle}\", max_parallel: 1}}\n- text: \"never reached\"\n"
+        ),
+    )
+    .unwrap();
+    env.push(("NOMOS_MODEL_SCRIPT", script.display().to_string()));
+    let http = reqwest::Client::new();
+    let server = start(dir.path(), &env);
+    let id = server.chat(&http, "run it on the fleet").await;
+    assert!(
+        wait_for(Duration::from_secs(20), || !processes_matching(&needle)
+            .is_empty())
+        .await,
+        "`{needle}` never started"
+    );
+    let mut statuses: Vec<String> = server
+        .executions(&http, &id)
+        .await
+        .iter()
+        .map(|e| e["status"].as_str().unwrap().to_owned())
+        .collect();
+    statuses.sort();
+    assert_eq!(statuses, ["approved", "approved", "approved", "running"]);
+    server.kill_9();
+
+    // The start-up reconcile settles the whole fan-out before the server serves.
+    let server = start(dir.path(), &env);
+    let executions = server.executions(&http, &id).await;
+    let failed: Vec<&Value> = executions
+        .iter()
+        .filter(|e| e["status"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 1, "{executions:?}");
+    let error = failed[0]["error"].as_str().unwrap();
+    assert!(error.starts_with("interrupted: outcome unknown"), "{error}");
+    let cancelled: Vec<&Value> = executions
+        .iter()
+        .filter(|e| e["status"] == "cancelled")
+        .collect();
+    assert_eq!(cancelled.len(), 3, "{executions:?}");
+    for execution in &cancelled {
+        assert_eq!(
+            execution["error"].as_str(),
+            Some(nomos_core::sweep::QUEUED_AT_RESTART_REASON),
+            "{execution}"
+        );
+        assert!(execution["started_at"].is_null(), "{execution}");
+    }
+    assert!(
+        processes_matching(&needle).is_empty(),
+        "`{needle}` still runs after the restart"
+    );
+    assert_eq!(
+        turn_dones(dir.path(), &id).await,
+        vec![Some(TURN_INTERRUPTED_BY_RESTART.to_owned())]
+    );
+    // The session is told once which hosts never started.
+    let store = nomos_sqlite::SqliteStore::open_existing(
+        dir.path().join("data/nomos.db").to_str().unwrap(),
+    )
+    .await
+    .unwrap();
+    let notes: Vec<String> = store
+        .messages(SessionId(id.parse().unwrap()))
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|m| m.content)
+        .filter(|c| c.contains("never started and did not run"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("3 of its 4 hosts"), "{}", notes[0]);
+    server.terminate();
 }

@@ -234,6 +234,14 @@ impl Agent {
                     {
                         session.append_note(now, note);
                     }
+                    // FLEET-2: the fan-out's queued hosts never start now; said once,
+                    // when its last open host is settled.
+                    if res.is_ok()
+                        && phase == SweepPhase::Startup
+                        && let Some(note) = session.interrupted_fanout_note(execution.id)
+                    {
+                        session.append_note(now, &note);
+                    }
                     res
                 })
                 .await?;

@@ -30,6 +30,12 @@ pub const TURN_INTERRUPTED_BY_SHUTDOWN: &str = "interrupted by a shutdown of the
 /// EXEC-3: the error text of a non-terminal execution cancelled at start-up.
 pub const STALE_REASON: &str = "cleaned up at start-up: stale from a prior run";
 
+/// EXEC-3, FLEET-2: the error text of an execution found `approved` at start-up (or left
+/// by a process whose heartbeat lapsed): a host queued in a fan-out whose driver stopped.
+/// It was never dispatched (EXEC-6 marks an execution `running` before its dispatch), so
+/// it provably did not run; it is cancelled at once and needs a new approval to run.
+pub const QUEUED_AT_RESTART_REASON: &str = "cancelled at start-up: queued in a fan-out that was interrupted before this host started; it did not run";
+
 /// SWEEP-2: how the summary of a session closed after an unanswered nudge begins.
 pub const UNANSWERED_NUDGE_SUMMARY: &str = "closed after an unanswered nudge";
 
@@ -383,8 +389,10 @@ pub enum ExecutionVerdict {
 /// * Periodic: `running` for more than `running_timeout` (since `started_at`, or
 ///   `created_at` if it was never stamped) fails with [`TIMED_OUT_REASON`].
 /// * Start-up: `running` of any age fails with [`INTERRUPTED_REASON`]: it was dispatched
-///   once and is never re-run. `pending_approval` and `approved` older than
-///   `startup_stale_after` are cancelled with [`STALE_REASON`].
+///   once and is never re-run. `approved` of any age (a fan-out host still queued when
+///   the process driving it stopped: nothing will start it) is cancelled with
+///   [`QUEUED_AT_RESTART_REASON`]. `pending_approval` older than `startup_stale_after` is
+///   cancelled with [`STALE_REASON`]; a younger one stays decidable.
 /// * Terminal executions are always kept.
 pub fn classify_execution(
     execution: &Execution,
@@ -406,33 +414,49 @@ pub fn classify_execution(
                 ExecutionVerdict::Keep
             }
         }
-        (ExecutionStatus::PendingApproval | ExecutionStatus::Approved, SweepPhase::Startup) => {
-            if now.since(execution.created_at) > thresholds.startup_stale_after {
-                ExecutionVerdict::Cancel {
-                    reason: STALE_REASON.to_owned(),
-                }
-            } else {
-                ExecutionVerdict::Keep
-            }
+        (ExecutionStatus::Approved, SweepPhase::Startup) => ExecutionVerdict::Cancel {
+            reason: QUEUED_AT_RESTART_REASON.to_owned(),
+        },
+        (ExecutionStatus::PendingApproval, SweepPhase::Startup) => {
+            stale_at_startup(execution, now, thresholds)
         }
         _ => ExecutionVerdict::Keep,
+    }
+}
+
+/// EXEC-3: a non-terminal execution older than `startup_stale_after` is cancelled as stale.
+fn stale_at_startup(
+    execution: &Execution,
+    now: Timestamp,
+    thresholds: &SweepThresholds,
+) -> ExecutionVerdict {
+    if now.since(execution.created_at) > thresholds.startup_stale_after {
+        ExecutionVerdict::Cancel {
+            reason: STALE_REASON.to_owned(),
+        }
+    } else {
+        ExecutionVerdict::Keep
     }
 }
 
 /// EXEC-3 as the backfill tool applies it (BACKFILL-2): an execution `running` for
 /// longer than the running timeout fails ("execution timed out", as the periodic sweep
 /// decides); one `pending_approval` or `approved` for longer than the start-up age is
-/// cancelled (as the start-up sweep decides). Nothing is `running` for real while it runs.
+/// cancelled as stale (EXEC-3's start-up age). Nothing is `running` for real while it runs.
 pub fn classify_execution_for_backfill(
     execution: &Execution,
     now: Timestamp,
     thresholds: &SweepThresholds,
 ) -> ExecutionVerdict {
-    let phase = match execution.status {
-        ExecutionStatus::Running => SweepPhase::Periodic,
-        _ => SweepPhase::Startup,
-    };
-    classify_execution(execution, now, thresholds, phase)
+    match execution.status {
+        ExecutionStatus::Running => {
+            classify_execution(execution, now, thresholds, SweepPhase::Periodic)
+        }
+        ExecutionStatus::PendingApproval | ExecutionStatus::Approved => {
+            stale_at_startup(execution, now, thresholds)
+        }
+        _ => ExecutionVerdict::Keep,
+    }
 }
 
 /// GATE-7: a pending approval whose time is up; expiry means deny.

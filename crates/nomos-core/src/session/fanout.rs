@@ -10,6 +10,7 @@ use crate::fanout::{
 use crate::id::ExecutionId;
 use crate::record::KnowledgeLoop;
 use crate::status::ExecutionStatus;
+use crate::sweep::QUEUED_AT_RESTART_REASON;
 use crate::time::Timestamp;
 
 use super::bound::Bound;
@@ -177,6 +178,38 @@ impl Session {
                     })
                 })
             })
+    }
+
+    /// FLEET-2, EXEC-3: the note the model reads once the start-up reconcile (or the close
+    /// of a lapsed instance) has settled the last open host of a fan-out whose driver
+    /// stopped: which hosts never started, and that they need a new approval. `None` while
+    /// a host of it is still open, or when no host of it was cancelled that way.
+    pub fn interrupted_fanout_note(&self, execution_id: ExecutionId) -> Option<String> {
+        let fanout = self.fanout_of(execution_id)?;
+        if self.fanout_open(fanout.id) {
+            return None;
+        }
+        let never: Vec<&str> = fanout
+            .hosts
+            .iter()
+            .filter(|h| {
+                self.execution(h.execution_id)
+                    .and_then(|e| e.error.as_deref())
+                    == Some(QUEUED_AT_RESTART_REASON)
+            })
+            .map(|h| h.host.as_str())
+            .collect();
+        if never.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "The fan-out of `{}` on {} was interrupted when Nomos stopped: {} of its {} hosts never started and did not run ({}); they are cancelled. Check what the other hosts did read-only before trying again; the hosts not started need a new approval to run.",
+            fanout.command,
+            fanout.group,
+            never.len(),
+            fanout.hosts.len(),
+            never.join(", ")
+        ))
     }
 
     /// The executions an approval of `execution_id` moves: the whole fan-out when the

@@ -492,18 +492,58 @@ fn an_interrupted_execution_says_its_outcome_is_unknown_never_that_it_did_not_ru
 
 // rule: EXEC-3
 #[test]
-fn startup_cancels_non_terminal_executions_older_than_an_hour() {
-    for status in [ExecutionStatus::PendingApproval, ExecutionStatus::Approved] {
-        let stale = execution(status, 0, None);
+fn startup_cancels_pending_executions_older_than_an_hour() {
+    let stale = execution(ExecutionStatus::PendingApproval, 0, None);
+    assert_eq!(
+        classify_exec(&stale, 61, SweepPhase::Startup),
+        ExecutionVerdict::Cancel {
+            reason: "cleaned up at start-up: stale from a prior run".into()
+        }
+    );
+    assert_eq!(
+        classify_exec(&stale, 60, SweepPhase::Startup),
+        ExecutionVerdict::Keep
+    );
+}
+
+// rule: EXEC-3
+// rule: FLEET-2
+#[test]
+fn startup_cancels_a_queued_fanout_host_at_once_saying_it_did_not_run() {
+    let queued = execution(ExecutionStatus::Approved, 0, None);
+    for age in [0, 1, 61] {
         assert_eq!(
-            classify_exec(&stale, 61, SweepPhase::Startup),
+            classify_exec(&queued, age, SweepPhase::Startup),
             ExecutionVerdict::Cancel {
-                reason: "cleaned up at start-up: stale from a prior run".into()
-            }
+                reason: QUEUED_AT_RESTART_REASON.into()
+            },
+            "{age} minutes old"
+        );
+    }
+    // The periodic sweep leaves it to the live driver of its fan-out.
+    assert_eq!(
+        classify_exec(&queued, 61, SweepPhase::Periodic),
+        ExecutionVerdict::Keep
+    );
+    assert!(QUEUED_AT_RESTART_REASON.starts_with("cancelled"));
+    assert!(QUEUED_AT_RESTART_REASON.contains("did not run"));
+    assert!(!QUEUED_AT_RESTART_REASON.starts_with(crate::fanout::SKIPPED_PREFIX));
+}
+
+// rule: EXEC-3
+#[test]
+fn backfill_cancels_only_stale_non_terminal_executions() {
+    for status in [ExecutionStatus::PendingApproval, ExecutionStatus::Approved] {
+        let waiting = execution(status, 0, None);
+        assert_eq!(
+            classify_execution_for_backfill(&waiting, at(60), &SweepThresholds::spec_defaults()),
+            ExecutionVerdict::Keep
         );
         assert_eq!(
-            classify_exec(&stale, 60, SweepPhase::Startup),
-            ExecutionVerdict::Keep
+            classify_execution_for_backfill(&waiting, at(61), &SweepThresholds::spec_defaults()),
+            ExecutionVerdict::Cancel {
+                reason: STALE_REASON.into()
+            }
         );
     }
 }
