@@ -3,6 +3,11 @@
 //! The core emits them; the store commits them with a per-session sequence number in
 //! the same transaction as the rows they describe; the activity log is derived from
 //! them ([`crate::activity`]).
+//!
+//! The serde form of [`DomainEvent`] is what the stores keep, inside their versioned
+//! envelope (`nomos-store-sql`'s `event_codec`): a change that rows already stored would
+//! not read back the same needs a new stored version there. The HTTP API does not send
+//! it; `nomos-http` maps every event to its own wire form.
 
 use serde::{Deserialize, Serialize};
 

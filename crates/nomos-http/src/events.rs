@@ -2,8 +2,9 @@
 //! `GET /api/events` (ids are `global_seq`).
 //!
 //! Each durable event is sent as `id: <seq>`, `event: <kind>` (`plan.step.started`,
-//! `turn.done`...) and the committed record as JSON data. Model text streams as
-//! `event: text.delta` without an id (it is not durable; the final message is).
+//! `turn.done`...) and the committed record's wire form ([`EventRecordDto`]) as JSON
+//! data. Model text streams as `event: text.delta` without an id (it is not durable; the
+//! final message is).
 //!
 //! Resuming: the stream subscribes to the bus *before* it reads the backlog from the
 //! database, then skips live events at or below the last id it sent, so a client
@@ -44,6 +45,7 @@ use utoipa::IntoParams;
 use uuid::Uuid;
 
 use crate::error::{ApiError, AppPath, AppQuery};
+use crate::event_dto::EventRecordDto;
 use crate::state::AppState;
 
 /// Events read from the database per query while catching up.
@@ -261,9 +263,7 @@ impl Pump {
                     if stale || self.scope.session().is_some_and(|id| id != session_id) {
                         continue;
                     }
-                    let data = serde_json::json!({"session_id": session_id, "text": text});
-                    let event = Event::default().event("text.delta").data(data.to_string());
-                    self.send(event).await?;
+                    self.send(delta_frame(session_id, &text)).await?;
                 }
                 Err(RecvError::Lagged(missed)) => {
                     tracing::debug!(missed, "event stream lagged; re-reading the event log");
@@ -294,12 +294,7 @@ impl Pump {
 
     async fn send_record(&mut self, record: &EventRecord) -> Result<(), PumpEnd> {
         let position = self.scope.position(record);
-        let data = serde_json::to_string(record).unwrap_or_else(|_| "{}".to_owned());
-        let event = Event::default()
-            .id(position.to_string())
-            .event(record.event.kind())
-            .data(data);
-        self.send(event).await?;
+        self.send(record_frame(record, position)).await?;
         self.last = position;
         Ok(())
     }
@@ -310,6 +305,24 @@ impl Pump {
             .await
             .map_err(|_| PumpEnd::ClientGone)
     }
+}
+
+/// The frame of one committed event: `id: <position>`, `event: <kind>` and the record's
+/// wire form ([`EventRecordDto`]) as the data.
+fn record_frame(record: &EventRecord, position: i64) -> Event {
+    let data =
+        serde_json::to_string(&EventRecordDto::from(record)).unwrap_or_else(|_| "{}".to_owned());
+    Event::default()
+        .id(position.to_string())
+        .event(record.event.kind())
+        .data(data)
+}
+
+/// The frame of streamed model text: `event: text.delta`, no id (it is not durable), and
+/// `{"session_id", "text"}` as the data.
+fn delta_frame(session_id: SessionId, text: &str) -> Event {
+    let data = serde_json::json!({"session_id": session_id, "text": text});
+    Event::default().event("text.delta").data(data.to_string())
 }
 
 /// Counts an open stream for as long as it lives.

@@ -4,7 +4,8 @@
 //!
 //! * [`app`] builds the router from an [`AppState`]; the binary only binds and serves it.
 //! * REST resources under `/api` live in [`api`], one module each; live events (SSE) in
-//!   [`events`]; the wire types in [`dto`]; every failure is an [`ApiError`].
+//!   [`events`], whose frames carry [`event_dto::EventRecordDto`]; the wire types in [`dto`];
+//!   every failure is an [`ApiError`].
 //! * [`auth`] and [`oidc`] authenticate bearer tokens; [`metrics`] keeps the Prometheus
 //!   counters; [`static_ui`] serves the embedded web UI.
 //! * [`mcp`] mounts the MCP server of `nomos-mcp` at `/mcp` (MCP-1).
@@ -21,6 +22,7 @@ pub mod auth;
 pub mod conn;
 pub mod dto;
 pub mod error;
+pub mod event_dto;
 pub mod events;
 pub mod mcp;
 pub mod metrics;

@@ -5,7 +5,7 @@ use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
 use crate::api::{approvals, control, hosts, knowledge, sessions, system};
-use crate::{dto, error, events};
+use crate::{dto, error, event_dto, events};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -23,7 +23,8 @@ use crate::{dto, error, events};
         events::session_events, events::global_events,
         system::healthz, system::readyz, system::metrics, system::info, system::openapi,
     ),
-    components(schemas(error::ErrorBody, error::ErrorDetail, dto::DecisionDto)),
+    components(schemas(error::ErrorBody, error::ErrorDetail, dto::DecisionDto,
+        event_dto::EventRecordDto)),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
 )]

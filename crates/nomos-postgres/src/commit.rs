@@ -9,6 +9,7 @@ use nomos_core::ports::store::{Commit, CommitReceipt, StoreError};
 use nomos_core::record::{Approval, Execution, PlanStep};
 use nomos_store_sql::backend::{SqlBackend, SqlWriteTx};
 use nomos_store_sql::commit::{last_by_id, write_session};
+use nomos_store_sql::event_codec::encode_event;
 use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
@@ -204,7 +205,7 @@ async fn append_events(
     }
     let payloads = events
         .iter()
-        .map(|e| to_json(&e.event, "event payload"))
+        .map(|e| encode_event(&e.event))
         .collect::<Result<Vec<_>, _>>()?;
     // AUDIT-2: each event's hash chains on its predecessor's, in this transaction
     // (appends are serialised by the event-log lock taken before this).

@@ -8,6 +8,7 @@ use nomos_core::ports::store::{Commit, CommitReceipt, StoreError};
 use nomos_core::record::{Approval, Execution, PlanStep};
 use nomos_store_sql::backend::{SqlBackend, SqlWriteTx};
 use nomos_store_sql::commit::{last_by_id, write_session};
+use nomos_store_sql::event_codec::encode_event;
 use sqlx::{Row, SqliteConnection};
 
 use nomos_store_sql::codec::{from_u64, to_json};
@@ -128,9 +129,8 @@ async fn append_events(
     let mut rows = Vec::with_capacity(pending.len());
     for (offset, event) in pending.iter().enumerate() {
         let seq = last + 1 + offset as i64;
-        let payload = to_json(&event.event, "event payload")?;
-        let value = serde_json::from_str(&payload)
-            .map_err(|e| StoreError::Invalid(format!("event payload: {e}")))?;
+        let value = encode_event(&event.event)?;
+        let payload = value.to_string();
         let kind = event.event.kind();
         let hash = chainer.next(session_id, seq, event.at, kind, &value);
         rows.push((seq, event.at.as_millis(), kind, payload, hash));

@@ -19,6 +19,7 @@
 //!   [`Arg`](backend::Arg)s, and the writes whose shape is its own).
 //! - [`store`]: every read and simple write of the store port, once, and
 //!   [`impl_store!`], which implements the port for a backend with them.
+//! - [`event_codec`]: the versioned stored form of an event (the `payload` column).
 //! - [`codec`]: JSON text and integer conversions both backends bind.
 //! - [`error`]: the database errors every backend maps the same way.
 
@@ -27,6 +28,7 @@ pub mod chain;
 pub mod codec;
 pub mod commit;
 pub mod error;
+pub mod event_codec;
 pub mod knowledge;
 pub mod record;
 mod row;

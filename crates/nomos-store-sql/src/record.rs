@@ -1,6 +1,6 @@
 //! Rows of each table read back into the core's records, for any [`RecordRow`].
 
-use nomos_core::event::{DomainEvent, EventRecord};
+use nomos_core::event::EventRecord;
 use nomos_core::fanout::Fanout;
 use nomos_core::ports::store::{AuditMark, StoreError};
 use nomos_core::record::{
@@ -10,6 +10,7 @@ use nomos_core::record::{
 use nomos_core::{ApprovalId, ExecutionId, MessageId, SessionId, StepId};
 
 use crate::RecordRow;
+use crate::event_codec::decode_event;
 
 /// A `sessions` row.
 pub fn session<B, R: RecordRow<B>>(row: &R) -> Result<SessionRecord, StoreError> {
@@ -120,13 +121,16 @@ pub fn tool_call<B, R: RecordRow<B>>(row: &R) -> Result<ToolCallRecord, StoreErr
 
 /// An `events` row.
 pub fn event<B, R: RecordRow<B>>(row: &R) -> Result<EventRecord, StoreError> {
-    let event: DomainEvent = row.json("payload")?;
+    let session_id = SessionId(row.uuid("session_id")?);
+    let seq = row.int("seq")?;
+    let payload: serde_json::Value = row.json("payload")?;
+    let what = format!("column payload of event {seq} of session {session_id}");
     Ok(EventRecord {
         global_seq: row.int("global_seq")?,
-        session_id: SessionId(row.uuid("session_id")?),
-        seq: row.int("seq")?,
+        session_id,
+        seq,
         at: row.timestamp("at")?,
-        event,
+        event: decode_event(payload, &what)?,
     })
 }
 

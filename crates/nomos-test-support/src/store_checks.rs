@@ -121,3 +121,27 @@ pub async fn assert_dense_logs(store: &dyn Store, writers: u128, per_session: i6
         assert_eq!(seqs, (1..=per_session).collect::<Vec<_>>());
     }
 }
+
+/// A session holding [`every_event`](crate::store_contract::fixtures::every_event), for
+/// the test that strips the format version from its rows with raw SQL; returns its log.
+pub async fn events_to_unversion(store: &dyn Store) -> Vec<nomos_core::event::EventRecord> {
+    crate::store_contract::fixtures::committed_every_event(store)
+        .await
+        .1
+}
+
+/// Rows without a format version (what the stores wrote before it) read as version 1:
+/// after raw SQL removed `v` from every payload, the log reads back as `before`.
+pub async fn assert_unversioned_rows_read_as_before(
+    store: &dyn Store,
+    before: &[nomos_core::event::EventRecord],
+) {
+    let rows = chained(store).await;
+    assert!(
+        !rows.is_empty() && rows.iter().all(|row| row.payload.get("v").is_none()),
+        "{rows:?}"
+    );
+    let session = before[0].session_id;
+    let after = store.events_after(Some(session), 0, 100).await.unwrap();
+    assert_eq!(after, before);
+}

@@ -1,7 +1,7 @@
 // Unit tests of the event stream: the URL it opens, dedup of replays, gaps, reconnect states.
 import { describe, expect, it } from 'vitest';
 import { defaultBackoff, EventStream, streamUrl, type SourceLike, type StreamState } from './stream';
-import type { EventRecord } from './types';
+import type { EventRecordDto } from './events.gen';
 
 /** A stand-in for the browser's EventSource, which Node does not have; the e2e suite drives the real one. */
 class ScriptedSource implements SourceLike {
@@ -49,7 +49,7 @@ function open(after = 0) {
     numbering: 'contiguous',
     after,
     token: async () => 'tok en',
-    onEvent: (record: EventRecord, _kind, verdict) => applied.push([record.seq, verdict]),
+    onEvent: (record: EventRecordDto, _kind, verdict) => applied.push([record.seq, verdict]),
     onState: (state) => states.push(state),
     source: ScriptedSource,
     backoff: () => 0,

@@ -4,32 +4,10 @@
 // reconnecting.
 
 import { EventCursor, type Numbering, parseEventId, type Verdict } from './cursor';
-import type { EventRecord } from './types';
+import { EVENT_KINDS, type EventRecordDto } from './events.gen';
 
-/** Every durable event kind the server sends (`DomainEvent::kind`). */
-export const EVENT_KINDS = [
-  'session.created',
-  'task.status',
-  'task.goal',
-  'task.board_outcome',
-  'plan.proposed',
-  'plan.step.started',
-  'plan.step.finished',
-  'plan.assent',
-  'assent.closed',
-  'execution.created',
-  'execution.status',
-  'approval.requested',
-  'approval.resolved',
-  'message.appended',
-  'tool.called',
-  'task.nudged',
-  'turn.started',
-  'turn.done',
-  'turn.stopped',
-  'assent.revoked',
-  'plan.rejected',
-] as const;
+/** Every durable event kind the server sends, generated from the OpenAPI document. */
+export { EVENT_KINDS };
 
 /** The connection's state, shown to the operator. */
 export type StreamState = 'connecting' | 'live' | 'reconnecting' | 'closed';
@@ -54,7 +32,7 @@ export interface StreamOptions {
   /** A fresh token, or null without auth. */
   token: () => Promise<string | null>;
   /** A durable event, with what its id means. Duplicates are not passed on. */
-  onEvent: (record: EventRecord, kind: string, verdict: Verdict) => void;
+  onEvent: (record: EventRecordDto, kind: string, verdict: Verdict) => void;
   /** Streamed model text (not durable). */
   onDelta?: (text: string) => void;
   /** The connection's state changed. */
@@ -196,12 +174,17 @@ export class EventStream {
 
   private handle(kind: string, ev: MessageEvent): void {
     const id = parseEventId(ev.lastEventId);
-    let record: EventRecord;
+    let record: EventRecordDto;
     try {
-      record = JSON.parse(String(ev.data)) as EventRecord;
+      record = JSON.parse(String(ev.data)) as EventRecordDto;
     } catch {
       this.malformed += 1;
       console.warn(`nomos: event ${kind} #${ev.lastEventId} carried no JSON`, ev.data);
+      return;
+    }
+    if (typeof record?.event?.type !== 'string') {
+      this.malformed += 1;
+      console.warn(`nomos: event ${kind} #${ev.lastEventId} carried no event`, ev.data);
       return;
     }
     if (id === null) {
@@ -212,6 +195,6 @@ export class EventStream {
     const verdict = this.cursor.accept(id);
     if (verdict === 'duplicate') return;
     if (verdict === 'gap') console.warn(`nomos: events missed before #${id}; refetching`);
-    this.options.onEvent(record, record.event?.type ?? kind, verdict);
+    this.options.onEvent(record, record.event.type, verdict);
   }
 }

@@ -189,12 +189,3 @@ export interface InfoDto {
   auth: 'none' | 'token' | 'oidc';
   oidc?: OidcClientInfo;
 }
-
-/** A committed event as the SSE `data:` carries it. */
-export interface EventRecord {
-  global_seq: number;
-  session_id: string;
-  seq: number;
-  at: string;
-  event: { type: string; [field: string]: unknown };
-}

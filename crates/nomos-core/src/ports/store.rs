@@ -284,46 +284,22 @@ pub trait Store: Send + Sync {
     async fn check(&self) -> Result<(), StoreError>;
 
     /// Proves the store can commit a write now (EXEC-9, `/readyz` when the last write is
-    /// old or failed). The write changes nothing a reader sees. The default only runs
-    /// [`Store::check`], for stores that cannot write without changing something.
-    async fn probe_write(&self) -> Result<(), StoreError> {
-        self.check().await
-    }
+    /// old or failed). The write changes nothing a reader sees; a store that cannot write
+    /// without changing something may only run its [`Store::check`].
+    async fn probe_write(&self) -> Result<(), StoreError>;
 
     /// Loads a session aggregate.
     async fn load_session(&self, id: SessionId) -> Result<Option<SessionSnapshot>, StoreError>;
 
     /// Loads several session aggregates at once, in id order; ids without a session are
-    /// left out. Adapters override this with a few set-based queries, for the callers
-    /// that read sessions a page at a time (the backfill tool); the default loads them
-    /// one by one.
-    async fn load_sessions(&self, ids: &[SessionId]) -> Result<Vec<SessionSnapshot>, StoreError> {
-        let mut snapshots = Vec::with_capacity(ids.len());
-        for id in ids {
-            if let Some(snapshot) = self.load_session(*id).await? {
-                snapshots.push(snapshot);
-            }
-        }
-        snapshots.sort_by_key(|s| s.record.id);
-        Ok(snapshots)
-    }
+    /// left out (the same snapshots as [`Store::load_session`] of each), for the callers
+    /// that read sessions a page at a time (the backfill tool).
+    async fn load_sessions(&self, ids: &[SessionId]) -> Result<Vec<SessionSnapshot>, StoreError>;
 
     /// The newest message other than a note of each of several sessions, for those that
-    /// have one, in session id order (SWEEP-4 reads it to decide SESSION-4). Adapters
-    /// override the default, which reads each transcript in full.
-    async fn last_messages(&self, ids: &[SessionId]) -> Result<Vec<Message>, StoreError> {
-        let mut sorted = ids.to_vec();
-        sorted.sort();
-        sorted.dedup();
-        let mut last = Vec::with_capacity(sorted.len());
-        for id in sorted {
-            let messages = self.messages(id).await?;
-            if let Some(message) = crate::sweep::last_word(&messages) {
-                last.push(message.clone());
-            }
-        }
-        Ok(last)
-    }
+    /// have one, in session id order (SWEEP-4 reads it to decide SESSION-4): for each, the
+    /// message [`crate::sweep::last_word`] picks from its transcript.
+    async fn last_messages(&self, ids: &[SessionId]) -> Result<Vec<Message>, StoreError>;
 
     /// Commits one decision atomically, with the optimistic version check: all of its rows
     /// and events, or (on any error, a [`StoreError::Conflict`] included) none of them.

@@ -336,7 +336,9 @@ pub struct ExportLine {
     pub at_ms: i64,
     /// The event's kind.
     pub kind: String,
-    /// The event as stored.
+    /// The event as stored, in the stores' versioned form (`v`, the format version,
+    /// beside the event's fields; absent in rows written before it), which the hash
+    /// covers. The event streams send the API's wire form (`EventRecordDto`) instead.
     #[schema(value_type = Object)]
     pub payload: serde_json::Value,
     /// The chain hash (64 hex digits), `null` for a row never hashed.

@@ -37,3 +37,41 @@ fn every_route_is_documented() {
         assert!(paths.contains_key(path), "{path} is not in the document");
     }
 }
+
+/// The kinds the document gives `EventDto` (each variant's `type`), which the web UI's
+/// generated event types list.
+fn documented_event_kinds() -> Vec<String> {
+    let doc: serde_json::Value =
+        serde_json::from_str(&nomos_http::openapi::document_json()).unwrap();
+    doc["components"]["schemas"]["EventDto"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|variant| {
+            variant["properties"]["type"]["enum"][0]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn every_core_event_kind_is_in_the_document_and_no_other() {
+    let documented = documented_event_kinds();
+    let mut expected: Vec<String> = nomos_core::event::DomainEvent::KINDS
+        .iter()
+        .map(|kind| (*kind).to_owned())
+        .collect();
+    let mut sorted = documented.clone();
+    sorted.sort();
+    expected.sort();
+    assert_eq!(
+        sorted, expected,
+        "EventDto's kinds are not DomainEvent::KINDS"
+    );
+    let schemas = serde_json::from_str::<serde_json::Value>(&nomos_http::openapi::document_json())
+        .unwrap()["components"]["schemas"]
+        .clone();
+    assert!(schemas.get("EventRecordDto").is_some(), "{schemas}");
+}

@@ -15,4 +15,6 @@ mod connection;
 
 mod chain;
 
+mod format;
+
 mod replica;

@@ -25,3 +25,5 @@ mod disk_full;
 mod file;
 
 mod chain;
+
+mod format;

@@ -220,3 +220,145 @@ pub async fn two_chains(store: &dyn Store, first: &str) -> SessionId {
     create(store, session_id(2), SessionStatus::Planning).await;
     record.id
 }
+
+/// One event of every kind [`DomainEvent::KINDS`] lists, with every optional field set,
+/// in `KINDS` order (a test of this crate checks that none is missing).
+pub fn every_event() -> Vec<DomainEvent> {
+    use nomos_core::event::{AssentCloseReason, TurnCause};
+    use nomos_core::{ApprovalId, ExecutionId, MessageId, Outcome};
+    let execution_id = ExecutionId(Uuid::from_u128(0xe));
+    let approval_id = ApprovalId(Uuid::from_u128(0xa));
+    let who = || Some("alice".to_owned());
+    let username = || Some("alice@example.org".to_owned());
+    let request = |n: u32| Some(format!("req-{n}"));
+    vec![
+        DomainEvent::SessionCreated,
+        DomainEvent::TaskStatus {
+            from: SessionStatus::Planning,
+            to: SessionStatus::Executing,
+            reason: Some("assented".to_owned()),
+        },
+        DomainEvent::GoalSet {
+            goal: "Free disk space on web1".to_owned(),
+        },
+        DomainEvent::BoardOutcome {
+            outcome: Outcome::Partial,
+        },
+        DomainEvent::PlanProposed {
+            generation: 2,
+            steps: vec!["Check disk".to_owned(), "Clean logs".to_owned()],
+            revision_reason: Some("the logs are elsewhere".to_owned()),
+        },
+        DomainEvent::StepStarted {
+            generation: 2,
+            seq: 1,
+        },
+        DomainEvent::StepFinished {
+            generation: 2,
+            seq: 1,
+            status: StepStatus::Done,
+        },
+        DomainEvent::AssentOpened {
+            generation: 2,
+            expires_at: at(1_800_000),
+            granted_by: who(),
+            username: username(),
+            request_id: request(1),
+        },
+        DomainEvent::AssentClosed {
+            generation: 2,
+            reason: AssentCloseReason::PlanFinished,
+        },
+        DomainEvent::ExecutionCreated {
+            execution_id,
+            host: "web1".to_owned(),
+            command: "df -h".to_owned(),
+            class: CommandClass::ReadOnly,
+            status: ExecutionStatus::Running,
+        },
+        DomainEvent::ExecutionStatusChanged {
+            execution_id,
+            status: ExecutionStatus::Failed,
+            exit_code: Some(1),
+            error: Some("exit status 1".to_owned()),
+        },
+        DomainEvent::ApprovalRequested {
+            approval_id,
+            execution_id,
+            expires_at: at(3_600_000),
+        },
+        DomainEvent::ApprovalResolved {
+            approval_id,
+            status: ApprovalStatus::Approved,
+            reason: Some("approved by the operator".to_owned()),
+            decided_by: who(),
+            username: username(),
+            request_id: request(2),
+        },
+        DomainEvent::MessageAppended {
+            message_id: MessageId(Uuid::from_u128(0xb)),
+            role: Role::Assistant,
+        },
+        DomainEvent::ToolCalled {
+            call_id: "call-1".to_owned(),
+            name: "run".to_owned(),
+            outcome: ToolCallOutcome::Refused,
+        },
+        DomainEvent::Nudged,
+        DomainEvent::TurnStarted {
+            cause: TurnCause::Continuation,
+        },
+        DomainEvent::TurnDone {
+            error: Some("the model endpoint timed out".to_owned()),
+            n_tool_calls: 3,
+        },
+        DomainEvent::TurnStopped {
+            stopped_by: who(),
+            username: username(),
+            request_id: request(3),
+        },
+        DomainEvent::AssentRevoked {
+            generation: 2,
+            revoked_by: who(),
+            username: username(),
+            request_id: request(4),
+        },
+        DomainEvent::PlanRejected {
+            generation: 3,
+            rejected_by: who(),
+            username: username(),
+            request_id: request(5),
+            reason: Some("not during office hours".to_owned()),
+        },
+    ]
+}
+
+/// Creates session 60 and commits [`every_event`] after its creation; returns its id and
+/// its log as stored (`session.created` first).
+pub async fn committed_every_event(
+    store: &dyn Store,
+) -> (SessionId, Vec<nomos_core::event::EventRecord>) {
+    let record = create(store, session_id(60), SessionStatus::Executing).await;
+    let events = every_event()
+        .into_iter()
+        .enumerate()
+        .map(|(n, e)| event(n as i64 + 1, e))
+        .collect();
+    store
+        .commit(events_commit(&record, 1, events))
+        .await
+        .unwrap();
+    let log = store.events_after(Some(record.id), 0, 100).await.unwrap();
+    (record.id, log)
+}
+
+#[cfg(test)]
+mod tests {
+    use nomos_core::event::DomainEvent;
+
+    #[test]
+    fn every_event_has_one_event_of_each_kind_in_kinds_order() {
+        let kinds: Vec<&str> = super::every_event().iter().map(DomainEvent::kind).collect();
+        assert_eq!(kinds, DomainEvent::KINDS);
+    }
+}

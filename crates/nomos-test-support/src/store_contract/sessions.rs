@@ -715,7 +715,8 @@ pub async fn load_sessions_matches_loading_each_one(store: &dyn Store) {
     assert!(store.load_sessions(&[]).await.unwrap().is_empty());
 }
 
-/// The newest message other than a note, per session, in session id order.
+/// The newest message other than a note, per session, in session id order: the message
+/// the core's `sweep::last_word` picks from each transcript.
 pub async fn last_messages_skip_notes_and_follow_id_order(store: &dyn Store) {
     let talkative = create(store, session_id(83), SessionStatus::Active).await;
     let notes_only = create(store, session_id(84), SessionStatus::Active).await;
@@ -752,5 +753,12 @@ pub async fn last_messages_skip_notes_and_follow_id_order(store: &dyn Store) {
         .await
         .unwrap();
     assert_eq!(last, vec![answer, question]);
+    // The core owns what "the last word" is: the store's query picks what it picks.
+    let mut by_the_core = Vec::new();
+    for id in [talkative.id, notes_only.id, quiet.id] {
+        let transcript = store.messages(id).await.unwrap();
+        by_the_core.extend(nomos_core::sweep::last_word(&transcript).cloned());
+    }
+    assert_eq!(last, by_the_core);
     assert!(store.last_messages(&[]).await.unwrap().is_empty());
 }
