@@ -50,8 +50,7 @@ pub struct AgentConfig {
     pub classifier: Classifier,
     /// GATE-10: the preview table; each preview runs only if `classifier` finds it read-only.
     pub previewer: Previewer,
-    /// GATE-10: a preview's own timeout and output cap (`[agent] preview_timeout_secs`,
-    /// `preview_output_bytes`).
+    /// GATE-10: a preview's own timeout and output cap (15 s and 16 KiB by default).
     pub preview_limits: ExecLimits,
     /// Who answers approval requests: an operator, or nobody (a headless embedding).
     pub approvals: ApprovalPolicy,
