@@ -256,8 +256,10 @@ proptest! {
 }
 
 /// A reference model of "this command changes something", written from SPEC GATE-10 and
-/// CLASSIFY-4 for the programs the table previews, not from the table.
-fn mutates(words: &[String]) -> bool {
+/// CLASSIFY-4 for the programs the table previews, not from the table. A sed preview is
+/// judged by running it with the real `sed` in an empty directory holding one file: it
+/// mutates if the directory changed in any way.
+fn mutates(preview: &str, words: &[String]) -> bool {
     let words: Vec<&str> = words
         .iter()
         .map(String::as_str)
@@ -268,17 +270,32 @@ fn mutates(words: &[String]) -> bool {
         Some("systemctl") => words.get(1) != Some(&"status"),
         Some("docker") => !matches!(words.last().copied(), Some("config" | "ps")),
         Some("cat") => false,
-        Some("sed") => words.iter().any(|w| {
-            w.starts_with("--in-place")
-                || (w.starts_with('-')
-                    && !w.starts_with("--")
-                    && w.chars()
-                        .take_while(|c| !matches!(c, 'e' | 'f' | 'l'))
-                        .any(|c| c == 'i'))
-                || w.contains('w')
-        }),
+        Some("sed") => sed_changes_its_directory(preview.trim_start_matches("sudo ")),
         _ => true,
     }
+}
+
+fn sed_changes_its_directory(preview: &str) -> bool {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("nomos-preview-oracle-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("x.conf"), "a\nb\n").unwrap();
+    let _ = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(preview)
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::null())
+        .output();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let same =
+        names == ["x.conf"] && std::fs::read_to_string(dir.join("x.conf")).unwrap() == "a\nb\n";
+    std::fs::remove_dir_all(&dir).unwrap();
+    !same
 }
 
 fn word() -> impl Strategy<Value = String> {
@@ -297,8 +314,8 @@ fn word() -> impl Strategy<Value = String> {
         Just("--now".to_owned()),
         Just("-f".to_owned()),
         Just("s/a/b/".to_owned()),
-        Just("s/a/b/w /tmp/o".to_owned()),
-        Just("/etc/x.conf".to_owned()),
+        Just("s/a/b/w out".to_owned()),
+        Just("x.conf".to_owned()),
         Just("nginx".to_owned()),
         Just("install".to_owned()),
         Just("up".to_owned()),
@@ -330,6 +347,7 @@ fn command() -> impl Strategy<Value = String> {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
     // rule: GATE-10
     #[test]
     fn the_preview_is_never_a_mutation(command in command()) {
@@ -338,7 +356,7 @@ proptest! {
                 // What the runtime may run: a preview that classifies read_only.
                 if classify(preview).class == CommandClass::ReadOnly {
                     let words = simple_words(preview).expect("a preview is one simple command");
-                    prop_assert!(!mutates(&words), "{command} -> {preview}");
+                    prop_assert!(!mutates(preview, &words), "{command} -> {preview}");
                 }
             }
         }
@@ -421,4 +439,11 @@ fn a_preview_row_whose_example_is_wrong_or_writes_names_its_line() {
     let bare = "[[preview]]\nprefix = [\"ufw\"]\ncommands = [\"ufw status\"]\n";
     let err = Policy::parse(bare, "p.toml").unwrap_err();
     assert_eq!(err.kind, crate::PolicyErrorKind::PreviewIncomplete);
+}
+
+#[test]
+fn the_sed_oracle_sees_a_write_and_a_new_file() {
+    assert!(sed_changes_its_directory("sed -i s/a/b/ x.conf"));
+    assert!(sed_changes_its_directory("sed 's/a/b/w out' x.conf"));
+    assert!(!sed_changes_its_directory("sed s/a/b/ x.conf"));
 }
