@@ -409,6 +409,9 @@ pub fn unified_diff(old: &str, new: &str, file: &str) -> String {
         // Only a trailing newline differs: line by line, nothing changes.
         return String::new();
     }
+    // `a/` and `b/` prefix the path as `diff -u` labels do in git; an absolute path keeps
+    // one slash.
+    let file = file.trim_start_matches('/');
     let mut out = format!("--- a/{file}\n+++ b/{file}\n");
     // Group the edit script into hunks with CONTEXT lines around each change.
     let changed: Vec<usize> = ops

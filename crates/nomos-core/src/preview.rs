@@ -346,7 +346,7 @@ mod tests {
         );
         assert_eq!(
             preview.diff.as_deref(),
-            Some("--- a//etc/app.conf\n+++ b//etc/app.conf\n@@ -1 +1 @@\n-port 80\n+port 8080\n")
+            Some("--- a/etc/app.conf\n+++ b/etc/app.conf\n@@ -1 +1 @@\n-port 80\n+port 8080\n")
         );
     }
 
