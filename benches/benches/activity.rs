@@ -10,8 +10,8 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use nomos_core::activity::{ActivityFacts, derive_activity};
 use nomos_core::event::{DomainEvent, EventRecord};
 use nomos_core::record::{
-    Approval, ApprovalBinding, ExecOutput, Execution, KnowledgeLoop, PlanStep, SessionRecord,
-    ToolCallOutcome, ToolCallRecord,
+    Approval, ApprovalBinding, ExecOutput, Execution, ExecutionKind, KnowledgeLoop, PlanStep,
+    SessionRecord, ToolCallOutcome, ToolCallRecord,
 };
 use nomos_core::{
     ApprovalStatus, CommandClass, ExecutionStatus, SessionId, SessionStatus, Span, StepStatus,
@@ -113,6 +113,7 @@ fn facts(n_events: usize) -> Facts {
                     id: execution_id,
                     session_id: id,
                     tool_call_id: Some(call_id.clone()),
+                    kind: ExecutionKind::Command,
                     host: format!("host:h{}", unit % 7),
                     command: format!("systemctl status app{call}"),
                     class,

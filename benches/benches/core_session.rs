@@ -77,6 +77,7 @@ fn full_cycle(n: u128) -> usize {
                 host: "lxc:bridge".to_owned(),
                 command: command.to_owned(),
                 classification: Classification::new(class, "bench"),
+                preview: None,
             },
         );
         if let Some(Action::Dispatch { execution_id }) = reply.action {

@@ -784,3 +784,47 @@ test('every page fits a phone (390 px) and a desktop, and is shot at both widths
   await row.locator('.exec-output [data-exit]').waitFor();
   await row.screenshot({ path: path.join(SCREENSHOTS, 'output-row.png') });
 });
+
+test('an approval card shows its preview: the unified diff a sed -i would make (GATE-10)', async (t) => {
+  const { page } = await openCase(t);
+  const tag = marker();
+  const dir = fs.mkdtempSync(path.join(work, 'case-'));
+  const conf = path.join(dir, 'app.conf');
+  fs.writeFileSync(conf, 'server {\n    listen 80;\n}\n');
+  const session = await server.api('POST', '/api/sessions');
+  server.model.script(
+    tag,
+    {
+      calls: [
+        call('set_goal', { goal: `The app listens on 8080 (${tag})` }),
+        call('propose_plan', { steps: [{ title: 'Move the app to 8080' }, { title: 'Write back: update_entity_attributes' }] }),
+      ],
+    },
+    { text: 'The plan is ready. Reply "approved" to go ahead.' },
+  );
+  await say(session.id, `Move the app to port 8080 [${tag}]`);
+  await transcriptHas(session.id, 'The plan is ready.');
+  server.model.script(
+    tag,
+    { calls: [step(1, 'running'), call('run', { host: 'local', command: `sed -i 's/listen 80;/listen 8080;/' ${conf}` })] },
+    { text: 'The edit was not declared; it waits for your approval.' },
+  );
+  await say(session.id, 'approved');
+  await transcriptHas(session.id, 'it waits for your approval');
+  // The request carries the preview: the sed without -i, diffed against the file.
+  const [approval] = await eventually('the approval to be pending', async () => {
+    const pending = await server.api('GET', `/api/approvals?session_id=${session.id}`);
+    return pending.length === 1 && pending;
+  });
+  assert.equal(approval.preview?.parser, 'sed_diff');
+  assert.match(approval.preview?.diff ?? '', /-    listen 80;\n\+    listen 8080;/);
+  await page.goto(`${server.base}/sessions/${session.id}`);
+  const card = page.locator('.activity .approval');
+  await card.locator('.preview .diff').waitFor();
+  assert.match((await card.locator('.preview h4').textContent()) ?? '', new RegExp(`Changes to ${conf}`));
+  assert.equal(await card.locator('.preview .diff .diff-add').textContent(), '+    listen 8080;');
+  assert.equal(await card.locator('.preview .diff .diff-del').textContent(), '-    listen 80;');
+  // The preview did not edit the file; only an approval would.
+  assert.equal(fs.readFileSync(conf, 'utf8'), 'server {\n    listen 80;\n}\n');
+  await page.screenshot({ path: path.join(SCREENSHOTS, 'approval-preview.png'), fullPage: true });
+});

@@ -297,6 +297,7 @@ mod tests {
             id: ExecutionId(uuid::Uuid::from_u128(n)),
             session_id: SessionId(uuid::Uuid::from_u128(1)),
             tool_call_id: None,
+            kind: nomos_core::record::ExecutionKind::Command,
             host: "web-1".into(),
             command: command.into(),
             class,

@@ -204,8 +204,11 @@ fn agent_config(config: &Config) -> anyhow::Result<AgentConfig> {
     agent.session.assent_window = set(sweep.assent_window, agent.session.assent_window);
     agent.session.assent_scope = config.assent_scope;
     if let Some(path) = &config.policy_file {
-        let policy = load_policy(path)?;
-        agent.classifier = Arc::new(move |command: &str| policy.classify(command));
+        let policy = Arc::new(load_policy(path)?);
+        let classifying = Arc::clone(&policy);
+        agent.classifier = Arc::new(move |command: &str| classifying.classify(command));
+        // GATE-10: the policy's preview rows on top of the built-in table.
+        agent.previewer = Arc::new(move |command: &str| policy.preview_form(command));
     }
     Ok(agent)
 }

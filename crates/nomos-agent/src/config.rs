@@ -17,6 +17,10 @@ pub const DEFAULT_SYSTEM_PROMPT: &str = include_str!("../../../nomos/SOUL.md");
 /// policy on top of it (GATE-8).
 pub type Classifier = Arc<dyn Fn(&str) -> Classification + Send + Sync>;
 
+/// The preview table the runtime asks (GATE-10): the built-in one or an operator policy's
+/// rows on top of it.
+pub type Previewer = Arc<dyn Fn(&str) -> Option<nomos_core::classify::PreviewForm> + Send + Sync>;
+
 /// Settings of the runtime.
 #[derive(Clone)]
 pub struct AgentConfig {
@@ -44,6 +48,10 @@ pub struct AgentConfig {
     pub system_prompt: String,
     /// The classifier the gate trusts.
     pub classifier: Classifier,
+    /// GATE-10: the preview table; each preview runs only if `classifier` finds it read-only.
+    pub previewer: Previewer,
+    /// GATE-10: a preview's own timeout and output cap (15 s and 16 KiB by default).
+    pub preview_limits: ExecLimits,
     /// Who answers approval requests: an operator, or nobody (a headless embedding).
     pub approvals: ApprovalPolicy,
     /// FLEET-2: a fan-out's window size and failure limit when the call gives none.
@@ -91,6 +99,8 @@ impl AgentConfig {
             model_output_bytes: 8 * 1024,
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
             classifier: Arc::new(nomos_core::classify::classify),
+            previewer: Arc::new(nomos_core::classify::preview_form),
+            preview_limits: nomos_core::preview::default_preview_limits(),
             approvals: ApprovalPolicy::AwaitOperator,
             fanout: FanoutLimits::spec_defaults(),
             fanout_max_parallel: 100,
@@ -107,6 +117,7 @@ impl std::fmt::Debug for AgentConfig {
             .field("step_limit", &self.step_limit)
             .field("empty_reply_retries", &self.empty_reply_retries)
             .field("exec_limits", &self.exec_limits)
+            .field("preview_limits", &self.preview_limits)
             .field("approvals", &self.approvals)
             .field("context_tokens", &self.context_tokens)
             .field("model_output_bytes", &self.model_output_bytes)

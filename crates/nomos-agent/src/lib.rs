@@ -37,6 +37,7 @@ mod exec;
 mod health;
 mod history;
 mod locks;
+mod preview;
 mod reconcile;
 mod replica;
 mod request;

@@ -374,8 +374,27 @@ impl Agent {
                 let hosts = self.inner.executor.hosts();
                 match crate::declare::declare_steps(steps, &self.inner.config.classifier, &hosts) {
                     Ok(steps) => {
+                        // GATE-10: the declared changes' previews run first, so the plan
+                        // is shown (and assented to) with them.
+                        let previews = self.previews_for_plan(&steps).await;
                         let input = ToolInput::ProposePlan { steps, revision };
-                        return self.decide_core(id, call, started, input).await;
+                        return self
+                            .mutate(id, |session, now| {
+                                let reply = session.handle_tool(now, &call.id, input.clone());
+                                if reply.outcome == ToolCallOutcome::Ok {
+                                    crate::preview::attach_declared(session, now, previews.clone());
+                                }
+                                session.record_tool_call(tool_call_record(
+                                    id,
+                                    call,
+                                    started,
+                                    now,
+                                    reply.outcome,
+                                    &reply.text,
+                                ));
+                                CallReply::new(reply.outcome, reply.text)
+                            })
+                            .await;
                     }
                     Err(text) => (ToolCallOutcome::Error, text),
                 }
@@ -415,10 +434,15 @@ impl Agent {
         }
         // EXEC-7: the string classified is the string that runs.
         let classification = (self.inner.config.classifier)(&command);
+        // GATE-10: a command that will wait for the operator is previewed first.
+        let preview = self
+            .preview_for_run(id, &host, &command, &classification)
+            .await?;
         let input = ToolInput::Run {
             host: host.clone(),
             command: command.clone(),
             classification,
+            preview,
         };
         let policy = self.inner.config.approvals;
         // EXEC-6: a dispatch comes with `running` in the same commit, so the command starts

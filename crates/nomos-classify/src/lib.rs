@@ -71,6 +71,7 @@ pub mod corpus;
 mod opts;
 pub mod parser;
 mod policy;
+pub mod preview;
 mod rules;
 mod walk;
 mod word;
@@ -79,7 +80,8 @@ pub use ast::Script;
 pub use class::{CommandClass, UnknownVariant};
 pub use classification::{Classification, Knowledge};
 pub use parser::{ParseError, ParseErrorKind};
-pub use policy::{Policy, PolicyError, PolicyErrorKind, PolicyRule};
+pub use policy::{Policy, PolicyError, PolicyErrorKind, PolicyRule, PreviewRow};
+pub use preview::{PackageAction, PackageChange, PreviewForm, PreviewParser, preview_form};
 
 /// Classifies a command with the built-in rules only. Pure, total and deterministic.
 pub fn classify(command: &str) -> Classification {

@@ -17,6 +17,21 @@
 //! `ssh` or other programs that run a command of their own; the commands those run are
 //! still classified. `*` in a prefix matches any one word. Every example is checked when
 //! the file loads; a file that fails to load is an error naming the file, line and reason.
+//!
+//! The same file can add preview rows (GATE-10) to the built-in table of
+//! [`crate::preview`]:
+//!
+//! ```toml
+//! [[preview]]
+//! prefix = ["ufw", "allow"]              # words the command starts with (`*`: any one word)
+//! commands = ["ufw status numbered"]     # `{args}` stands for the words after the prefix
+//! parser = "raw"                         # raw | apt_simulation | unit_status
+//! examples = [{ command = "ufw allow 22/tcp", preview = ["ufw status numbered"] }]
+//! ```
+//!
+//! A row needs examples; each must match the row and give exactly its `preview`, and every
+//! preview command must classify `read_only` with the policy loaded. The longest matching
+//! row wins, and a row wins over the built-in table.
 
 use std::fmt;
 
@@ -26,11 +41,51 @@ use super::rules::env::{INTERPRETERS, SHELLS, WRAPPERS};
 use super::walk::{Arg, Walker};
 use crate::class::CommandClass;
 use crate::classification::Classification;
+use crate::preview::{PreviewForm, PreviewParser, join, simple_words};
 
 /// An operator policy: rules applied on top of the built-in classifier.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Policy {
     rules: Vec<PolicyRule>,
+    previews: Vec<PreviewRow>,
+}
+
+/// One preview row of a policy file (GATE-10).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PreviewRow {
+    /// The words a command must start with (`*` matches any one word).
+    pub prefix: Vec<String>,
+    /// The preview commands; `{args}` stands for the command's words after the prefix.
+    pub commands: Vec<String>,
+    /// How their output is read.
+    pub parser: PreviewParser,
+    /// The line of the row in its file.
+    pub line: usize,
+}
+
+impl PreviewRow {
+    fn form_for(&self, words: &[String]) -> Option<PreviewForm> {
+        let matches = self.prefix.len() <= words.len()
+            && self
+                .prefix
+                .iter()
+                .zip(words)
+                .all(|(p, w)| p == "*" || p == w);
+        if !matches {
+            return None;
+        }
+        let args = join(&words[self.prefix.len()..]);
+        let commands = self
+            .commands
+            .iter()
+            .map(|c| c.replace("{args}", &args).trim().to_owned())
+            .collect();
+        Some(PreviewForm {
+            commands,
+            parser: self.parser,
+            file: None,
+        })
+    }
 }
 
 /// One policy rule.
@@ -87,6 +142,26 @@ pub enum PolicyErrorKind {
     },
     /// A `not_match` example the rule matches.
     CounterexampleMatched(String),
+    /// A preview row without `commands` or without `examples`.
+    PreviewIncomplete,
+    /// A preview row's parser that only the built-in table may use.
+    PreviewParser(PreviewParser),
+    /// A preview example the row does not match.
+    PreviewExampleNotMatched(String),
+    /// A preview example whose preview is not what the row gives.
+    PreviewExampleDiffers {
+        /// The example command.
+        example: String,
+        /// The preview the row gives.
+        got: Vec<String>,
+    },
+    /// A preview command that is not read-only.
+    PreviewNotReadOnly {
+        /// The preview command.
+        preview: String,
+        /// Its class.
+        got: CommandClass,
+    },
 }
 
 impl fmt::Display for PolicyErrorKind {
@@ -122,6 +197,30 @@ impl fmt::Display for PolicyErrorKind {
                     "`not_match` example `{example}` is matched by the rule's prefix"
                 )
             }
+            PolicyErrorKind::PreviewIncomplete => {
+                f.write_str("preview row needs a non-empty `prefix`, `commands` and `examples`")
+            }
+            PolicyErrorKind::PreviewParser(parser) => write!(
+                f,
+                "preview parser \"{}\" is built in only; use raw, apt_simulation or unit_status",
+                parser.as_str()
+            ),
+            PolicyErrorKind::PreviewExampleNotMatched(example) => write!(
+                f,
+                "preview example `{example}` is not matched by the row's prefix"
+            ),
+            PolicyErrorKind::PreviewExampleDiffers { example, got } => write!(
+                f,
+                "preview example `{example}` gives [{}], not the `preview` it lists",
+                got.iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            PolicyErrorKind::PreviewNotReadOnly { preview, got } => write!(
+                f,
+                "preview `{preview}` classifies as {got}; a preview must be read_only"
+            ),
         }
     }
 }
@@ -131,6 +230,31 @@ impl fmt::Display for PolicyErrorKind {
 struct RawPolicy {
     #[serde(default)]
     rule: Vec<toml::Spanned<RawRule>>,
+    #[serde(default)]
+    preview: Vec<toml::Spanned<RawPreviewRow>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPreviewRow {
+    prefix: Vec<String>,
+    #[serde(default)]
+    commands: Vec<String>,
+    #[serde(default = "raw_parser")]
+    parser: PreviewParser,
+    #[serde(default)]
+    examples: Vec<RawPreviewExample>,
+}
+
+fn raw_parser() -> PreviewParser {
+    PreviewParser::Raw
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPreviewExample {
+    command: String,
+    preview: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -209,7 +333,62 @@ impl Policy {
                 subject,
             });
         }
-        let policy = Policy { rules };
+        let mut previews = Vec::with_capacity(raw.preview.len());
+        let mut preview_examples = Vec::new();
+        for spanned in raw.preview {
+            let line = line_of(text, spanned.span().start);
+            let row = spanned.into_inner();
+            if row.prefix.is_empty()
+                || row.prefix.iter().any(|w| w.is_empty())
+                || row.commands.is_empty()
+                || row.examples.is_empty()
+            {
+                return Err(error(line, PolicyErrorKind::PreviewIncomplete));
+            }
+            if row.parser == PreviewParser::SedDiff {
+                return Err(error(line, PolicyErrorKind::PreviewParser(row.parser)));
+            }
+            preview_examples.push((line, row.examples));
+            previews.push(PreviewRow {
+                prefix: row.prefix,
+                commands: row.commands,
+                parser: row.parser,
+                line,
+            });
+        }
+        let policy = Policy { rules, previews };
+        for (row, (line, examples)) in policy.previews.iter().zip(&preview_examples) {
+            for example in examples {
+                let form = simple_words(&example.command).and_then(|words| row.form_for(&words));
+                let Some(form) = form else {
+                    return Err(error(
+                        *line,
+                        PolicyErrorKind::PreviewExampleNotMatched(example.command.clone()),
+                    ));
+                };
+                if form.commands != example.preview {
+                    return Err(error(
+                        *line,
+                        PolicyErrorKind::PreviewExampleDiffers {
+                            example: example.command.clone(),
+                            got: form.commands,
+                        },
+                    ));
+                }
+                for preview in &form.commands {
+                    let got = policy.classify(preview).class;
+                    if got != CommandClass::ReadOnly {
+                        return Err(error(
+                            *line,
+                            PolicyErrorKind::PreviewNotReadOnly {
+                                preview: preview.clone(),
+                                got,
+                            },
+                        ));
+                    }
+                }
+            }
+        }
         for (idx, rule) in policy.rules.iter().enumerate() {
             for example in &rule.examples {
                 let (classification, matched) = policy.classify_traced(example);
@@ -251,6 +430,23 @@ impl Policy {
     /// The rules, in file order.
     pub fn rules(&self) -> &[PolicyRule] {
         &self.rules
+    }
+
+    /// The preview rows, in file order.
+    pub fn previews(&self) -> &[PreviewRow] {
+        &self.previews
+    }
+
+    /// GATE-10: the preview form of `command`: the longest matching preview row of this
+    /// policy, else the built-in table's.
+    pub fn preview_form(&self, command: &str) -> Option<PreviewForm> {
+        let words = simple_words(command)?;
+        self.previews
+            .iter()
+            .filter_map(|row| row.form_for(&words).map(|form| (row.prefix.len(), form)))
+            .max_by_key(|(len, _)| *len)
+            .map(|(_, form)| form)
+            .or_else(|| crate::preview::preview_form(command))
     }
 
     fn classify_traced(&self, command: &str) -> (Classification, Vec<usize>) {

@@ -826,6 +826,9 @@ fn gate_8_example_policy_loads_and_applies() {
         policy.classify("docker compose restart web").class,
         Destructive
     );
+    // GATE-10: the example's preview row.
+    let form = policy.preview_form("ufw allow 443/tcp").unwrap();
+    assert_eq!(form.commands, vec!["ufw status numbered"]);
 }
 // rule: GATE-8
 #[test]

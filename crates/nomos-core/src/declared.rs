@@ -54,6 +54,10 @@ pub struct DeclaredCommand {
     pub command: String,
     /// Its class and reason, decided at proposal.
     pub classification: Classification,
+    /// GATE-10: the preview run when the plan was proposed (a `config_mutation` with a
+    /// preview form), shown with the plan and covered by the digest the window binds to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<crate::preview::Preview>,
 }
 
 impl DeclaredCommand {
@@ -69,6 +73,7 @@ impl DeclaredCommand {
             members,
             command: command.into(),
             classification,
+            preview: None,
         }
     }
 
@@ -110,6 +115,13 @@ impl DeclaredDigest {
             ] {
                 hasher.update((part.len() as u64).to_be_bytes());
                 hasher.update(part.as_bytes());
+            }
+            // GATE-10: the preview the operator saw is part of what they approve; a
+            // command without one hashes as it always did.
+            if let Some(preview) = &declared.preview {
+                let text = preview.binding_text();
+                hasher.update((text.len() as u64).to_be_bytes());
+                hasher.update(text.as_bytes());
             }
         }
         DeclaredDigest(hasher.finalize().into())

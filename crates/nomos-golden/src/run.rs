@@ -87,6 +87,16 @@ pub fn case_activity(
 
 /// Runs a case to its end (or its first infrastructure error).
 pub async fn run_case(case: &Case, choice: &ModelChoice) -> Result<Observed, String> {
+    run_case_scoped(case, choice, nomos_core::declared::AssentScope::Declared).await
+}
+
+/// [`run_case`] with `[gate] assent_scope` set to `scope` (GATE-9), to compare what the
+/// operator is asked and sees under each.
+pub async fn run_case_scoped(
+    case: &Case,
+    choice: &ModelChoice,
+    scope: nomos_core::declared::AssentScope,
+) -> Result<Observed, String> {
     let store = Arc::new(
         SqliteStore::in_memory()
             .await
@@ -102,7 +112,8 @@ pub async fn run_case(case: &Case, choice: &ModelChoice) -> Result<Observed, Str
     .map_err(|e| format!("seeding the world: {e}"))?;
     let executor = Arc::new(SimulatedExecutor::new(&case.world));
     let (model, script) = build_model(case, choice)?;
-    let config = AgentConfig::spec_defaults();
+    let mut config = AgentConfig::spec_defaults();
+    config.session.assent_scope = scope;
     let ttl = config.session.approval_ttl;
     let sweep_interval = config.sweep_interval;
     let build = |config: AgentConfig| {
@@ -199,6 +210,55 @@ pub async fn run_case(case: &Case, choice: &ModelChoice) -> Result<Observed, Str
         activity,
         ended_at,
     })
+}
+
+/// What the operator was asked and saw in one case (GATE-9, GATE-10).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Oversight {
+    /// Approval cards shown.
+    pub cards: u32,
+    /// State-changing commands that ran (were dispatched).
+    pub changes_run: u32,
+    /// Of those, how many the operator saw neither on an approved card nor as a declared
+    /// command of the plan generation they assented to.
+    pub unseen: u32,
+}
+
+/// Counts [`Oversight`] in a case's end state.
+pub fn oversight(snapshot: &SessionSnapshot) -> Oversight {
+    use nomos_core::record::ExecutionKind;
+    use nomos_core::{ApprovalStatus, CommandClass, ExecutionStatus};
+    let mut seen = Oversight {
+        cards: snapshot.approvals.len() as u32,
+        ..Oversight::default()
+    };
+    for e in &snapshot.executions {
+        let dispatched = matches!(
+            e.status,
+            ExecutionStatus::Running | ExecutionStatus::Completed | ExecutionStatus::Failed
+        ) && e.started_at.is_some();
+        if e.kind != ExecutionKind::Command || e.class == CommandClass::ReadOnly || !dispatched {
+            continue;
+        }
+        seen.changes_run += 1;
+        // A fan-out's one approval names its first host's execution and covers the rest.
+        let guard = snapshot
+            .fanouts
+            .iter()
+            .find(|f| f.hosts.iter().any(|h| h.execution_id == e.id))
+            .map_or(e.id, |f| f.hosts[0].execution_id);
+        let on_a_card = snapshot
+            .approvals
+            .iter()
+            .any(|a| a.execution_id == guard && a.status == ApprovalStatus::Approved);
+        let declared = snapshot.steps.iter().any(|s| {
+            s.generation == e.generation && s.commands.iter().any(|c| c.covers(&e.host, &e.command))
+        });
+        if !on_a_card && !declared {
+            seen.unseen += 1;
+        }
+    }
+    seen
 }
 
 /// Short back-offs: the cases run in virtual time, nothing waits for real.

@@ -129,6 +129,9 @@ pub struct DeclaredCommandDto {
     pub class: String,
     /// Why it has that class.
     pub reason: String,
+    /// GATE-10: the preview run when the plan was proposed, for a declared change with a
+    /// preview form; the window the operator opens binds to it.
+    pub preview: Option<PreviewDto>,
 }
 
 impl From<&DeclaredCommand> for DeclaredCommandDto {
@@ -139,6 +142,7 @@ impl From<&DeclaredCommand> for DeclaredCommandDto {
             command: declared.command.clone(),
             class: declared.class().as_str().to_owned(),
             reason: declared.classification.reason.clone(),
+            preview: declared.preview.as_ref().map(PreviewDto::from),
         }
     }
 }
@@ -324,6 +328,8 @@ pub struct ExecutionDto {
     pub id: Uuid,
     /// The session.
     pub session_id: Uuid,
+    /// `command`, or `preview` for a read-only preview Nomos ran before a request (GATE-10).
+    pub kind: String,
     /// Host slug.
     pub host: String,
     /// The exact command.
@@ -355,6 +361,7 @@ impl From<&Execution> for ExecutionDto {
         ExecutionDto {
             id: execution.id.0,
             session_id: execution.session_id.0,
+            kind: execution.kind.as_str().to_owned(),
             host: execution.host.clone(),
             command: execution.command.clone(),
             class: execution.class.as_str().to_owned(),
@@ -408,6 +415,112 @@ pub struct ApprovalDto {
     /// plan" (with the step it ran under) for an undeclared change, or that the approved
     /// plan declared it for a destructive or unknown command; absent otherwise.
     pub plan_note: Option<String>,
+    /// GATE-10: the read-only preview run before the request was shown, if the command
+    /// has a preview form; it is part of what the approval binds to.
+    pub preview: Option<PreviewDto>,
+}
+
+/// GATE-10: a preview shown with a request or a declared command.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PreviewDto {
+    /// How the output is read: `apt_simulation`, `unit_status`, `sed_diff` or `raw`.
+    pub parser: String,
+    /// `shown`, or `failed` when a preview command failed, was cut or could not run.
+    pub outcome: String,
+    /// Each preview command's run, in order.
+    pub runs: Vec<PreviewRunDto>,
+    /// The packages an apt simulation says would change.
+    pub packages: Vec<PackageChangeDto>,
+    /// For `sed -i`: the unified diff of the file against what sed would write.
+    pub diff: Option<String>,
+    /// For `sed -i`: the file.
+    pub file: Option<String>,
+}
+
+/// One preview command's run.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PreviewRunDto {
+    /// The preview command.
+    pub command: String,
+    /// `ran`, `failed` or `not_run`.
+    pub status: String,
+    /// The execution of kind `preview` that recorded it.
+    pub execution_id: Option<Uuid>,
+    /// Its exit code.
+    pub exit_code: Option<i32>,
+    /// Standard output, capped.
+    pub stdout: String,
+    /// Standard error, capped.
+    pub stderr: String,
+    /// Bytes the cap cut.
+    pub cut: u64,
+    /// Why it failed or did not run.
+    pub error: Option<String>,
+}
+
+/// One package an apt simulation would change.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PackageChangeDto {
+    /// `install`, `upgrade`, `remove` or `purge`.
+    pub action: String,
+    /// The package.
+    pub name: String,
+    /// The installed version.
+    pub from: Option<String>,
+    /// The version it would get.
+    pub to: Option<String>,
+}
+
+impl From<&nomos_core::preview::Preview> for PreviewDto {
+    fn from(preview: &nomos_core::preview::Preview) -> Self {
+        use nomos_core::classify::PackageAction;
+        use nomos_core::preview::{PreviewOutcome, PreviewRunStatus};
+        PreviewDto {
+            parser: preview.parser.as_str().to_owned(),
+            outcome: match preview.outcome {
+                PreviewOutcome::Shown => "shown",
+                PreviewOutcome::Failed => "failed",
+            }
+            .to_owned(),
+            runs: preview
+                .runs
+                .iter()
+                .map(|run| PreviewRunDto {
+                    command: run.command.clone(),
+                    status: match run.status {
+                        PreviewRunStatus::Ran => "ran",
+                        PreviewRunStatus::Failed => "failed",
+                        PreviewRunStatus::NotRun => "not_run",
+                    }
+                    .to_owned(),
+                    execution_id: run.execution_id.map(|id| id.0),
+                    exit_code: run.exit_code,
+                    stdout: run.stdout.clone(),
+                    stderr: run.stderr.clone(),
+                    cut: run.cut,
+                    error: run.error.clone(),
+                })
+                .collect(),
+            packages: preview
+                .packages
+                .iter()
+                .map(|p| PackageChangeDto {
+                    action: match p.action {
+                        PackageAction::Install => "install",
+                        PackageAction::Upgrade => "upgrade",
+                        PackageAction::Remove => "remove",
+                        PackageAction::Purge => "purge",
+                    }
+                    .to_owned(),
+                    name: p.name.clone(),
+                    from: p.from.clone(),
+                    to: p.to.clone(),
+                })
+                .collect(),
+            diff: preview.diff.clone(),
+            file: preview.file.clone(),
+        }
+    }
 }
 
 impl ApprovalDto {
@@ -430,6 +543,7 @@ impl ApprovalDto {
             decided_at: opt_time(approval.decided_at),
             decided_by: approval.decided_by.clone(),
             plan_note: approval.binding.origin.card_note(),
+            preview: approval.binding.preview.as_ref().map(PreviewDto::from),
         }
     }
 }

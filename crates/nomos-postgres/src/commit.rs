@@ -375,10 +375,10 @@ async fn upsert_executions(
         .collect::<Result<Vec<_>, _>>()?;
     let done = sqlx::query(concat!(
         "INSERT INTO executions (id, session_id, tool_call_id, host, command, class, reason,
-           generation, step_seq, status, created_at, started_at, finished_at, output, error)
+           generation, step_seq, status, created_at, started_at, finished_at, output, error, kind)
          SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[],
            $6::text[], $7::text[], $8::int8[], $9::int8[], $10::text[], $11::timestamptz[],
-           $12::timestamptz[], $13::timestamptz[], $14::jsonb[], $15::text[]) ",
+           $12::timestamptz[], $13::timestamptz[], $14::jsonb[], $15::text[], $16::text[]) ",
         nomos_store_sql::execution_upsert!()
     ))
     .bind(execs.iter().map(|e| e.id.as_uuid()).collect::<Vec<_>>())
@@ -426,6 +426,7 @@ async fn upsert_executions(
     )
     .bind(outputs)
     .bind(execs.iter().map(|e| e.error.as_deref()).collect::<Vec<_>>())
+    .bind(execs.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>())
     .execute(&mut *conn)
     .await
     .map_err(|e| db_error(e, "executions"))?;

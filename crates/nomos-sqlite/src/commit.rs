@@ -255,8 +255,8 @@ async fn upsert_step(conn: &mut SqliteConnection, step: &PlanStep) -> Result<(),
 async fn upsert_execution(conn: &mut SqliteConnection, e: &Execution) -> Result<(), StoreError> {
     let done = sqlx::query(concat!(
         "INSERT INTO executions (id, session_id, tool_call_id, host, command, class, reason,
-           generation, step_seq, status, created_at, started_at, finished_at, output, error)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) ",
+           generation, step_seq, status, created_at, started_at, finished_at, output, error, kind)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) ",
         nomos_store_sql::execution_upsert!()
     ))
     .bind(e.id.to_string())
@@ -279,6 +279,7 @@ async fn upsert_execution(conn: &mut SqliteConnection, e: &Execution) -> Result<
             .transpose()?,
     )
     .bind(&e.error)
+    .bind(e.kind.as_str())
     .execute(&mut *conn)
     .await
     .map_err(|err| db_error(err, &format!("execution {}", e.id)))?;

@@ -4,8 +4,8 @@ use nomos_core::event::EventRecord;
 use nomos_core::fanout::Fanout;
 use nomos_core::ports::store::{AuditMark, StoreError};
 use nomos_core::record::{
-    Approval, Entity, Execution, KnowledgeEntry, KnowledgeLoop, Message, PlanStep, Relationship,
-    SessionRecord, ToolCallOutcome, ToolCallRecord,
+    Approval, Entity, Execution, ExecutionKind, KnowledgeEntry, KnowledgeLoop, Message, PlanStep,
+    Relationship, SessionRecord, ToolCallOutcome, ToolCallRecord,
 };
 use nomos_core::{ApprovalId, ExecutionId, MessageId, SessionId, StepId};
 
@@ -56,6 +56,11 @@ pub fn execution<B, R: RecordRow<B>>(row: &R) -> Result<Execution, StoreError> {
         id: ExecutionId(row.uuid("id")?),
         session_id: SessionId(row.uuid("session_id")?),
         tool_call_id: row.opt_text("tool_call_id")?,
+        kind: {
+            let kind = row.text("kind")?;
+            ExecutionKind::parse(&kind)
+                .ok_or_else(|| StoreError::Invalid(format!("column kind: unknown kind `{kind}`")))?
+        },
         host: row.text("host")?,
         command: row.text("command")?,
         class: row.spelled("class")?,

@@ -22,6 +22,7 @@ mod execution_pages;
 mod fanouts;
 pub mod fixtures;
 mod knowledge;
+mod previews;
 mod queries;
 mod sessions;
 
@@ -30,6 +31,7 @@ pub use events::*;
 pub use execution_pages::*;
 pub use fanouts::*;
 pub use knowledge::*;
+pub use previews::*;
 pub use queries::*;
 pub use sessions::*;
 
@@ -44,6 +46,7 @@ macro_rules! store_contract_tests {
         $crate::store_contract_tests!(@each $factory, plain;
             check_passes_on_a_migrated_store,
             commit_then_load_round_trips,
+            previews_round_trip_with_their_request,
             inserting_an_existing_session_is_a_duplicate,
             stale_version_is_a_conflict_and_writes_nothing,
             commit_without_a_session_row_still_bumps_the_version,
@@ -88,6 +91,7 @@ macro_rules! store_contract_tests {
         $crate::store_contract_tests!(@each $factory, guarded;
             check_passes_on_a_migrated_store,
             commit_then_load_round_trips,
+            previews_round_trip_with_their_request,
             inserting_an_existing_session_is_a_duplicate,
             stale_version_is_a_conflict_and_writes_nothing,
             commit_without_a_session_row_still_bumps_the_version,

@@ -57,6 +57,8 @@ export interface DeclaredCommandDto {
   command: string;
   class: string;
   reason: string;
+  /** GATE-10: the preview run at proposal for a declared change with a preview form. */
+  preview?: PreviewDto | null;
 }
 
 /** `GET /api/sessions/{id}/plan`. */
@@ -115,6 +117,8 @@ export interface OutputDto {
 export interface ExecutionDto {
   id: string;
   session_id: string;
+  /** `command`, or `preview` for a read-only preview run before a request (GATE-10). */
+  kind?: 'command' | 'preview' | string;
   host: string;
   command: string;
   class: 'read_only' | 'config_mutation' | 'destructive' | string;
@@ -151,6 +155,38 @@ export interface ApprovalDto {
   decided_by: string | null;
   /** GATE-9: "not in the approved plan" (with its step), or that the plan declared it. */
   plan_note?: string | null;
+  /** GATE-10: the read-only preview run before the request was shown; part of its binding. */
+  preview?: PreviewDto | null;
+}
+
+/** GATE-10: one package an apt simulation would change. */
+export interface PackageChangeDto {
+  action: 'install' | 'upgrade' | 'remove' | 'purge' | string;
+  name: string;
+  from: string | null;
+  to: string | null;
+}
+
+/** GATE-10: one preview command's run. */
+export interface PreviewRunDto {
+  command: string;
+  status: 'ran' | 'failed' | 'not_run' | string;
+  execution_id: string | null;
+  exit_code: number | null;
+  stdout: string;
+  stderr: string;
+  cut: number;
+  error: string | null;
+}
+
+/** GATE-10: a preview shown with a request. */
+export interface PreviewDto {
+  parser: 'apt_simulation' | 'unit_status' | 'sed_diff' | 'raw' | string;
+  outcome: 'shown' | 'failed' | string;
+  runs: PreviewRunDto[];
+  packages: PackageChangeDto[];
+  diff: string | null;
+  file: string | null;
 }
 
 /** CONTROL-3: one open assent window. */

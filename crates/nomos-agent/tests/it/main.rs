@@ -11,6 +11,7 @@ mod faults;
 mod fleet;
 mod flow;
 mod models;
+mod previews;
 mod sweeps;
 mod turns;
 

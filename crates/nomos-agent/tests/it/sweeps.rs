@@ -155,6 +155,7 @@ async fn restart_with_a_running_execution_reconciles_it_without_re_running() {
             host: "local".into(),
             command: format!("touch {}", marker.display()),
             classification: Classification::new(CommandClass::ReadOnly, "test"),
+            preview: None,
         },
     );
     let Some(Action::Dispatch { execution_id }) = reply.action else {
@@ -300,6 +301,7 @@ async fn execution_running_past_the_timeout_is_failed_by_the_sweep() {
             host: "local".into(),
             command: "sleep 1000".into(),
             classification: Classification::new(CommandClass::ReadOnly, "test"),
+            preview: None,
         },
     );
     let Some(Action::Dispatch { execution_id }) = reply.action else {

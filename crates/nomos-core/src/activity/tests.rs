@@ -8,7 +8,7 @@ use uuid::Uuid;
 
 use super::*;
 use crate::id::SessionId;
-use crate::record::{ApprovalBinding, ExecOutput, KnowledgeLoop};
+use crate::record::{ApprovalBinding, ExecOutput, ExecutionKind, KnowledgeLoop};
 use crate::status::{CommandClass, SessionStatus};
 
 const SESSION: SessionId = SessionId(Uuid::from_u128(0x5e55));
@@ -83,6 +83,7 @@ fn execution(n: usize, step_seq: Option<u32>, status: ExecutionStatus, created: 
         id: SESSION.execution_id(n),
         session_id: SESSION,
         tool_call_id: Some(format!("call-{n}")),
+        kind: ExecutionKind::Command,
         host: "host:a".into(),
         command: format!("systemctl restart app{n}"),
         class: CommandClass::ConfigMutation,

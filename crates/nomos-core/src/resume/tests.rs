@@ -4,7 +4,7 @@ use uuid::Uuid;
 
 use super::*;
 use crate::id::SessionId;
-use crate::record::{ApprovalBinding, ExecOutput};
+use crate::record::{ApprovalBinding, ExecOutput, ExecutionKind};
 use crate::status::CommandClass;
 use crate::time::Timestamp;
 
@@ -235,6 +235,7 @@ fn execution(
         id: session_id.execution_id(1),
         session_id,
         tool_call_id: None,
+        kind: ExecutionKind::Command,
         host: "host:a".into(),
         command: "systemctl restart x".into(),
         class: CommandClass::ConfigMutation,

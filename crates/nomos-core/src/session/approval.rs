@@ -60,7 +60,12 @@ pub fn binding_hash(binding: &ApprovalBinding) -> String {
     if !origin.is_empty() || binding.preview.is_some() {
         for part in [
             origin.as_bytes(),
-            binding.preview.as_deref().unwrap_or("").as_bytes(),
+            binding
+                .preview
+                .as_ref()
+                .map(|p| p.binding_text())
+                .unwrap_or_default()
+                .as_bytes(),
         ] {
             hasher.update((part.len() as u64).to_be_bytes());
             hasher.update(part);
@@ -80,9 +85,11 @@ impl Session {
         now: Timestamp,
         execution_id: ExecutionId,
         origin: RequestOrigin,
+        preview: Option<crate::preview::Preview>,
     ) -> Approval {
         let mut binding = self.binding_of(execution_id);
         binding.origin = origin;
+        binding.preview = preview;
         let approval = Approval {
             id: self.record.id.approval_id(execution_id),
             session_id: self.record.id,

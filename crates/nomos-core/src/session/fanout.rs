@@ -103,7 +103,7 @@ impl Session {
         if needs_approval {
             // GATE-7: one request; its binding names the exact host set.
             let approval =
-                self.request_approval(now, first, origin.unwrap_or(RequestOrigin::OwnClass));
+                self.request_approval(now, first, origin.unwrap_or(RequestOrigin::OwnClass), None);
             let reply = text::fanout_approval_requested(
                 &approval.id.to_string(),
                 run.hosts.len(),

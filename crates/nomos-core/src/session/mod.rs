@@ -133,6 +133,7 @@ impl SessionConfig {
 ///     host: "local".into(),
 ///     command: command.into(),
 ///     classification: classify(command),
+///     preview: None,
 /// };
 ///
 /// // GATE-2: nothing that changes state before a plan exists.

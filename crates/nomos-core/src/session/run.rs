@@ -3,7 +3,8 @@
 
 use crate::classification::Classification;
 use crate::event::DomainEvent;
-use crate::record::{Execution, KnowledgeLoop};
+use crate::preview::{Preview, PreviewResult};
+use crate::record::{Execution, ExecutionKind, KnowledgeLoop};
 use crate::status::{CommandClass, ExecutionStatus};
 use crate::time::Timestamp;
 
@@ -19,6 +20,7 @@ impl Session {
         host: String,
         command: String,
         classification: Classification,
+        preview: Option<PreviewResult>,
     ) -> ToolReply {
         let class = classification.class;
         if let Some(refused) = self.gate_refusal(now, class) {
@@ -37,6 +39,8 @@ impl Session {
             if let Some(existing) = self.pending_approval_for(&host, &command, class) {
                 return ToolReply::ok(text::approval_already_pending(&existing.to_string()));
             }
+            // GATE-10: the preview ran before the request is shown; it is recorded first.
+            let preview = preview.map(|result| self.record_preview(now, &host, &result));
             let execution_id = self.new_execution(
                 now,
                 call_id,
@@ -45,7 +49,7 @@ impl Session {
                 classification,
                 ExecutionStatus::PendingApproval,
             );
-            let approval = self.request_approval(now, execution_id, origin);
+            let approval = self.request_approval(now, execution_id, origin, preview);
             let reply = text::approval_requested_for(
                 &approval.id.to_string(),
                 &approval.expires_at.to_rfc3339(),
@@ -73,6 +77,170 @@ impl Session {
             Ok(action) => ToolReply::ok("dispatched").with_action(action),
             // Unreachable: the execution was created `approved` just above.
             Err(refused) => ToolReply::error(refused.to_string()),
+        }
+    }
+
+    /// GATE-10: whether `command` on `host` would wait for its own approval if the model
+    /// ran it now, so the shell runs its preview first. Decides nothing.
+    pub fn run_would_wait(
+        &self,
+        now: Timestamp,
+        host: &str,
+        classification: &Classification,
+        command: &str,
+    ) -> bool {
+        let class = classification.class;
+        if class == CommandClass::ReadOnly || self.record.plan_generation == 0 {
+            return false;
+        }
+        let window_stands = self.assent_open(now)
+            && self.record.assent.is_some_and(|w| {
+                w.generation != self.record.plan_generation
+                    || w.declared == Some(self.declared_digest())
+                    || (w.declared.is_none() && self.declared_commands().next().is_none())
+            });
+        window_stands
+            && matches!(
+                self.bound(host, command, class, classification.program_unknown()),
+                Bound::Asks(_)
+            )
+            && self.pending_approval_for(host, command, class).is_none()
+    }
+
+    /// GATE-10: records each preview run of `result` as an execution of kind `preview` on
+    /// `host` (never one the plan's gate or the knowledge loop counts) and reads them into
+    /// the preview a request shows. A run of a command that may not run is not recorded.
+    pub(crate) fn record_preview(
+        &mut self,
+        now: Timestamp,
+        host: &str,
+        result: &PreviewResult,
+    ) -> Preview {
+        let mut ids = Vec::with_capacity(result.runs.len());
+        for ran in &result.runs {
+            let idx = result
+                .plan
+                .form
+                .commands
+                .iter()
+                .position(|c| *c == ran.command);
+            if !idx.is_some_and(|idx| result.plan.may_run(idx)) {
+                continue;
+            }
+            let id = self.record.id.execution_id(self.executions.len() + 1);
+            self.executions.push(Execution {
+                id,
+                session_id: self.record.id,
+                tool_call_id: None,
+                kind: ExecutionKind::Preview,
+                host: host.to_owned(),
+                command: ran.command.clone(),
+                class: CommandClass::ReadOnly,
+                reason: "preview (GATE-10)".to_owned(),
+                generation: self.record.plan_generation,
+                step_seq: self.running_step(),
+                status: ExecutionStatus::Running,
+                created_at: now,
+                started_at: Some(ran.started_at),
+                finished_at: None,
+                output: None,
+                error: None,
+            });
+            self.emit(
+                now,
+                DomainEvent::ExecutionCreated {
+                    execution_id: id,
+                    host: host.to_owned(),
+                    command: ran.command.clone(),
+                    class: CommandClass::ReadOnly,
+                    status: ExecutionStatus::Running,
+                },
+            );
+            // Unreachable refusal: it was created `running` just above.
+            let _ = self.handle_execution_finished(now, id, ran.result.clone());
+            ids.push(id);
+        }
+        let runs: Vec<_> = result
+            .runs
+            .iter()
+            .filter(|ran| {
+                let idx = result
+                    .plan
+                    .form
+                    .commands
+                    .iter()
+                    .position(|c| *c == ran.command);
+                idx.is_some_and(|idx| result.plan.may_run(idx))
+            })
+            .cloned()
+            .collect();
+        Preview::read(
+            &PreviewResult {
+                plan: result.plan.clone(),
+                runs,
+            },
+            &ids,
+        )
+    }
+
+    /// GATE-10: the declared `config_mutation` commands of the current generation that
+    /// have a preview to run, as `(step seq, index in the step, host to run it on)`: a
+    /// group's preview runs on its first member. Decides nothing.
+    pub fn declared_previews_wanted(&self) -> Vec<(u32, usize, String, String)> {
+        self.current_steps()
+            .flat_map(|s| {
+                s.commands
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| {
+                        c.class() == CommandClass::ConfigMutation && c.preview.is_none()
+                    })
+                    .map(move |(idx, c)| {
+                        let host = c.members.first().unwrap_or(&c.host).clone();
+                        (s.seq, idx, host, c.command.clone())
+                    })
+            })
+            .collect()
+    }
+
+    /// GATE-10: records the previews of declared commands the shell ran right after the
+    /// proposal, in the same commit (so the operator never assents to a plan whose preview
+    /// is still to come), and attaches each to its declared command. A preview for a step
+    /// or command that is not the current generation's is ignored.
+    pub fn handle_declared_previews(
+        &mut self,
+        now: Timestamp,
+        previews: Vec<(u32, usize, String, PreviewResult)>,
+    ) {
+        if self
+            .record
+            .assent
+            .is_some_and(|w| w.generation == self.record.plan_generation)
+        {
+            // Assent came first: the window binds to what the operator saw.
+            return;
+        }
+        let generation = self.record.plan_generation;
+        for (seq, idx, host, result) in previews {
+            let matches = self.steps.iter().any(|s| {
+                s.generation == generation
+                    && s.seq == seq
+                    && s.commands
+                        .get(idx)
+                        .is_some_and(|c| c.preview.is_none() && c.command == result.plan_command())
+            });
+            if !matches {
+                continue;
+            }
+            let preview = self.record_preview(now, &host, &result);
+            if let Some(step) = self
+                .steps
+                .iter_mut()
+                .find(|s| s.generation == generation && s.seq == seq)
+            {
+                step.commands[idx].preview = Some(preview);
+                step.updated_at = now;
+            }
         }
     }
 
@@ -115,6 +283,7 @@ impl Session {
             id,
             session_id: self.record.id,
             tool_call_id: Some(call_id.to_owned()),
+            kind: ExecutionKind::Command,
             host: host.clone(),
             command: command.clone(),
             class: classification.class,

@@ -3,6 +3,7 @@
 use crate::classification::Classification;
 use crate::fanout::FanoutId;
 use crate::id::{ApprovalId, ExecutionId};
+use crate::preview::PreviewResult;
 use crate::record::{KnowledgeLoop, ToolCallOutcome};
 use crate::status::{Outcome, StepStatus};
 use crate::time::Timestamp;
@@ -67,6 +68,9 @@ pub enum ToolInput {
         command: String,
         /// Its class and reason.
         classification: Classification,
+        /// GATE-10: its preview, when the shell ran one because the command would wait
+        /// for its own approval ([`Session::run_would_wait`]).
+        preview: Option<PreviewResult>,
     },
     /// `run(host: "tag:NAME" | hosts: [...], command)` (FLEET-1), resolved by the shell.
     RunGroup(GroupRun),
@@ -174,7 +178,8 @@ impl Session {
                 host,
                 command,
                 classification,
-            } => self.run(now, call_id, host, command, classification),
+                preview,
+            } => self.run(now, call_id, host, command, classification, preview),
             ToolInput::RunGroup(run) => self.run_group(now, call_id, run),
         }
     }

@@ -6,7 +6,7 @@ use uuid::Uuid;
 
 use super::*;
 use crate::id::SessionId;
-use crate::record::{ApprovalBinding, KnowledgeLoop};
+use crate::record::{ApprovalBinding, ExecutionKind, KnowledgeLoop};
 use crate::status::CommandClass;
 
 const MIN: i64 = 60_000;
@@ -412,6 +412,7 @@ fn execution(status: ExecutionStatus, created_min: i64, started_min: Option<i64>
         id: session_id.execution_id(1),
         session_id,
         tool_call_id: Some("call-1".into()),
+        kind: ExecutionKind::Command,
         host: "host:a".into(),
         command: "apt-get upgrade -y".into(),
         class: CommandClass::ConfigMutation,

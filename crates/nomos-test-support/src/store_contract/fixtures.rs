@@ -4,8 +4,8 @@
 use nomos_core::event::{DomainEvent, PendingEvent};
 use nomos_core::ports::store::{Commit, Store};
 use nomos_core::record::{
-    Approval, ApprovalBinding, ExecOutput, Execution, KnowledgeLoop, Message, PlanStep,
-    SessionRecord, ToolCallOutcome, ToolCallRecord, ToolCallRequest,
+    Approval, ApprovalBinding, ExecOutput, Execution, ExecutionKind, KnowledgeLoop, Message,
+    PlanStep, SessionRecord, ToolCallOutcome, ToolCallRecord, ToolCallRequest,
 };
 use nomos_core::{
     ApprovalStatus, CommandClass, ExecutionStatus, Role, SessionId, SessionStatus, StepStatus,
@@ -77,6 +77,7 @@ pub fn execution(
         id: session.execution_id(n),
         session_id: session,
         tool_call_id: Some(format!("call-{n}")),
+        kind: ExecutionKind::Command,
         host: "host:hubris".into(),
         command: format!("systemctl restart app{n}"),
         class: CommandClass::ConfigMutation,

@@ -131,6 +131,7 @@ impl Harness {
             host: "local".to_owned(),
             command: command.to_owned(),
             classification: Classification::new(class, "test"),
+            preview: None,
         })
     }
 

@@ -675,6 +675,7 @@ fn apply(
                 host: "local".to_owned(),
                 command: cmd.text.clone(),
                 classification,
+                preview: None,
             });
             prop_assert_eq!(h.now, at);
             let actions = shell.drain(h)?;
