@@ -422,6 +422,10 @@ impl From<DecisionDto> for Decision {
 pub struct DecideRequest {
     /// `approve` or `deny`.
     pub decision: DecisionDto,
+    /// CONTROL-4: why the operator denies (deny only, at most 1000 characters); the
+    /// model is told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// What a decision did; the continuation turn runs in the background.

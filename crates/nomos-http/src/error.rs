@@ -181,6 +181,11 @@ impl From<AgentError> for ApiError {
             AgentError::SessionNotFound(_) | AgentError::ApprovalNotFound(_) => {
                 ApiError::NotFound(error.to_string())
             }
+            // CONTROL-4: a reason the core refuses is bad input, not a conflict.
+            AgentError::Decision(
+                nomos_core::session::DecisionError::ReasonWithApproval
+                | nomos_core::session::DecisionError::ReasonTooLong(_),
+            ) => ApiError::Invalid(error.to_string()),
             AgentError::TurnInProgress(_) | AgentError::Decision(_) => {
                 ApiError::Conflict(error.to_string())
             }

@@ -78,7 +78,7 @@ use crate::record::{
 use crate::status::SessionStatus;
 use crate::time::{Span, Timestamp};
 
-pub use approval::{DecisionError, binding_hash};
+pub use approval::{DENY_REASON_MAX_CHARS, DecisionError, binding_hash, denial_text};
 pub use execution::ExecutionError;
 pub use fanout::GroupRun;
 pub use lifecycle::{OperatorMessageEffect, SweepOutcome};

@@ -150,3 +150,83 @@ fn a_cancelled_approval_never_runs_and_a_late_decision_is_refused() {
         Err(DecisionError::NotPending { .. })
     ));
 }
+
+// rule: CONTROL-4
+#[test]
+fn a_denial_carries_the_operators_reason_to_the_event_and_the_model() {
+    let mut h = assented();
+    h.commit();
+    let reply = h.run("rm -rf /srv/cache", CommandClass::Destructive);
+    let Some(Action::AwaitApproval {
+        approval_id,
+        execution_id,
+    }) = reply.action
+    else {
+        panic!("a destructive command waits: {reply:?}");
+    };
+    h.commit();
+    h.session
+        .handle_decision_with(
+            h.now,
+            approval_id,
+            Decision::Deny,
+            Some(&alice()),
+            Some("  take a backup first  "),
+        )
+        .unwrap();
+    let commit = h.commit();
+    let reason = commit.events.iter().find_map(|e| match &e.event {
+        DomainEvent::ApprovalResolved { reason, .. } => Some(reason.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        reason,
+        Some(Some(
+            "denied by the operator, who said: take a backup first".to_owned()
+        ))
+    );
+    let execution = h.session.execution(execution_id).unwrap().clone();
+    assert_eq!(execution.status, ExecutionStatus::Cancelled);
+    let approval = h
+        .session
+        .approvals()
+        .iter()
+        .find(|a| a.id == approval_id)
+        .cloned();
+    let told = crate::resume::continuation_outcome(&execution, approval.as_ref());
+    assert_eq!(
+        told,
+        "denied by the operator, who said: take a backup first; `rm -rf /srv/cache` on \
+         local did not run"
+    );
+}
+
+// rule: CONTROL-4
+#[test]
+fn a_reason_with_an_approval_or_too_long_is_refused_and_changes_nothing() {
+    let mut h = assented();
+    let reply = h.run("rm -rf /srv/cache", CommandClass::Destructive);
+    let Some(Action::AwaitApproval { approval_id, .. }) = reply.action else {
+        panic!("{reply:?}");
+    };
+    h.commit();
+    assert_eq!(
+        h.session
+            .handle_decision_with(h.now, approval_id, Decision::Approve, None, Some("fine")),
+        Err(DecisionError::ReasonWithApproval)
+    );
+    let long = "x".repeat(super::super::DENY_REASON_MAX_CHARS + 1);
+    assert_eq!(
+        h.session
+            .handle_decision_with(h.now, approval_id, Decision::Deny, None, Some(&long)),
+        Err(DecisionError::ReasonTooLong(
+            super::super::DENY_REASON_MAX_CHARS + 1
+        ))
+    );
+    assert!(h.commit().events.is_empty());
+    assert_eq!(
+        h.session.approvals()[0].status,
+        ApprovalStatus::Pending,
+        "a refused decision leaves the approval pending"
+    );
+}
