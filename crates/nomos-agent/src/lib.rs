@@ -29,6 +29,7 @@ mod cache;
 mod cancel;
 mod client;
 pub mod clock;
+mod close;
 pub mod config;
 mod continuation;
 mod declare;

@@ -49,6 +49,8 @@ pub struct SessionDto {
     /// MCP-2: the MCP client (`name version`) that drives this session and makes its tool
     /// calls; absent when Nomos's model drives it.
     pub client: Option<String>,
+    /// CONTROL-6: when the operator archived it (it is off the board), if archived.
+    pub archived_at: Option<String>,
     /// Creation time.
     pub created_at: String,
     /// Last activity.
@@ -68,6 +70,7 @@ impl From<&SessionRecord> for SessionDto {
             assent_generation: record.assent.map(|a| a.generation),
             assent_expires_at: record.assent.map(|a| time(a.expires_at)),
             client: record.client.clone(),
+            archived_at: opt_time(record.archived_at),
             created_at: time(record.created_at),
             last_activity_at: time(record.last_activity_at),
         }

@@ -194,6 +194,13 @@ impl From<AgentError> for ApiError {
             AgentError::NoRunningTurn(_)
             | AgentError::AlreadyStopping(_)
             | AgentError::Revoke(_) => ApiError::Conflict(error.to_string()),
+            // CONTROL-5: a close of a terminal task or while a command runs is a conflict
+            // with the session's state; a bad outcome or note is bad input.
+            AgentError::Close(
+                nomos_core::session::CloseError::Outcome(_)
+                | nomos_core::session::CloseError::NoteTooLong(_),
+            ) => ApiError::Invalid(error.to_string()),
+            AgentError::Close(_) => ApiError::Conflict(error.to_string()),
             AgentError::EmptyMessage => ApiError::Invalid(error.to_string()),
             AgentError::Store(store) => store.into(),
             AgentError::ShuttingDown => ApiError::Unavailable(error.to_string()),

@@ -41,6 +41,7 @@ pub fn session(id: SessionId, status: SessionStatus) -> SessionRecord {
         knowledge: KnowledgeLoop::Untouched,
         nudged_at: None,
         client: None,
+        archived_at: None,
         n_messages: 0,
         created_at: at(0),
         last_activity_at: at(0),
