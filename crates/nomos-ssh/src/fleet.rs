@@ -94,6 +94,17 @@ impl Executor for FleetExecutor {
     }
 
     fn hosts(&self) -> Vec<HostInfo> {
-        self.inventory.host_infos()
+        // Inventory order; an SSH host carries the fingerprints known_hosts trusts for it.
+        let mut remote: std::collections::HashMap<String, HostInfo> = self
+            .ssh
+            .hosts()
+            .into_iter()
+            .map(|info| (info.slug.clone(), info))
+            .collect();
+        self.inventory
+            .host_infos()
+            .into_iter()
+            .map(|info| remote.remove(&info.slug).unwrap_or(info))
+            .collect()
     }
 }

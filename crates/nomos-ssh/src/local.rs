@@ -237,6 +237,7 @@ impl Executor for LocalExecutor {
             slug: LOCAL_SLUG.to_string(),
             address: LOCAL_SLUG.to_string(),
             tags: self.tags.clone(),
+            host_keys: Vec::new(),
         }]
     }
 }

@@ -34,6 +34,11 @@ pub struct HostInfo {
     pub address: String,
     /// Tags from the inventory.
     pub tags: Vec<String>,
+    /// The SHA256 fingerprints (`SHA256:...`, as `ssh-keygen -lf` prints them) of the
+    /// host keys the executor trusts for this host; empty for a local host or one with
+    /// no recorded key.
+    #[serde(default)]
+    pub host_keys: Vec<String>,
 }
 
 /// Why a command could not produce a result (EXEC-2: each ends the execution as failed).

@@ -194,12 +194,18 @@ impl Executor for SshExecutor {
     }
 
     fn hosts(&self) -> Vec<HostInfo> {
+        let known_hosts = &self.pool.config().known_hosts;
         self.pool
             .inventory()
             .hosts()
             .iter()
-            .filter(|host| matches!(host.target, Target::Ssh(_)))
-            .map(|host| host.info())
+            .filter_map(|host| match &host.target {
+                Target::Ssh(ssh) => Some(HostInfo {
+                    host_keys: verify::recorded_fingerprints(&ssh.address, ssh.port, known_hosts),
+                    ..host.info()
+                }),
+                Target::Local => None,
+            })
             .collect()
     }
 }

@@ -43,12 +43,15 @@ async fn hosts_lists_the_inventory() {
             HostInfo {
                 slug: "local".into(),
                 address: "local".into(),
-                tags: vec![]
+                tags: vec![],
+                host_keys: Vec::new(),
             },
             HostInfo {
                 slug: HOST.into(),
                 address: "127.0.0.1".into(),
-                tags: vec!["test".into()]
+                tags: vec!["test".into()],
+                // rule: FLEET-4 — the fingerprint of the key known_hosts trusts for it.
+                host_keys: vec![sshd.host_key_fingerprint()],
             },
         ]
     );
