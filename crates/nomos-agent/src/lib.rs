@@ -37,6 +37,7 @@ mod error;
 mod exec;
 mod health;
 mod history;
+pub mod live;
 mod locks;
 mod reconcile;
 mod replica;

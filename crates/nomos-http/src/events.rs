@@ -3,7 +3,8 @@
 //!
 //! Each durable event is sent as `id: <seq>`, `event: <kind>` (`plan.step.started`,
 //! `turn.done`...) and the committed record as JSON data. Model text streams as
-//! `event: text.delta` without an id (it is not durable; the final message is).
+//! `event: text.delta` without an id (it is not durable; the final message is), and a
+//! running command's output as `event: execution.output` (EXEC-10), also without an id.
 //!
 //! Resuming: the stream subscribes to the bus *before* it reads the backlog from the
 //! database, then skips live events at or below the last id it sent, so a client
@@ -263,6 +264,28 @@ impl Pump {
                     }
                     let data = serde_json::json!({"session_id": session_id, "text": text});
                     let event = Event::default().event("text.delta").data(data.to_string());
+                    self.send(event).await?;
+                }
+                // EXEC-10: a running command's output, dropped like a delta when queued
+                // during a catch-up (the execution may have ended since).
+                Ok(LiveEvent::ExecutionOutput {
+                    session_id,
+                    execution_id,
+                    stream,
+                    text,
+                }) => {
+                    if stale || self.scope.session().is_some_and(|id| id != session_id) {
+                        continue;
+                    }
+                    let data = serde_json::json!({
+                        "session_id": session_id,
+                        "execution_id": execution_id,
+                        "stream": stream,
+                        "text": text,
+                    });
+                    let event = Event::default()
+                        .event("execution.output")
+                        .data(data.to_string());
                     self.send(event).await?;
                 }
                 Err(RecvError::Lagged(missed)) => {

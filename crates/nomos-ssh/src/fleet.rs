@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo};
+use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo, OutputSink};
 use nomos_core::record::ExecOutput;
 
 use crate::inventory::{Inventory, Target};
@@ -79,6 +79,29 @@ impl Executor for FleetExecutor {
             Target::Ssh(_) => {
                 self.ssh
                     .execute_marked(host, command, limits, Some(marker))
+                    .await
+            }
+        };
+        result.map_err(|e| e.into_exec_error(host))
+    }
+
+    async fn run_streamed(
+        &self,
+        host: &str,
+        command: &str,
+        limits: ExecLimits,
+        marker: &str,
+        live: OutputSink,
+    ) -> Result<ExecOutput, ExecError> {
+        let result = match &self.inventory.require(host)?.target {
+            Target::Local => {
+                self.local
+                    .execute_streamed(command, limits, Some(marker), Some(live))
+                    .await
+            }
+            Target::Ssh(_) => {
+                self.ssh
+                    .execute_streamed(host, command, limits, Some(marker), Some(live))
                     .await
             }
         };
