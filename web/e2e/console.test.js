@@ -63,7 +63,7 @@ async function waitingSession(marker) {
   const session = await server.api('POST', '/api/sessions');
   await say(session.id, `remove the marker ${marker}`);
   await eventually('the plan', async () => (await server.api('GET', `/api/sessions/${session.id}`)).status === 'planning');
-  await say(session.id, `approved ${marker}`);
+  await say(session.id, 'approved');
   await eventually('the approval request', async () => (await server.api('GET', `/api/approvals?session_id=${session.id}`)).length === 1);
   return session.id;
 }
