@@ -195,9 +195,9 @@ async fn an_archived_session_leaves_the_list_until_it_is_brought_back() {
             .collect()
     };
     let board = server.json("/api/sessions").await;
-    assert_eq!(ids(&board), [kept.clone()]);
+    assert_eq!(ids(&board), vec![kept]);
     let only = server.json("/api/sessions?archived=only").await;
-    assert_eq!(ids(&only), [archived.clone()]);
+    assert_eq!(ids(&only), vec![archived.clone()]);
     let both = server.json("/api/sessions?archived=include").await;
     assert_eq!(ids(&both).len(), 2);
 

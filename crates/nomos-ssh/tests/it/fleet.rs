@@ -147,7 +147,8 @@ async fn commands_fan_out_to_hosts_in_their_own_network_namespaces() {
 }
 
 /// Runs a command that prints over time through `run_streamed`; what the sink had seen
-/// when the command printed its last line, and the stored output.
+/// once the first line was in, and the stored output.
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 async fn streamed(fleet: &FleetExecutor, host: &str) -> (Vec<String>, String) {
     use nomos_core::ports::exec::{OutputSink, OutputStream};
     let seen: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
