@@ -1,11 +1,13 @@
-//! The event bus: committed events and live text deltas, per session and global.
+//! The event bus: committed events, live text deltas and live command output, per session
+//! and global.
 //!
 //! Publishing never blocks: a subscriber that falls behind gets
 //! [`tokio::sync::broadcast::error::RecvError::Lagged`] and must catch up from the store's
 //! durable event log (which is what the SSE endpoint does with `Last-Event-ID`).
 
-use nomos_core::SessionId;
 use nomos_core::event::EventRecord;
+use nomos_core::ports::exec::OutputStream;
+use nomos_core::{ExecutionId, SessionId};
 use serde::Serialize;
 use tokio::sync::broadcast;
 
@@ -22,6 +24,17 @@ pub enum LiveEvent {
         /// The new text.
         text: String,
     },
+    /// EXEC-10: output of a running command (not durable; the stored output is).
+    ExecutionOutput {
+        /// The session.
+        session_id: SessionId,
+        /// The execution.
+        execution_id: ExecutionId,
+        /// Which stream it came from.
+        stream: OutputStream,
+        /// The new text.
+        text: String,
+    },
 }
 
 impl LiveEvent {
@@ -29,7 +42,8 @@ impl LiveEvent {
     pub fn session_id(&self) -> SessionId {
         match self {
             LiveEvent::Committed(record) => record.session_id,
-            LiveEvent::TextDelta { session_id, .. } => *session_id,
+            LiveEvent::TextDelta { session_id, .. }
+            | LiveEvent::ExecutionOutput { session_id, .. } => *session_id,
         }
     }
 }

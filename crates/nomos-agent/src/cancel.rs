@@ -236,12 +236,29 @@ impl Agent {
         command: &str,
         limits: ExecLimits,
         execution_id: ExecutionId,
+        session_id: SessionId,
     ) -> RunEnd {
         let marker = execution_id.to_string();
+        // EXEC-10: the output streams live while the command runs; every chunk is out
+        // before the end is recorded.
+        let (live, published) =
+            crate::live::live_output(self.inner.bus.clone(), session_id, execution_id);
         let run = self
             .inner
             .executor
-            .run_marked(host, command, limits, &marker);
+            .run_streamed(host, command, limits, &marker, live);
+        let end = self.race_stop(control, host, execution_id, run).await;
+        let _ = tokio::time::timeout(Duration::from_secs(2), published).await;
+        end
+    }
+
+    async fn race_stop(
+        &self,
+        control: Option<&TurnControl>,
+        host: &str,
+        execution_id: ExecutionId,
+        run: impl Future<Output = Result<ExecOutput, ExecError>>,
+    ) -> RunEnd {
         let Some(control) = control else {
             return RunEnd::Finished(run.await);
         };

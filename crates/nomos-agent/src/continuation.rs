@@ -53,7 +53,7 @@ impl Agent {
     ) -> Result<(DecisionReport, TurnReport), AgentError> {
         let decider = decided_by.map(Decider::named);
         let (report, guard) = self
-            .record_decision(approval_id, decision, decider.as_ref())
+            .record_decision(approval_id, decision, decider.as_ref(), None)
             .await?;
         let turn = self.continue_after_decision(&report, guard).await;
         Ok((report, turn))
@@ -80,8 +80,21 @@ impl Agent {
         decision: Decision,
         decided_by: Option<&Decider>,
     ) -> Result<(DecisionReport, JoinHandle<TurnReport>), AgentError> {
+        self.spawn_decide_with(approval_id, decision, decided_by, None)
+            .await
+    }
+
+    /// [`Agent::spawn_decide_by`] with the operator's reason for a denial (CONTROL-4):
+    /// the continuation tells the model the operator denied the command and why.
+    pub async fn spawn_decide_with(
+        &self,
+        approval_id: ApprovalId,
+        decision: Decision,
+        decided_by: Option<&Decider>,
+        reason: Option<&str>,
+    ) -> Result<(DecisionReport, JoinHandle<TurnReport>), AgentError> {
         let (report, guard) = self
-            .record_decision(approval_id, decision, decided_by)
+            .record_decision(approval_id, decision, decided_by, reason)
             .await?;
         let agent = self.clone();
         let task_report = report.clone();
@@ -95,6 +108,7 @@ impl Agent {
         approval_id: ApprovalId,
         decision: Decision,
         decided_by: Option<&Decider>,
+        reason: Option<&str>,
     ) -> Result<(DecisionReport, SessionGuard), AgentError> {
         let approval = self
             .inner
@@ -113,7 +127,7 @@ impl Agent {
         // longer start) is an error here and nothing runs.
         let (decided, actions) = self
             .mutate_acting(id, |session, now| {
-                session.handle_decision_by(now, approval_id, decision, decided_by)
+                session.handle_decision_with(now, approval_id, decision, decided_by, reason)
             })
             .await?;
         decided?;

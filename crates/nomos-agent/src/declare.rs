@@ -81,6 +81,7 @@ mod tests {
                 } else {
                     Vec::new()
                 },
+                host_keys: Vec::new(),
             })
             .collect()
     }

@@ -48,6 +48,9 @@ pub enum AgentError {
     /// CONTROL-2: a revoke was refused.
     #[error(transparent)]
     Revoke(#[from] nomos_core::session::RevokeError),
+    /// CONTROL-5: a close was refused by the core.
+    #[error(transparent)]
+    Close(#[from] nomos_core::session::CloseError),
     /// The runtime is shutting down.
     #[error("the runtime is shutting down")]
     ShuttingDown,

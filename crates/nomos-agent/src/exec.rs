@@ -79,7 +79,14 @@ impl Agent {
             // EXEC-7: exactly the string that was classified and shown. EXEC-8: marked
             // with the execution's id, so a restart can stop what is left of it.
             let end = agent
-                .run_stoppable(control.as_deref(), &host, &command, limits, execution_id)
+                .run_stoppable(
+                    control.as_deref(),
+                    &host,
+                    &command,
+                    limits,
+                    execution_id,
+                    id,
+                )
                 .await;
             let (result, text, outcome, exit) = match end {
                 RunEnd::Finished(result) => {

@@ -533,6 +533,47 @@ fn event_entry(record: &EventRecord) -> Option<ActivityEntry> {
                 )
             }
         }
+        // CONTROL-5/6: the operator's close and archive, with who.
+        DomainEvent::TaskClosed {
+            outcome,
+            note,
+            closed_by,
+            username,
+            request_id,
+        } => ActivityEntry {
+            state: EntryState::Done,
+            detail: match (
+                note,
+                who_detail(
+                    closed_by.as_deref(),
+                    username.as_deref(),
+                    request_id.as_deref(),
+                ),
+            ) {
+                (Some(note), Some(who)) => Some(format!("{note} ({who})")),
+                (Some(note), None) => Some(note.clone()),
+                (None, who) => who,
+            },
+            ..entry(
+                at,
+                format!("close/{seq}"),
+                ActivityKind::Status,
+                format!("Operator closed the task as {}", outcome.as_str()),
+            )
+        },
+        DomainEvent::SessionArchived { archived, by } => ActivityEntry {
+            detail: who_detail(by.as_deref(), None, None),
+            ..entry(
+                at,
+                format!("archive/{seq}"),
+                ActivityKind::Status,
+                if *archived {
+                    "Operator archived the session".into()
+                } else {
+                    "Operator brought the session back from the archive".into()
+                },
+            )
+        },
         DomainEvent::Nudged => entry(
             at,
             format!("nudge/{seq}"),

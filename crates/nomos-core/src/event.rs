@@ -199,6 +199,35 @@ pub enum DomainEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         request_id: Option<String>,
     },
+    /// CONTROL-5: the operator closed the task (a denied or stuck one) with an outcome
+    /// and a note (AUDIT-1: who, and the request); its `task.status` follows.
+    #[serde(rename = "task.closed")]
+    TaskClosed {
+        /// `failure` or `partial`.
+        outcome: Outcome,
+        /// The operator's note, if any.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+        /// Who closed it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        closed_by: Option<String>,
+        /// AUDIT-1: the OIDC `preferred_username` of who it was, alongside the subject.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        username: Option<String>,
+        /// The id of the request that carried the close.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
+    },
+    /// CONTROL-6: the operator archived the session (it leaves the board) or brought it
+    /// back (`archived: false`).
+    #[serde(rename = "session.archived")]
+    SessionArchived {
+        /// Whether it is archived now.
+        archived: bool,
+        /// Who did it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
+    },
     /// CONTROL-2: the operator revoked the assent window before it expired (AUDIT-1: who,
     /// and the request); the window's `assent.closed` (reason `revoked`) follows.
     #[serde(rename = "assent.revoked")]
@@ -330,6 +359,8 @@ impl DomainEvent {
         "turn.stopped",
         "assent.revoked",
         "plan.rejected",
+        "task.closed",
+        "session.archived",
     ];
 
     /// The event's kind, as the SSE `event:` field and the store's `kind` column spell it.
@@ -356,6 +387,8 @@ impl DomainEvent {
             DomainEvent::TurnStopped { .. } => "turn.stopped",
             DomainEvent::AssentRevoked { .. } => "assent.revoked",
             DomainEvent::PlanRejected { .. } => "plan.rejected",
+            DomainEvent::TaskClosed { .. } => "task.closed",
+            DomainEvent::SessionArchived { .. } => "session.archived",
         }
     }
 }

@@ -86,6 +86,10 @@ pub struct SessionRecord {
     /// MCP client's `name version`), if any. Set at creation and never changed.
     #[serde(default)]
     pub client: Option<String>,
+    /// CONTROL-6: when the operator archived the session (it leaves the board), if it is
+    /// archived.
+    #[serde(default)]
+    pub archived_at: Option<Timestamp>,
     /// How many messages the session holds (used to derive message ids).
     pub n_messages: u64,
     /// Creation time.

@@ -222,7 +222,14 @@ pub fn continuation_outcome(execution: &Execution, approval: Option<&Approval>) 
     let what = format!("`{}` on {}", execution.command, execution.host);
     let decision = match approval.map(|approval| approval.status) {
         Some(ApprovalStatus::Denied) => {
-            return format!("denied by the operator; {what} did not run");
+            // CONTROL-4: the denial's text (with the operator's reason) is the error the
+            // cancelled execution carries.
+            let why = execution
+                .error
+                .as_deref()
+                .filter(|e| e.starts_with("denied by the operator"))
+                .unwrap_or("denied by the operator");
+            return format!("{why}; {what} did not run");
         }
         Some(ApprovalStatus::Expired) => {
             return format!(

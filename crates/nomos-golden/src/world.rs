@@ -38,6 +38,7 @@ impl SimulatedExecutor {
             slug: "local".to_owned(),
             address: "local".to_owned(),
             tags: Vec::new(),
+            host_keys: Vec::new(),
         }];
         for host in &world.hosts {
             if host.slug != "local" {
@@ -45,6 +46,7 @@ impl SimulatedExecutor {
                     slug: host.slug.clone(),
                     address: host.address.clone().unwrap_or_else(|| host.slug.clone()),
                     tags: host.tags.clone(),
+                    host_keys: Vec::new(),
                 });
             }
         }

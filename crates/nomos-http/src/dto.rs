@@ -51,6 +51,8 @@ pub struct SessionDto {
     /// MCP-2: the MCP client (`name version`) that drives this session and makes its tool
     /// calls; absent when Nomos's model drives it.
     pub client: Option<String>,
+    /// CONTROL-6: when the operator archived it (it is off the board), if archived.
+    pub archived_at: Option<String>,
     /// Creation time.
     pub created_at: String,
     /// Last activity.
@@ -70,6 +72,7 @@ impl From<&SessionRecord> for SessionDto {
             assent_generation: record.assent.map(|a| a.generation),
             assent_expires_at: record.assent.map(|a| time(a.expires_at)),
             client: record.client.clone(),
+            archived_at: opt_time(record.archived_at),
             created_at: time(record.created_at),
             last_activity_at: time(record.last_activity_at),
         }
@@ -573,6 +576,10 @@ impl From<DecisionDto> for Decision {
 pub struct DecideRequest {
     /// `approve` or `deny`.
     pub decision: DecisionDto,
+    /// CONTROL-4: why the operator denies (deny only, at most 1000 characters); the
+    /// model is told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// What a decision did; the continuation turn runs in the background.

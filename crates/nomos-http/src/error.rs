@@ -181,6 +181,11 @@ impl From<AgentError> for ApiError {
             AgentError::SessionNotFound(_) | AgentError::ApprovalNotFound(_) => {
                 ApiError::NotFound(error.to_string())
             }
+            // CONTROL-4: a reason the core refuses is bad input, not a conflict.
+            AgentError::Decision(
+                nomos_core::session::DecisionError::ReasonWithApproval
+                | nomos_core::session::DecisionError::ReasonTooLong(_),
+            ) => ApiError::Invalid(error.to_string()),
             AgentError::TurnInProgress(_)
             | AgentError::Decision(_)
             | AgentError::PlanDecision(_) => ApiError::Conflict(error.to_string()),
@@ -189,6 +194,13 @@ impl From<AgentError> for ApiError {
             AgentError::NoRunningTurn(_)
             | AgentError::AlreadyStopping(_)
             | AgentError::Revoke(_) => ApiError::Conflict(error.to_string()),
+            // CONTROL-5: a close of a terminal task or while a command runs is a conflict
+            // with the session's state; a bad outcome or note is bad input.
+            AgentError::Close(
+                nomos_core::session::CloseError::Outcome(_)
+                | nomos_core::session::CloseError::NoteTooLong(_),
+            ) => ApiError::Invalid(error.to_string()),
+            AgentError::Close(_) => ApiError::Conflict(error.to_string()),
             AgentError::EmptyMessage => ApiError::Invalid(error.to_string()),
             AgentError::Store(store) => store.into(),
             AgentError::ShuttingDown => ApiError::Unavailable(error.to_string()),

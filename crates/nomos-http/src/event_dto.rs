@@ -361,6 +361,38 @@ pub enum EventDto {
         #[schema(nullable = false)]
         reason: Option<String>,
     },
+    /// CONTROL-5: the operator closed an open task as failed or partial, with a note.
+    #[serde(rename = "task.closed")]
+    TaskClosed {
+        /// `failure` or `partial`.
+        outcome: OutcomeDto,
+        /// The operator's note.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(nullable = false)]
+        note: Option<String>,
+        /// Who closed it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(nullable = false)]
+        closed_by: Option<String>,
+        /// AUDIT-1: the OIDC `preferred_username` of who it was.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(nullable = false)]
+        username: Option<String>,
+        /// The id of the request that carried the close.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(nullable = false)]
+        request_id: Option<String>,
+    },
+    /// CONTROL-6: the operator archived a session off the board, or brought it back.
+    #[serde(rename = "session.archived")]
+    SessionArchived {
+        /// Whether it is archived now.
+        archived: bool,
+        /// Who did it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(nullable = false)]
+        by: Option<String>,
+    },
 }
 
 impl From<&DomainEvent> for EventDto {
@@ -519,6 +551,22 @@ impl From<&DomainEvent> for EventDto {
                 request_id,
                 reason,
             },
+            DomainEvent::TaskClosed {
+                outcome,
+                note,
+                closed_by,
+                username,
+                request_id,
+            } => EventDto::TaskClosed {
+                outcome: outcome.into(),
+                note,
+                closed_by,
+                username,
+                request_id,
+            },
+            DomainEvent::SessionArchived { archived, by } => {
+                EventDto::SessionArchived { archived, by }
+            }
         }
     }
 }

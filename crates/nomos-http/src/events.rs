@@ -4,7 +4,8 @@
 //! Each durable event is sent as `id: <seq>`, `event: <kind>` (`plan.step.started`,
 //! `turn.done`...) and the committed record's wire form ([`EventRecordDto`]) as JSON
 //! data. Model text streams as `event: text.delta` without an id (it is not durable; the
-//! final message is).
+//! final message is), and a running command's output as `event: execution.output`
+//! (EXEC-10), also without an id.
 //!
 //! Resuming: the stream subscribes to the bus *before* it reads the backlog from the
 //! database, then skips live events at or below the last id it sent, so a client
@@ -265,6 +266,20 @@ impl Pump {
                     }
                     self.send(delta_frame(session_id, &text)).await?;
                 }
+                // EXEC-10: a running command's output, dropped like a delta when queued
+                // during a catch-up (the execution may have ended since).
+                Ok(LiveEvent::ExecutionOutput {
+                    session_id,
+                    execution_id,
+                    stream,
+                    text,
+                }) => {
+                    if stale || self.scope.session().is_some_and(|id| id != session_id) {
+                        continue;
+                    }
+                    let frame = output_frame(session_id, execution_id, stream, &text);
+                    self.send(frame).await?;
+                }
                 Err(RecvError::Lagged(missed)) => {
                     tracing::debug!(missed, "event stream lagged; re-reading the event log");
                     self.catch_up().await?;
@@ -323,6 +338,22 @@ fn record_frame(record: &EventRecord, position: i64) -> Event {
 fn delta_frame(session_id: SessionId, text: &str) -> Event {
     let data = serde_json::json!({"session_id": session_id, "text": text});
     Event::default().event("text.delta").data(data.to_string())
+}
+
+/// EXEC-10: a running command's output chunk, sent without an id (it is not durable).
+fn output_frame(
+    session_id: SessionId,
+    execution_id: impl serde::Serialize,
+    stream: impl serde::Serialize,
+    text: &str,
+) -> Event {
+    let data = serde_json::json!({
+        "session_id": session_id,
+        "execution_id": execution_id,
+        "stream": stream,
+        "text": text,
+    });
+    Event::default().event("execution.output").data(data.to_string())
 }
 
 /// Counts an open stream for as long as it lives.

@@ -17,7 +17,7 @@ use crate::{dto, error, event_dto, events};
         approvals::executions, approvals::session_executions, approvals::pending,
         approvals::decide,
         control::stop, control::revoke_assent, control::decide_plan, control::cancel_approval, control::grants,
-        control::session_approvals,
+        control::session_approvals, control::close, control::archive, control::unarchive,
         knowledge::entities, knowledge::entity, knowledge::relations, knowledge::search,
         hosts::hosts, hosts::reachability,
         events::session_events, events::global_events,

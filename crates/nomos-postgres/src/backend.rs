@@ -27,6 +27,8 @@ macro_rules! list_sessions_sql {
                AND ($6::timestamptz IS NULL OR created_at < $6 OR (created_at = $6 AND id < $7))
                AND ($8::text IS NULL
                     OR strpos(lower(coalesce(goal, '') || ' ' || coalesce(summary, '')), lower($8)) > 0)
+               AND ($9::text = 'any' OR ($9 = 'listed' AND archived_at IS NULL)
+                    OR ($9 = 'archived' AND archived_at IS NOT NULL))
              ORDER BY ",
             $order,
             " LIMIT $5"

@@ -1,16 +1,29 @@
 //! Capped capture of one output stream (EXEC-5): keep the first bytes, count the rest.
 
+use nomos_core::ports::exec::{OutputSink, OutputStream};
 use nomos_core::record::ExecOutput;
 
 /// Collects at most `cap` bytes of a stream and counts how many more arrived.
 ///
 /// Bytes beyond the cap are read and discarded, never left unread, so the remote
 /// side is not blocked by a full pipe or SSH window.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct CappedBuffer {
     kept: Vec<u8>,
     cap: usize,
     cut: u64,
+    live: Option<(OutputSink, OutputStream)>,
+}
+
+impl std::fmt::Debug for CappedBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CappedBuffer")
+            .field("kept", &self.kept.len())
+            .field("cap", &self.cap)
+            .field("cut", &self.cut)
+            .field("live", &self.live.as_ref().map(|(_, stream)| *stream))
+            .finish()
+    }
 }
 
 impl CappedBuffer {
@@ -20,11 +33,26 @@ impl CappedBuffer {
             kept: Vec::with_capacity(cap.min(8 * 1024)),
             cap,
             cut: 0,
+            live: None,
         }
     }
 
-    /// Appends a chunk, keeping what fits and counting the rest as cut.
+    /// EXEC-10: a buffer that also hands every chunk to `live` as `stream`.
+    pub fn with_live(cap: usize, live: Option<OutputSink>, stream: OutputStream) -> CappedBuffer {
+        CappedBuffer {
+            live: live.map(|sink| (sink, stream)),
+            ..CappedBuffer::new(cap)
+        }
+    }
+
+    /// Appends a chunk, keeping what fits and counting the rest as cut; a live buffer
+    /// hands the whole chunk on first.
     pub fn push(&mut self, chunk: &[u8]) {
+        if let Some((sink, stream)) = &self.live
+            && !chunk.is_empty()
+        {
+            sink(*stream, chunk);
+        }
         let room = self.cap.saturating_sub(self.kept.len());
         let take = room.min(chunk.len());
         self.kept.extend_from_slice(&chunk[..take]);
@@ -55,9 +83,14 @@ pub struct Captured {
 impl Captured {
     /// Two empty buffers with the same cap.
     pub fn new(cap: usize) -> Captured {
+        Captured::with_live(cap, None)
+    }
+
+    /// EXEC-10: two buffers that also hand their chunks to `live`.
+    pub fn with_live(cap: usize, live: Option<OutputSink>) -> Captured {
         Captured {
-            stdout: CappedBuffer::new(cap),
-            stderr: CappedBuffer::new(cap),
+            stdout: CappedBuffer::with_live(cap, live.clone(), OutputStream::Stdout),
+            stderr: CappedBuffer::with_live(cap, live, OutputStream::Stderr),
         }
     }
 
@@ -102,6 +135,30 @@ mod tests {
         let mut buffer = CappedBuffer::new(0);
         buffer.push(b"hello");
         assert_eq!(buffer.into_text(), (String::new(), 5));
+    }
+
+    // rule: EXEC-10
+    #[test]
+    fn a_live_buffer_hands_on_every_chunk_and_keeps_only_the_cap() {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink: OutputSink = {
+            let seen = seen.clone();
+            std::sync::Arc::new(move |stream, chunk: &[u8]| {
+                seen.lock().unwrap().push((stream, chunk.to_vec()));
+            })
+        };
+        let mut buffer = CappedBuffer::with_live(3, Some(sink), OutputStream::Stderr);
+        buffer.push(b"ab");
+        buffer.push(b"");
+        buffer.push(b"cd");
+        assert_eq!(
+            *seen.lock().unwrap(),
+            vec![
+                (OutputStream::Stderr, b"ab".to_vec()),
+                (OutputStream::Stderr, b"cd".to_vec())
+            ]
+        );
+        assert_eq!(buffer.into_text(), ("abc".to_string(), 1));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo};
+use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo, OutputSink};
 use nomos_core::record::ExecOutput;
 
 use crate::inventory::{Inventory, Target};
@@ -85,6 +85,29 @@ impl Executor for FleetExecutor {
         result.map_err(|e| e.into_exec_error(host))
     }
 
+    async fn run_streamed(
+        &self,
+        host: &str,
+        command: &str,
+        limits: ExecLimits,
+        marker: &str,
+        live: OutputSink,
+    ) -> Result<ExecOutput, ExecError> {
+        let result = match &self.inventory.require(host)?.target {
+            Target::Local => {
+                self.local
+                    .execute_streamed(command, limits, Some(marker), Some(live))
+                    .await
+            }
+            Target::Ssh(_) => {
+                self.ssh
+                    .execute_streamed(host, command, limits, Some(marker), Some(live))
+                    .await
+            }
+        };
+        result.map_err(|e| e.into_exec_error(host))
+    }
+
     async fn stop_marked(&self, host: &str, marker: &str) -> Result<(), ExecError> {
         let result = match &self.inventory.require(host)?.target {
             Target::Local => self.local.stop_marked(marker).await,
@@ -94,6 +117,17 @@ impl Executor for FleetExecutor {
     }
 
     fn hosts(&self) -> Vec<HostInfo> {
-        self.inventory.host_infos()
+        // Inventory order; an SSH host carries the fingerprints known_hosts trusts for it.
+        let mut remote: std::collections::HashMap<String, HostInfo> = self
+            .ssh
+            .hosts()
+            .into_iter()
+            .map(|info| (info.slug.clone(), info))
+            .collect();
+        self.inventory
+            .host_infos()
+            .into_iter()
+            .map(|info| remote.remove(&info.slug).unwrap_or(info))
+            .collect()
     }
 }

@@ -418,6 +418,7 @@ impl Host {
             slug: self.slug.clone(),
             address: self.address().to_string(),
             tags: self.tags.clone(),
+            host_keys: Vec::new(),
         }
     }
 

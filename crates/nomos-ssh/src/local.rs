@@ -27,7 +27,9 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
-use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo};
+use nomos_core::ports::exec::{
+    ExecError, ExecLimits, Executor, HostInfo, OutputSink, OutputStream,
+};
 use nomos_core::record::ExecOutput;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
@@ -91,6 +93,18 @@ impl LocalExecutor {
         limits: ExecLimits,
         marker: Option<&str>,
     ) -> Result<ExecOutput, SshError> {
+        self.execute_streamed(command, limits, marker, None).await
+    }
+
+    /// [`LocalExecutor::execute_marked`] handing the output to `live` as it arrives
+    /// (EXEC-10).
+    pub async fn execute_streamed(
+        &self,
+        command: &str,
+        limits: ExecLimits,
+        marker: Option<&str>,
+        live: Option<OutputSink>,
+    ) -> Result<ExecOutput, SshError> {
         let started = Instant::now();
         let mut shell = Command::new(&self.shell);
         shell
@@ -116,7 +130,17 @@ impl LocalExecutor {
         let cap = limits.output_cap;
 
         let finished = tokio::time::timeout(limits.timeout.to_std(), async {
-            tokio::join!(drain(stdout, cap), drain(stderr, cap), child.wait())
+            tokio::join!(
+                drain(
+                    stdout,
+                    CappedBuffer::with_live(cap, live.clone(), OutputStream::Stdout)
+                ),
+                drain(
+                    stderr,
+                    CappedBuffer::with_live(cap, live.clone(), OutputStream::Stderr)
+                ),
+                child.wait()
+            )
         })
         .await;
         match finished {
@@ -225,6 +249,20 @@ impl Executor for LocalExecutor {
             .map_err(|e| e.into_exec_error(host))
     }
 
+    async fn run_streamed(
+        &self,
+        host: &str,
+        command: &str,
+        limits: ExecLimits,
+        marker: &str,
+        live: OutputSink,
+    ) -> Result<ExecOutput, ExecError> {
+        local_only(host)?;
+        self.execute_streamed(command, limits, Some(marker), Some(live))
+            .await
+            .map_err(|e| e.into_exec_error(host))
+    }
+
     async fn stop_marked(&self, host: &str, marker: &str) -> Result<(), ExecError> {
         local_only(host)?;
         LocalExecutor::stop_marked(self, marker)
@@ -237,6 +275,7 @@ impl Executor for LocalExecutor {
             slug: LOCAL_SLUG.to_string(),
             address: LOCAL_SLUG.to_string(),
             tags: self.tags.clone(),
+            host_keys: Vec::new(),
         }]
     }
 }
@@ -317,9 +356,8 @@ impl Drop for GroupGuard {
 
 async fn drain<R: AsyncRead + Unpin>(
     reader: Option<R>,
-    cap: usize,
+    mut buffer: CappedBuffer,
 ) -> std::io::Result<CappedBuffer> {
-    let mut buffer = CappedBuffer::new(cap);
     let Some(mut reader) = reader else {
         return Ok(buffer);
     };

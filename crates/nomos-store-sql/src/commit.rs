@@ -52,7 +52,7 @@ pub fn new_session_row(
 
 /// A session row's columns in table order: id, status, goal, summary, board outcome,
 /// plan generation, assent window, knowledge, nudged at, message count, created at,
-/// last activity at (`$1` to `$12` of the session statements).
+/// last activity at (`$1` to `$13` of the session statements, the archive time last).
 pub fn session_args(s: &SessionRecord) -> Result<Vec<Arg>, StoreError> {
     let assent = s
         .assent
@@ -72,6 +72,7 @@ pub fn session_args(s: &SessionRecord) -> Result<Vec<Arg>, StoreError> {
         Arg::Int(from_u64(s.n_messages, "message count")?),
         Arg::Time(s.created_at),
         Arg::Time(s.last_activity_at),
+        Arg::OptTime(s.archived_at),
     ])
 }
 

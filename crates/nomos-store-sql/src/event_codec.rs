@@ -98,6 +98,8 @@ mod tests {
 {"type":"turn.stopped","stopped_by":"alice","request_id":"req-3"}
 {"type":"assent.revoked","generation":2,"revoked_by":"alice","username":"alice@example.org"}
 {"type":"plan.rejected","generation":3,"rejected_by":"alice","reason":"not during office hours"}
+{"type":"task.closed","outcome":"failure","note":"the host is gone","closed_by":"alice"}
+{"type":"session.archived","archived":true,"by":"alice"}
 "#;
 
     fn v1_rows() -> Vec<Value> {

@@ -25,6 +25,7 @@ pub fn session<B, R: RecordRow<B>>(row: &R) -> Result<SessionRecord, StoreError>
         knowledge: row.parsed("knowledge", KnowledgeLoop::parse)?,
         nudged_at: row.opt_timestamp("nudged_at")?,
         client: row.opt_text("client")?,
+        archived_at: row.opt_timestamp("archived_at")?,
         n_messages: row.u64("n_messages")?,
         created_at: row.timestamp("created_at")?,
         last_activity_at: row.timestamp("last_activity_at")?,

@@ -154,12 +154,13 @@ pub static SHARED: Shared = Shared {
     insert_session:
         "INSERT INTO sessions (id, status, goal, summary, board_outcome, plan_generation,
                      assent, knowledge, nudged_at, n_messages, created_at, last_activity_at,
-                     version, client)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, 1, $13)",
+                     archived_at, version, client)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1, $14)",
     update_session: "UPDATE sessions SET status = $2, goal = $3, summary = $4, board_outcome = $5,
                      plan_generation = $6, assent = $7, knowledge = $8, nudged_at = $9,
-                     n_messages = $10, created_at = $11, last_activity_at = $12, version = $13
-                     WHERE id = $1 AND version = $14",
+                     n_messages = $10, created_at = $11, last_activity_at = $12,
+                     archived_at = $13, version = $14
+                     WHERE id = $1 AND version = $15",
     bump_version: "UPDATE sessions SET version = $1 WHERE id = $2 AND version = $3",
     session_version: "SELECT version FROM sessions WHERE id = $1",
 };

@@ -4,7 +4,8 @@
 use nomos_core::chain::{ChainCursor, ChainedEvent};
 use nomos_core::event::EventRecord;
 use nomos_core::ports::store::{
-    AuditMark, ExecutionFilter, GoalFilter, ListOrder, SessionFilter, SessionSnapshot, StoreError,
+    ArchiveFilter, AuditMark, ExecutionFilter, GoalFilter, ListOrder, SessionFilter,
+    SessionSnapshot, StoreError,
 };
 use nomos_core::record::{
     Approval, Entity, Execution, Message, Relationship, SessionRecord, ToolCallRecord,
@@ -410,6 +411,14 @@ pub async fn list_sessions<B: SqlBackend>(
         Arg::OptTime(filter.before.map(|c| c.created_at)),
         Arg::OptId(filter.before.map(|c| c.id.as_uuid())),
         Arg::OptText(filter.text.clone()),
+        Arg::Text(
+            match filter.archived {
+                ArchiveFilter::Any => "any",
+                ArchiveFilter::Listed => "listed",
+                ArchiveFilter::Archived => "archived",
+            }
+            .to_owned(),
+        ),
     ];
     let lists = B::SQL.list_sessions;
     let sql = match filter.order {

@@ -34,6 +34,7 @@ impl FakeFleet {
             slug: slug.into(),
             address: format!("{slug}.example.invalid"),
             tags: vec!["fake".into()],
+            host_keys: Vec::new(),
         });
         self
     }

@@ -128,8 +128,11 @@ export class Api {
     return this.request('GET', `/api/approvals${query}`);
   }
 
-  decide(approvalId: string, decision: 'approve' | 'deny'): Promise<unknown> {
-    return this.request('POST', `/api/approvals/${encodeURIComponent(approvalId)}/decision`, { decision });
+  /** CONTROL-4: a denial may carry the operator's reason, which the model is told. */
+  decide(approvalId: string, decision: 'approve' | 'deny', reason?: string): Promise<unknown> {
+    const why = decision === 'deny' ? reason?.trim() : undefined;
+    const body = why ? { decision, reason: why } : { decision };
+    return this.request('POST', `/api/approvals/${encodeURIComponent(approvalId)}/decision`, body);
   }
 
   /** CONTROL-1: stops the session's running turn. */

@@ -211,6 +211,28 @@ export type EventDto =
     type: 'plan.rejected';
     /** AUDIT-1: the OIDC `preferred_username` of who it was. */
     username?: string;
+  }
+  /** CONTROL-5: the operator closed an open task as failed or partial, with a note. */
+  | {
+    /** Who closed it. */
+    closed_by?: string;
+    /** The operator's note. */
+    note?: string;
+    /** `failure` or `partial`. */
+    outcome: OutcomeDto;
+    /** The id of the request that carried the close. */
+    request_id?: string;
+    type: 'task.closed';
+    /** AUDIT-1: the OIDC `preferred_username` of who it was. */
+    username?: string;
+  }
+  /** CONTROL-6: the operator archived a session off the board, or brought it back. */
+  | {
+    /** Whether it is archived now. */
+    archived: boolean;
+    /** Who did it. */
+    by?: string;
+    type: 'session.archived';
   };
 
 /**
@@ -274,6 +296,8 @@ export const EVENT_KINDS = [
   'turn.stopped',
   'assent.revoked',
   'plan.rejected',
+  'task.closed',
+  'session.archived',
 ] as const;
 
 /** A durable event kind. */

@@ -26,4 +26,13 @@ describe('history pages', () => {
     expect(mayHaveMore(25, 25)).toBe(true);
     expect(mayHaveMore(3, 25)).toBe(false);
   });
+
+  // rule: CONTROL-6
+  it('keeps the archive filter in the URL and asks the API for it', () => {
+    const filter = parseHistory('?archived=only&q=disk');
+    expect(filter).toEqual({ status: null, q: 'disk', archived: 'only' });
+    expect(historySearch(filter)).toBe('?q=disk&archived=only');
+    expect(historyQuery(filter, 25, null)).toBe('order=desc&limit=25&q=disk&archived=only');
+    expect(parseHistory('?archived=bogus').archived).toBeUndefined();
+  });
 });

@@ -12,15 +12,22 @@ export interface HistoryFilter {
   status: SessionStatus | null;
   /** Text the goal or summary must contain. */
   q: string;
+  /** CONTROL-6: archived sessions only, or with the others; absent: the board's sessions. */
+  archived?: 'only' | 'include';
 }
+
+/** The archive choices the History filter offers (CONTROL-6). */
+const ARCHIVED = ['only', 'include'] as const;
 
 /** Reads the filter from a URL query string; unknown statuses are ignored. */
 export function parseHistory(search: string): HistoryFilter {
   const params = new URLSearchParams(search);
   const status = params.get('status');
+  const archived = ARCHIVED.find((a) => a === params.get('archived'));
   return {
     status: HISTORY_STATUSES.find((s) => s === status) ?? null,
     q: params.get('q')?.trim() ?? '',
+    ...(archived ? { archived } : {}),
   };
 }
 
@@ -29,6 +36,7 @@ export function historySearch(filter: HistoryFilter): string {
   const params = new URLSearchParams();
   if (filter.status) params.set('status', filter.status);
   if (filter.q.trim()) params.set('q', filter.q.trim());
+  if (filter.archived) params.set('archived', filter.archived);
   const text = params.toString();
   return text ? `?${text}` : '';
 }
@@ -38,6 +46,7 @@ export function historyQuery(filter: HistoryFilter, limit: number, before: strin
   const params = new URLSearchParams({ order: 'desc', limit: String(limit) });
   if (filter.status) params.set('status', filter.status);
   if (filter.q.trim()) params.set('q', filter.q.trim());
+  if (filter.archived) params.set('archived', filter.archived);
   if (before) params.set('before', before);
   return params.toString();
 }

@@ -15,4 +15,11 @@ describe('hosts', () => {
     expect(hostKey(host({ os: 'debian' }))).toBeNull();
     expect(hostKey(host(null))).toBeNull();
   });
+
+  // rule: FLEET-4
+  it('prefers the fingerprints known_hosts trusts over a recorded attribute', () => {
+    const trusted = { ...host({ host_key: 'SHA256:old' }), host_keys: ['SHA256:a', 'SHA256:b'] };
+    expect(hostKey(trusted)).toBe('SHA256:a, SHA256:b');
+    expect(hostKey({ ...host({ host_key: 'SHA256:old' }), host_keys: [] })).toBe('SHA256:old');
+  });
 });

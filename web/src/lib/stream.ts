@@ -9,6 +9,13 @@ import { EVENT_KINDS, type EventRecordDto } from './events.gen';
 /** Every durable event kind the server sends, generated from the OpenAPI document. */
 export { EVENT_KINDS };
 
+/** EXEC-10: a chunk of a running command's output (`event: execution.output`, not durable). */
+export interface LiveOutput {
+  execution_id: string;
+  stream: 'stdout' | 'stderr';
+  text: string;
+}
+
 /** The connection's state, shown to the operator. */
 export type StreamState = 'connecting' | 'live' | 'reconnecting' | 'closed';
 
@@ -35,6 +42,8 @@ export interface StreamOptions {
   onEvent: (record: EventRecordDto, kind: string, verdict: Verdict) => void;
   /** Streamed model text (not durable). */
   onDelta?: (text: string) => void;
+  /** EXEC-10: a running command's output (not durable; the stored output replaces it). */
+  onOutput?: (output: LiveOutput) => void;
   /** The connection's state changed. */
   onState?: (state: StreamState) => void;
   /** Called after the stream closed on an error (maybe a 401); may refresh auth. */
@@ -148,6 +157,17 @@ export class EventStream {
       source.addEventListener(kind, (ev) => this.handle(kind, ev));
     }
     source.addEventListener('message', (ev) => this.handle('message', ev));
+    source.addEventListener('execution.output', (ev) => {
+      try {
+        const data = JSON.parse(String(ev.data)) as { execution_id?: unknown; stream?: unknown; text?: unknown };
+        if (typeof data.execution_id === 'string' && typeof data.text === 'string') {
+          this.options.onOutput?.({ execution_id: data.execution_id, stream: data.stream === 'stderr' ? 'stderr' : 'stdout', text: data.text });
+        }
+      } catch {
+        this.malformed += 1;
+        console.warn('nomos: an execution.output event carried no JSON', ev.data);
+      }
+    });
     source.addEventListener('text.delta', (ev) => {
       try {
         const data = JSON.parse(String(ev.data)) as { text?: unknown };

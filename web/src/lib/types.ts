@@ -30,6 +30,8 @@ export interface SessionDto {
   plan_generation: number;
   assent_generation: number | null;
   assent_expires_at: string | null;
+  /** CONTROL-6: when the operator archived it (off the board), if archived. */
+  archived_at?: string | null;
   created_at: string;
   last_activity_at: string;
 }

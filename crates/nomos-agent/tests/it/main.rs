@@ -10,6 +10,7 @@ mod audit;
 mod faults;
 mod fleet;
 mod flow;
+mod live;
 mod models;
 mod previews;
 mod sweeps;

@@ -29,6 +29,7 @@ fn session(status: SessionStatus, plan_generation: u32) -> SessionRecord {
         knowledge: KnowledgeLoop::Untouched,
         nudged_at: None,
         client: None,
+        archived_at: None,
         n_messages: 0,
         created_at: at(0),
         last_activity_at: at(0),

@@ -34,6 +34,11 @@ pub struct HostInfo {
     pub address: String,
     /// Tags from the inventory.
     pub tags: Vec<String>,
+    /// The SHA256 fingerprints (`SHA256:...`, as `ssh-keygen -lf` prints them) of the
+    /// host keys the executor trusts for this host; empty for a local host or one with
+    /// no recorded key.
+    #[serde(default)]
+    pub host_keys: Vec<String>,
 }
 
 /// Why a command could not produce a result (EXEC-2: each ends the execution as failed).
@@ -104,6 +109,21 @@ pub enum ExecError {
     Other(String),
 }
 
+/// Which stream a live chunk of output came from (EXEC-10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputStream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+/// EXEC-10: where an executor hands the output of a running command as it arrives, chunk by
+/// chunk, besides capturing it. It must not block; the runtime coalesces and caps what it
+/// passes on, and the stored output stays the captured one.
+pub type OutputSink = std::sync::Arc<dyn Fn(OutputStream, &[u8]) + Send + Sync>;
+
 /// Runs commands on hosts. Implementations run exactly the string given (EXEC-7).
 ///
 /// The runtime calls [`Executor::run`] only for a command the gate allowed, at most once per
@@ -133,6 +153,20 @@ pub trait Executor: Send + Sync {
     ) -> Result<ExecOutput, ExecError> {
         let _ = marker;
         self.run(host, command, limits).await
+    }
+
+    /// EXEC-10: runs `command` like [`Executor::run_marked`], handing its output to `live`
+    /// as it arrives. The default shows nothing live and runs it marked.
+    async fn run_streamed(
+        &self,
+        host: &str,
+        command: &str,
+        limits: ExecLimits,
+        marker: &str,
+        live: OutputSink,
+    ) -> Result<ExecOutput, ExecError> {
+        let _ = live;
+        self.run_marked(host, command, limits, marker).await
     }
 
     /// EXEC-8: stops whatever still runs on `host` of the command started with

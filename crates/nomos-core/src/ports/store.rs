@@ -111,6 +111,18 @@ pub enum GoalFilter {
     Unset,
 }
 
+/// CONTROL-6: whether a session is archived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ArchiveFilter {
+    /// Either.
+    #[default]
+    Any,
+    /// Only sessions on the board (not archived).
+    Listed,
+    /// Only archived sessions.
+    Archived,
+}
+
 /// Which sessions to list. Results are ordered by id, for keyset pagination.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct SessionFilter {
@@ -132,6 +144,8 @@ pub struct SessionFilter {
     pub before: Option<SessionCursor>,
     /// Only sessions whose goal or summary contains this text, ignoring ASCII case.
     pub text: Option<String>,
+    /// CONTROL-6: archived sessions, listed ones, or both.
+    pub archived: ArchiveFilter,
 }
 
 /// A position in the newest-first `(created_at, id)` order of sessions.

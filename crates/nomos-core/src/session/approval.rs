@@ -40,6 +40,24 @@ pub enum DecisionError {
     /// EXEC-6: the execution it guards cannot start (it is no longer waiting).
     #[error(transparent)]
     Execution(#[from] ExecutionError),
+    /// CONTROL-4: a reason goes with a denial only.
+    #[error("a reason goes with a denial only; approve takes none")]
+    ReasonWithApproval,
+    /// CONTROL-4: the denial's reason is longer than the model is shown.
+    #[error("the reason is {0} characters long; at most {DENY_REASON_MAX_CHARS} are allowed")]
+    ReasonTooLong(usize),
+}
+
+/// CONTROL-4: the longest reason a denial may carry, in characters.
+pub const DENY_REASON_MAX_CHARS: usize = 1000;
+
+/// CONTROL-4: what a denial says, on its event and on the execution the model reads:
+/// "denied by the operator", with the operator's reason when one was given.
+pub fn denial_text(reason: Option<&str>) -> String {
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(reason) => format!("denied by the operator, who said: {reason}"),
+        None => "denied by the operator".to_owned(),
+    }
 }
 
 /// GATE-7: hex SHA-256 over the canonical binding.
@@ -182,6 +200,31 @@ impl Session {
         decision: Decision,
         decided_by: Option<&Decider>,
     ) -> Result<Option<Action>, DecisionError> {
+        self.handle_decision_with(now, approval_id, decision, decided_by, None)
+    }
+
+    /// [`Session::handle_decision_by`] with the operator's reason for a denial
+    /// (CONTROL-4): it goes on the `approval.resolved` event and the cancelled
+    /// execution's error, which the continuation tells the model. A reason with an
+    /// approval, or one over [`DENY_REASON_MAX_CHARS`], is refused and changes nothing.
+    pub fn handle_decision_with(
+        &mut self,
+        now: Timestamp,
+        approval_id: ApprovalId,
+        decision: Decision,
+        decided_by: Option<&Decider>,
+        reason: Option<&str>,
+    ) -> Result<Option<Action>, DecisionError> {
+        let reason = reason.map(str::trim).filter(|r| !r.is_empty());
+        if let Some(reason) = reason {
+            if decision == Decision::Approve {
+                return Err(DecisionError::ReasonWithApproval);
+            }
+            let chars = reason.chars().count();
+            if chars > DENY_REASON_MAX_CHARS {
+                return Err(DecisionError::ReasonTooLong(chars));
+            }
+        }
         let idx = self
             .approvals
             .iter()
@@ -241,7 +284,7 @@ impl Session {
                     now,
                     idx,
                     ApprovalStatus::Denied,
-                    "denied by the operator",
+                    &denial_text(reason),
                     decided_by,
                 );
                 Ok(None)

@@ -51,6 +51,7 @@
 
 mod approval;
 mod bound;
+mod close;
 mod execution;
 mod fanout;
 mod lifecycle;
@@ -80,7 +81,8 @@ use crate::record::{
 use crate::status::SessionStatus;
 use crate::time::{Span, Timestamp};
 
-pub use approval::{DecisionError, binding_hash};
+pub use approval::{DENY_REASON_MAX_CHARS, DecisionError, binding_hash, denial_text};
+pub use close::{CLOSE_NOTE_MAX_CHARS, CLOSED_BY_OPERATOR, CloseEffect, CloseError};
 pub use execution::ExecutionError;
 pub use fanout::GroupRun;
 pub use lifecycle::{OperatorMessageEffect, SweepOutcome};
@@ -198,6 +200,7 @@ impl Session {
             knowledge: KnowledgeLoop::Untouched,
             nudged_at: None,
             client: None,
+            archived_at: None,
             n_messages: 0,
             created_at: now,
             last_activity_at: now,

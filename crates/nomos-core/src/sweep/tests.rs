@@ -27,6 +27,7 @@ fn session(status: SessionStatus, goal: Option<&str>, last_activity_min: i64) ->
         knowledge: KnowledgeLoop::Untouched,
         nudged_at: None,
         client: None,
+        archived_at: None,
         n_messages: 2,
         created_at: at(0),
         last_activity_at: at(last_activity_min),

@@ -209,7 +209,12 @@ pub async fn decide(
     let decider = principal.decider(&headers);
     let (report, handle) = state
         .agent
-        .spawn_decide_by(ApprovalId(id), body.decision.into(), Some(&decider))
+        .spawn_decide_with(
+            ApprovalId(id),
+            body.decision.into(),
+            Some(&decider),
+            body.reason.as_deref(),
+        )
         .await?;
     state.turns.track(report.session_id, handle);
     Ok(AppJson(DecisionResult {

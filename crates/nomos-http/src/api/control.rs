@@ -1,7 +1,8 @@
-//! The operator's controls (CONTROL-1..3): stop a running turn, revoke an assent window,
-//! cancel a pending approval, decide the waiting plan (GATE-4), and list what is granted
-//! or waiting. Every control needs the operator role and records who used it and the
-//! request id (AUDIT-1).
+//! The operator's controls (CONTROL-1..3, 5, 6): stop a running turn, revoke an assent
+//! window, cancel a pending approval, decide the waiting plan (GATE-4), list what is
+//! granted or waiting, close a denied or stuck task, and archive a session off the board.
+//! Every control needs the operator role and records who used it and the request id
+//! (AUDIT-1).
 
 use axum::Extension;
 use axum::Router;
@@ -15,7 +16,7 @@ use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::auth::{Principal, Role};
-use crate::dto::{ApprovalDto, PlanDecided, PlanDecisionRequest};
+use crate::dto::{ApprovalDto, PlanDecided, PlanDecisionRequest, SessionDto};
 use crate::error::{ApiError, AppJson, AppPath};
 use crate::state::AppState;
 
@@ -28,6 +29,41 @@ pub fn router() -> Router<AppState> {
         .route("/api/approvals/{id}/cancel", post(cancel_approval))
         .route("/api/grants", get(grants))
         .route("/api/sessions/{id}/approvals", get(session_approvals))
+        .route("/api/sessions/{id}/close", post(close))
+        .route("/api/sessions/{id}/archive", post(archive))
+        .route("/api/sessions/{id}/unarchive", post(unarchive))
+}
+
+/// How the operator closes a task (CONTROL-5): success is the model's to claim.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CloseOutcome {
+    /// It failed (status `failed`).
+    Failure,
+    /// Part of it was done (status `partial`).
+    Partial,
+}
+
+/// `POST /api/sessions/{id}/close`.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloseRequest {
+    /// `failure` or `partial`.
+    pub outcome: CloseOutcome,
+    /// The operator's note (at most 2000 characters); the summary and the model read it.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// The answer to a close.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct Closed {
+    /// The session.
+    pub session_id: Uuid,
+    /// The terminal status it ended in (`failed` or `partial`).
+    pub status: String,
+    /// How many pending approvals the close cancelled.
+    pub cancelled_approvals: usize,
 }
 
 /// The answer to a stop: recorded; the turn ends with its `turn.done` a moment later.
@@ -270,4 +306,78 @@ pub async fn grants(State(state): State<AppState>) -> Result<AppJson<GrantsDto>,
         windows,
         approvals,
     }))
+}
+
+/// CONTROL-5: the operator closes a denied or stuck task as `failure` or `partial` with a
+/// note: pending approvals are cancelled, open steps closed, the assent window closed
+/// (SESSION-5). 409 when the session already ended, a turn or a command runs.
+#[utoipa::path(post, path = "/api/sessions/{id}/close", tag = "sessions",
+    params(("id" = Uuid, Path, description = "session id")), request_body = CloseRequest,
+    responses((status = 200, body = Closed), (status = 400, body = crate::error::ErrorBody),
+        (status = 403, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
+        (status = 409, body = crate::error::ErrorBody)))]
+pub async fn close(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    headers: HeaderMap,
+    AppPath(id): AppPath<Uuid>,
+    AppJson(body): AppJson<CloseRequest>,
+) -> Result<AppJson<Closed>, ApiError> {
+    let by = decider(&principal, &headers, "close a task")?;
+    let outcome = match body.outcome {
+        CloseOutcome::Failure => nomos_core::Outcome::Failure,
+        CloseOutcome::Partial => nomos_core::Outcome::Partial,
+    };
+    let effect = state
+        .agent
+        .close_session(SessionId(id), outcome, body.note.as_deref(), Some(&by))
+        .await?;
+    Ok(AppJson(Closed {
+        session_id: id,
+        status: effect.status.as_str().to_owned(),
+        cancelled_approvals: effect.n_cancelled,
+    }))
+}
+
+/// CONTROL-6: archives a session: it leaves the board, and History lists it with
+/// `archived=only`. 409 while a turn runs.
+#[utoipa::path(post, path = "/api/sessions/{id}/archive", tag = "sessions",
+    params(("id" = Uuid, Path, description = "session id")),
+    responses((status = 200, body = SessionDto), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
+pub async fn archive(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    headers: HeaderMap,
+    AppPath(id): AppPath<Uuid>,
+) -> Result<AppJson<SessionDto>, ApiError> {
+    set_archived(state, principal, headers, id, true).await
+}
+
+/// CONTROL-6: brings an archived session back to the board. 409 while a turn runs.
+#[utoipa::path(post, path = "/api/sessions/{id}/unarchive", tag = "sessions",
+    params(("id" = Uuid, Path, description = "session id")),
+    responses((status = 200, body = SessionDto), (status = 403, body = crate::error::ErrorBody),
+        (status = 404, body = crate::error::ErrorBody), (status = 409, body = crate::error::ErrorBody)))]
+pub async fn unarchive(
+    State(state): State<AppState>,
+    Extension(principal): Extension<Principal>,
+    headers: HeaderMap,
+    AppPath(id): AppPath<Uuid>,
+) -> Result<AppJson<SessionDto>, ApiError> {
+    set_archived(state, principal, headers, id, false).await
+}
+
+async fn set_archived(
+    state: AppState,
+    principal: Principal,
+    headers: HeaderMap,
+    id: Uuid,
+    archived: bool,
+) -> Result<AppJson<SessionDto>, ApiError> {
+    let by = decider(&principal, &headers, "archive sessions")?;
+    let id = SessionId(id);
+    state.agent.archive_session(id, archived, Some(&by)).await?;
+    let snapshot = state.agent.session(id).await?;
+    Ok(AppJson(SessionDto::from(&snapshot.record)))
 }

@@ -1,5 +1,6 @@
 //! The host inventory for the operator: every host the executor can reach, with its tags,
-//! what the knowledge graph holds about it and when it was last audited (WRITEBACK-3), and
+//! what the knowledge graph holds about it, when it was last audited (WRITEBACK-3) and the
+//! fingerprints of the host keys known_hosts trusts for it (FLEET-4), and
 //! a reachability check on demand that opens a TCP connection to the host's SSH port and
 //! runs nothing.
 
@@ -41,6 +42,9 @@ pub struct HostDto {
     pub attributes: Option<serde_json::Value>,
     /// The newest knowledge entry about it tagged `audit` or `update` (WRITEBACK-3).
     pub last_audited_at: Option<String>,
+    /// FLEET-4: the SHA256 fingerprints (`SHA256:...`, as `ssh-keygen -lf` prints them) of
+    /// the host keys the SSH executor's known_hosts trusts for it; empty for `local`.
+    pub host_keys: Vec<String>,
 }
 
 /// What a reachability check found.
@@ -73,6 +77,7 @@ pub async fn hosts(State(state): State<AppState>) -> Result<AppJson<Vec<HostDto>
             slug: host.slug,
             address: host.address,
             tags: host.tags,
+            host_keys: host.host_keys,
         });
     }
     Ok(AppJson(out))

@@ -6,11 +6,11 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use nomos_core::activity::{ActivityFacts, derive_activity};
-use nomos_core::ports::store::{ListOrder, SessionCursor, SessionFilter};
+use nomos_core::ports::store::{ArchiveFilter, ListOrder, SessionCursor, SessionFilter};
 use nomos_core::resume::ResumeKind;
 use nomos_core::{SessionId, SessionStatus};
 use serde::Deserialize;
-use utoipa::IntoParams;
+use utoipa::{IntoParams, ToSchema};
 use uuid::Uuid;
 
 use crate::dto::{
@@ -55,6 +55,22 @@ pub struct ListQuery {
     pub before: Option<Uuid>,
     /// Only sessions whose goal or summary contains this text (ASCII case ignored).
     pub q: Option<String>,
+    /// CONTROL-6: `exclude` (the default: the board's sessions), `only` (the archive) or
+    /// `include` (both).
+    pub archived: Option<ArchivedQuery>,
+}
+
+/// Which sessions `GET /api/sessions` lists by archive (CONTROL-6).
+#[derive(Clone, Copy, Debug, Default, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ArchivedQuery {
+    /// Only sessions not archived.
+    #[default]
+    Exclude,
+    /// Only archived sessions.
+    Only,
+    /// Both.
+    Include,
 }
 
 /// Query of `GET /api/sessions/{id}/plan`.
@@ -135,6 +151,11 @@ pub async fn list(
         order,
         before,
         text: text.map(str::to_owned),
+        archived: match query.archived.unwrap_or_default() {
+            ArchivedQuery::Exclude => ArchiveFilter::Listed,
+            ArchivedQuery::Only => ArchiveFilter::Archived,
+            ArchivedQuery::Include => ArchiveFilter::Any,
+        },
         ..SessionFilter::default()
     };
     let records = state.agent.store().list_sessions(&filter).await?;

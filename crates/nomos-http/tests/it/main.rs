@@ -6,6 +6,7 @@
 
 mod auth;
 mod bad_input;
+mod console;
 mod control;
 mod executions;
 mod export;

@@ -148,6 +148,7 @@ impl ChannelGuard {
         output_cap: usize,
         deadline: Instant,
         timeout_ms: u64,
+        live: Option<nomos_core::ports::exec::OutputSink>,
     ) -> Result<ExecOutput, SshError> {
         let Some(channel) = self.channel.as_mut() else {
             return Err(SshError::Disconnected {
@@ -162,7 +163,7 @@ impl ChannelGuard {
         channel.exec(true, command.as_bytes()).await.map_err(lost)?;
         // Nothing is ever sent to the command: close its stdin as the local executor does.
         channel.eof().await.map_err(lost)?;
-        let mut captured = Captured::new(output_cap);
+        let mut captured = Captured::with_live(output_cap, live);
         let mut ending = Ending::default();
         loop {
             let message = tokio::select! {

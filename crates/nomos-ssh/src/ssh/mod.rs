@@ -13,7 +13,7 @@ pub mod verify;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo};
+use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo, OutputSink};
 use nomos_core::record::ExecOutput;
 use tokio::time::Instant;
 
@@ -91,6 +91,20 @@ impl SshExecutor {
         limits: ExecLimits,
         marker: Option<&str>,
     ) -> Result<ExecOutput, SshError> {
+        self.execute_streamed(slug, command, limits, marker, None)
+            .await
+    }
+
+    /// [`SshExecutor::execute_marked`] handing the output to `live` as it arrives
+    /// (EXEC-10).
+    pub async fn execute_streamed(
+        &self,
+        slug: &str,
+        command: &str,
+        limits: ExecLimits,
+        marker: Option<&str>,
+        live: Option<OutputSink>,
+    ) -> Result<ExecOutput, SshError> {
         if let Some(marker) = marker {
             check_marker(marker)?;
         }
@@ -133,7 +147,13 @@ impl SshExecutor {
                         marker,
                     );
                     return guard
-                        .run(command, limits.output_cap, deadline, timeout_ms)
+                        .run(
+                            command,
+                            limits.output_cap,
+                            deadline,
+                            timeout_ms,
+                            live.clone(),
+                        )
                         .await;
                 }
                 Err(OpenFailure::Refused(reason)) => {
@@ -193,13 +213,39 @@ impl Executor for SshExecutor {
             .map_err(|e| e.into_exec_error(host))
     }
 
+    async fn run_streamed(
+        &self,
+        host: &str,
+        command: &str,
+        limits: ExecLimits,
+        marker: &str,
+        live: OutputSink,
+    ) -> Result<ExecOutput, ExecError> {
+        let inventory = self.pool.inventory();
+        if inventory.require(host)?.target == Target::Local {
+            return Err(SshError::NotSsh {
+                host: host.to_string(),
+            }
+            .into_exec_error(host));
+        }
+        self.execute_streamed(host, command, limits, Some(marker), Some(live))
+            .await
+            .map_err(|e| e.into_exec_error(host))
+    }
+
     fn hosts(&self) -> Vec<HostInfo> {
+        let known_hosts = &self.pool.config().known_hosts;
         self.pool
             .inventory()
             .hosts()
             .iter()
-            .filter(|host| matches!(host.target, Target::Ssh(_)))
-            .map(|host| host.info())
+            .filter_map(|host| match &host.target {
+                Target::Ssh(ssh) => Some(HostInfo {
+                    host_keys: verify::recorded_fingerprints(&ssh.address, ssh.port, known_hosts),
+                    ..host.info()
+                }),
+                Target::Local => None,
+            })
             .collect()
     }
 }

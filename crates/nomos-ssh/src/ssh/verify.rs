@@ -103,6 +103,15 @@ pub fn fingerprint(key: &PublicKey) -> String {
     key.fingerprint(HashAlg::Sha256).to_string()
 }
 
+/// The SHA256 fingerprints of the keys `known_hosts` records for `address:port`, in file
+/// order, as `ssh-keygen -lf` prints them; none when the file is missing or unreadable
+/// (the connection itself then says why).
+pub fn recorded_fingerprints(address: &str, port: u16, known_hosts: &Path) -> Vec<String> {
+    russh::keys::known_hosts::known_host_keys_path(address, port, known_hosts)
+        .map(|keys| keys.iter().map(|(_, key)| fingerprint(key)).collect())
+        .unwrap_or_default()
+}
+
 fn addr(address: &str, port: u16) -> String {
     format!("{address}:{port}")
 }
@@ -189,6 +198,39 @@ mod tests {
         let path = dir.path().join("known_hosts");
         std::fs::write(&path, text).unwrap();
         (dir, path)
+    }
+
+    // rule: FLEET-4
+    #[test]
+    fn recorded_fingerprints_are_what_ssh_keygen_prints() {
+        let (_dir, path) = known_hosts(&format!(
+            "[10.0.0.2]:2222 ssh-ed25519 {KEY_A}\n10.0.0.3 ssh-ed25519 {KEY_B}\n"
+        ));
+        let printed = std::process::Command::new("ssh-keygen")
+            .arg("-lf")
+            .arg(&path)
+            .output()
+            .expect("ssh-keygen runs");
+        assert!(printed.status.success(), "{printed:?}");
+        let printed = String::from_utf8(printed.stdout).unwrap();
+        // `256 SHA256:... [10.0.0.2]:2222 (ED25519)`, one line per key, in file order.
+        let expected: Vec<String> = printed
+            .lines()
+            .map(|line| line.split_whitespace().nth(1).unwrap().to_owned())
+            .collect();
+        assert_eq!(expected.len(), 2, "{printed}");
+        assert_eq!(
+            recorded_fingerprints("10.0.0.2", 2222, &path),
+            vec![expected[0].clone()]
+        );
+        assert_eq!(
+            recorded_fingerprints("10.0.0.3", 22, &path),
+            vec![expected[1].clone()]
+        );
+        assert!(recorded_fingerprints("10.0.0.4", 22, &path).is_empty());
+        assert!(
+            recorded_fingerprints("10.0.0.2", 2222, &path.with_extension("missing")).is_empty()
+        );
     }
 
     #[test]

@@ -43,12 +43,15 @@ async fn hosts_lists_the_inventory() {
             HostInfo {
                 slug: "local".into(),
                 address: "local".into(),
-                tags: vec![]
+                tags: vec![],
+                host_keys: Vec::new(),
             },
             HostInfo {
                 slug: HOST.into(),
                 address: "127.0.0.1".into(),
-                tags: vec!["test".into()]
+                tags: vec!["test".into()],
+                // rule: FLEET-4 — the fingerprint of the key known_hosts trusts for it.
+                host_keys: vec![sshd.host_key_fingerprint()],
             },
         ]
     );
@@ -141,4 +144,62 @@ async fn commands_fan_out_to_hosts_in_their_own_network_namespaces() {
     let stats = fleet.ssh().stats();
     assert_eq!(stats.connects, 3, "{stats:?}");
     assert_eq!(stats.channels, 12, "{stats:?}");
+}
+
+/// Runs a command that prints over time through `run_streamed`; what the sink had seen
+/// once the first line was in, and the stored output.
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+async fn streamed(fleet: &FleetExecutor, host: &str) -> (Vec<String>, String) {
+    use nomos_core::ports::exec::{OutputSink, OutputStream};
+    let seen: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let sink: OutputSink = {
+        let seen = seen.clone();
+        Arc::new(move |stream, chunk: &[u8]| {
+            assert_eq!(stream, OutputStream::Stdout);
+            seen.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(chunk).into_owned());
+        })
+    };
+    let probe = seen.clone();
+    let watcher = tokio::spawn(async move {
+        // What had arrived once the first line was in, while the command still sleeps.
+        loop {
+            let now = probe.lock().unwrap().clone();
+            if now.concat().contains("line1") {
+                return now;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    });
+    let output = fleet
+        .run_streamed(
+            host,
+            "for i in 1 2 3; do echo line$i; sleep 0.3; done",
+            limits(10_000),
+            "0f0f0f0f-0000-4000-8000-000000000001",
+            sink,
+        )
+        .await
+        .unwrap();
+    let early = tokio::time::timeout(std::time::Duration::from_secs(5), watcher)
+        .await
+        .expect("the first line reached the sink")
+        .unwrap();
+    (early, output.stdout)
+}
+
+// rule: EXEC-10
+#[tokio::test]
+async fn output_streams_to_the_sink_while_the_command_runs_locally_and_over_ssh() {
+    let sshd = Sshd::shared_or_start();
+    let fleet = FleetExecutor::new(inventory(&sshd), config(&sshd));
+    for host in ["local", HOST] {
+        let (early, stored) = streamed(&fleet, host).await;
+        assert!(
+            !early.concat().contains("line3"),
+            "{host}: the first line came only with the last: {early:?}"
+        );
+        assert_eq!(stored, "line1\nline2\nline3\n", "{host}");
+    }
 }

@@ -41,6 +41,7 @@ pub fn session(id: SessionId, status: SessionStatus) -> SessionRecord {
         knowledge: KnowledgeLoop::Untouched,
         nudged_at: None,
         client: None,
+        archived_at: None,
         n_messages: 0,
         created_at: at(0),
         last_activity_at: at(0),
@@ -330,6 +331,17 @@ pub fn every_event() -> Vec<DomainEvent> {
             username: username(),
             request_id: request(5),
             reason: Some("not during office hours".to_owned()),
+        },
+        DomainEvent::TaskClosed {
+            outcome: Outcome::Failure,
+            note: Some("the host is gone".to_owned()),
+            closed_by: who(),
+            username: username(),
+            request_id: request(6),
+        },
+        DomainEvent::SessionArchived {
+            archived: true,
+            by: who(),
         },
     ]
 }

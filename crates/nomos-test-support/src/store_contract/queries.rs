@@ -3,7 +3,8 @@
 //! approvals.
 
 use nomos_core::ports::store::{
-    Commit, ExecutionFilter, GoalFilter, ListOrder, SessionCursor, SessionFilter, Store,
+    ArchiveFilter, Commit, ExecutionFilter, GoalFilter, ListOrder, SessionCursor, SessionFilter,
+    Store,
 };
 use nomos_core::record::SessionRecord;
 use nomos_core::{ApprovalStatus, ExecutionStatus, SessionId, SessionStatus};
@@ -180,6 +181,58 @@ pub async fn sessions_page_newest_first_filtered_by_status_and_text(store: &dyn 
         .await
         .unwrap();
     assert!(pattern.is_empty(), "{pattern:?}");
+}
+
+/// CONTROL-6: a session's archive time round-trips (to the millisecond), is cleared again,
+/// and the list keeps archived sessions out, shows only them, or both.
+// rule: CONTROL-6
+pub async fn archived_sessions_round_trip_and_filter(store: &dyn Store) {
+    let listed = put(store, 81, SessionStatus::Done, 100, true).await;
+    let mut archived = put(store, 82, SessionStatus::Failed, 100, true).await;
+    archived.archived_at = Some(at(12_345));
+    let commit = Commit {
+        expected_version: Some(archived.version),
+        session: Some(archived.clone()),
+        ..Commit::default()
+    };
+    store.commit(commit).await.unwrap();
+    let loaded = store.load_session(archived.id).await.unwrap().unwrap();
+    assert_eq!(loaded.record.archived_at, Some(at(12_345)));
+    let list = |archived| SessionFilter {
+        archived,
+        ..SessionFilter::default()
+    };
+    let on_board = store
+        .list_sessions(&list(ArchiveFilter::Listed))
+        .await
+        .unwrap();
+    assert_eq!(ids(&on_board), [listed.id]);
+    let only = store
+        .list_sessions(&list(ArchiveFilter::Archived))
+        .await
+        .unwrap();
+    assert_eq!(ids(&only), [archived.id]);
+    let both = store
+        .list_sessions(&list(ArchiveFilter::Any))
+        .await
+        .unwrap();
+    assert_eq!(ids(&both), [listed.id, archived.id]);
+    // Unarchived, it is listed again.
+    let mut back = loaded.record.clone();
+    back.archived_at = None;
+    store
+        .commit(Commit {
+            expected_version: Some(back.version),
+            session: Some(back),
+            ..Commit::default()
+        })
+        .await
+        .unwrap();
+    let on_board = store
+        .list_sessions(&list(ArchiveFilter::Listed))
+        .await
+        .unwrap();
+    assert_eq!(ids(&on_board), [listed.id, archived.id]);
 }
 
 /// The execution sweep finds executions running since before a time; the start-up
