@@ -183,9 +183,14 @@ async fn serve(config: Config) -> anyhow::Result<()> {
     let (feed_stop, feed_stopped) = watch::channel(false);
     let feed = rt.feed.clone().map(|feed| {
         let bus = rt.agent.bus().clone();
+        let agent = rt.agent.clone();
         let mut stopped = feed_stopped.clone();
         tokio::spawn(async move {
-            let deliver = move |record| bus.publish(nomos_agent::LiveEvent::Committed(record));
+            let deliver = move |record: nomos_core::event::EventRecord| {
+                // CONTROL-1: a stop another process recorded for a turn running here.
+                agent.hear(&record);
+                bus.publish(nomos_agent::LiveEvent::Committed(record));
+            };
             let stop = async move {
                 let _ = stopped.wait_for(|stop| *stop).await;
             };

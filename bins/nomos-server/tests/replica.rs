@@ -1191,3 +1191,104 @@ async fn a_soak_of_random_messages_decisions_and_stops_across_three_processes_in
         events.len()
     );
 }
+
+// rule: CONTROL-1
+// rule: REPLICA-3
+#[tokio::test]
+async fn a_stop_sent_to_the_process_that_does_not_run_the_turn_stops_it_on_the_host_once() {
+    let sshd = Sshd::start();
+    let probe = tempfile::tempdir().unwrap();
+    let env = sshd.server_env(probe.path());
+    let mut cluster = Cluster::new(env, 1).await;
+    let long = format!("sleep 3401.{}", std::process::id());
+    let http = reqwest::Client::new();
+    let a_script = cluster.script("a", &run_then_answer(1, "host:loopback", &long));
+    let quiet = cluster.script("b", "- text: \"hi\"\n");
+    let a = cluster.start(&a_script);
+    let b = cluster.start(&quiet);
+    let store = cluster.store().await;
+
+    // No turn runs anywhere: 409 from either process.
+    let idle = a.create_session(&http).await;
+    let stop_of = |id: &str| format!("/api/sessions/{id}/stop");
+    assert_eq!(b.post(&http, &stop_of(&idle), json!({})).await.0, 409);
+
+    let id = a.create_session(&http).await;
+    assert_eq!(a.message(&http, &id, "run the long one").await, 202);
+    assert!(
+        wait_for(Duration::from_secs(20), || {
+            let long = long.clone();
+            async move { !processes_matching(&long).is_empty() }
+        })
+        .await,
+        "`{long}` never started"
+    );
+
+    // Two stops at once through the process that does not run the turn: one is recorded.
+    let path = stop_of(&id);
+    let (first, second) = tokio::join!(
+        b.post(&http, &path, json!({})),
+        b.post(&http, &path, json!({}))
+    );
+    let mut statuses = vec![first.0, second.0];
+    statuses.sort_unstable();
+    assert_eq!(statuses, vec![202, 409], "{first:?} {second:?}");
+
+    // The owner heard it: the command is gone from the host and the turn ended stopped.
+    assert!(
+        wait_for(Duration::from_secs(30), || {
+            let long = long.clone();
+            async move { processes_matching(&long).is_empty() }
+        })
+        .await,
+        "the stopped command still runs on the host"
+    );
+    assert!(
+        wait_for(Duration::from_secs(30), || {
+            let store = store.clone();
+            let id = id.clone();
+            async move { turns_done(&store, &id).await > 0 }
+        })
+        .await,
+        "the stopped turn never ended"
+    );
+    let events = session_events(&store, &id).await;
+    let stopped = events
+        .iter()
+        .filter(|r| matches!(r.event, DomainEvent::TurnStopped { .. }))
+        .count();
+    let dones: Vec<Option<String>> = events
+        .iter()
+        .filter_map(|r| match &r.event {
+            DomainEvent::TurnDone { error, .. } => Some(error.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stopped, 1);
+    assert_eq!(
+        dones,
+        vec![Some(nomos_core::session::STOPPED_BY_OPERATOR.to_owned())]
+    );
+    let executions = store
+        .load_session(SessionId(id.parse().unwrap()))
+        .await
+        .unwrap()
+        .unwrap()
+        .executions;
+    assert_eq!(executions.len(), 1);
+    assert_eq!(executions[0].status, ExecutionStatus::Cancelled);
+    assert_eq!(
+        executions[0].error.as_deref(),
+        Some(nomos_core::session::STOPPED_BY_OPERATOR)
+    );
+
+    // The turn ended: a stop through either process is 409 and records nothing.
+    assert_eq!(b.post(&http, &path, json!({})).await.0, 409);
+    assert_eq!(a.post(&http, &path, json!({})).await.0, 409);
+    assert_eq!(session_events(&store, &id).await.len(), events.len());
+    assert_no_interleaving_and_no_second_run(&all_events(&store).await);
+    drop((a, b));
+    for pid in processes_matching(&long) {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
+}

@@ -11,8 +11,10 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use nomos_core::event::{DomainEvent, EventRecord};
 use nomos_core::ports::exec::{ExecError, ExecLimits};
 use nomos_core::record::{Decider, ExecOutput};
+use nomos_core::session::TurnState;
 use nomos_core::{ExecutionId, ExecutionStatus, SessionId};
 use tokio::sync::watch;
 
@@ -23,6 +25,13 @@ use crate::turn::TurnFailure;
 /// How long a stop waits for the commands it stopped to be recorded before it ends the
 /// turn anyway (each executor's own clean-up has shorter bounds).
 const DRAIN_LIMIT: Duration = Duration::from_secs(60);
+
+/// How often a stop for a turn elsewhere reads the log again when the session changed
+/// between the read and the commit.
+const CAS_ATTEMPTS: u32 = 5;
+
+/// How many events one read of a session's log takes.
+const PAGE: u32 = 1000;
 
 /// What a stop did, as the caller hears of it at once (the turn ends a moment later).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -142,11 +151,9 @@ impl Agent {
         id: SessionId,
         by: Option<&Decider>,
     ) -> Result<StopReport, AgentError> {
-        let control = self
-            .inner
-            .controls
-            .get(id)
-            .ok_or(AgentError::NoRunningTurn(id))?;
+        let Some(control) = self.inner.controls.get(id) else {
+            return self.stop_elsewhere(id, by).await;
+        };
         if control.is_stopped() {
             return Err(AgentError::AlreadyStopping(id));
         }
@@ -167,6 +174,100 @@ impl Agent {
             running: effect.running,
             closed_generation: effect.closed_generation,
         })
+    }
+
+    /// CONTROL-1, REPLICA-3: a stop for a session whose turn does not run here. With
+    /// other processes on the store, a turn open in the session's event log runs in one
+    /// of them: the stop is recorded here (the core's `turn.stopped`, the assent window
+    /// closes) and the owner, hearing that commit ([`Agent::hear`]), stops its turn as a
+    /// local stop does. The read of the log and the commit are one compare-and-set on the
+    /// session's version, so two stops at once record one `turn.stopped`. Alone on the
+    /// store (SQLite), no turn runs anywhere else: [`AgentError::NoRunningTurn`].
+    async fn stop_elsewhere(
+        &self,
+        id: SessionId,
+        by: Option<&Decider>,
+    ) -> Result<StopReport, AgentError> {
+        if self.inner.replication.is_none() {
+            return Err(AgentError::NoRunningTurn(id));
+        }
+        for _ in 0..CAS_ATTEMPTS {
+            let version = self.session(id).await?.record.version;
+            let events = self.session_events(id).await?;
+            match TurnState::after(events.iter().map(|r| &r.event)) {
+                TurnState::Idle => return Err(AgentError::NoRunningTurn(id)),
+                TurnState::Stopping => return Err(AgentError::AlreadyStopping(id)),
+                TurnState::Running => {}
+            }
+            // The read above is the store's; so must be the version the commit checks.
+            self.inner.cache.forget(id);
+            let effect = self
+                .mutate(id, |session, now| {
+                    (session.record().version == version).then(|| session.handle_stop(now, by))
+                })
+                .await?;
+            let Some(effect) = effect else { continue };
+            tracing::info!(
+                target: "nomos::audit",
+                session = %id,
+                principal = by.map_or("-", |d| d.name.as_str()),
+                request = by.and_then(|d| d.request_id.as_deref()).unwrap_or("-"),
+                "operator stopped a turn another process runs"
+            );
+            return Ok(StopReport {
+                session_id: id,
+                running: effect.running,
+                closed_generation: effect.closed_generation,
+            });
+        }
+        Err(AgentError::AlreadyStopping(id))
+    }
+
+    /// REPLICA-3: an event another process committed. A `turn.stopped` for a turn this
+    /// process runs stops it as a local stop does (its one `turn.done` follows), if the
+    /// stop still targets that turn: a stop recorded after its turn ended, or before the
+    /// next one started, does nothing.
+    pub fn hear(&self, record: &EventRecord) {
+        if !matches!(record.event, DomainEvent::TurnStopped { .. }) {
+            return;
+        }
+        let id = record.session_id;
+        let Some(control) = self.inner.controls.get(id) else {
+            return;
+        };
+        if control.is_stopped() {
+            return;
+        }
+        let agent = self.clone();
+        tokio::spawn(async move {
+            match agent.session_events(id).await {
+                Ok(events) => {
+                    if TurnState::after(events.iter().map(|r| &r.event)) == TurnState::Stopping {
+                        // The session's cache may hold the version before the stop.
+                        agent.inner.cache.forget(id);
+                        control.request_stop();
+                        tracing::info!(session = %id, "another process recorded a stop; stopping the turn");
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(session = %id, %error, "could not read a stop another process recorded");
+                }
+            }
+        });
+    }
+
+    /// Every event of a session, oldest first.
+    async fn session_events(&self, id: SessionId) -> Result<Vec<EventRecord>, AgentError> {
+        let mut all = Vec::new();
+        loop {
+            let after = all.last().map_or(0, |r: &EventRecord| r.seq);
+            let page = self.inner.store.events_after(Some(id), after, PAGE).await?;
+            let n = page.len();
+            all.extend(page);
+            if n < PAGE as usize {
+                return Ok(all);
+            }
+        }
     }
 
     /// Runs a turn's work until it ends or the operator stops it. A stop drops the work

@@ -90,7 +90,7 @@ pub use plan::{StepDraft, is_writeback_step};
 pub use plan_decision::{PlanDecision, PlanDecisionError, STEP_REJECTED};
 pub use repair::LEFTOVER_STEP_NOTE;
 pub use revoke::{CANCELLED_BY_OPERATOR, RevokeError};
-pub use stop::{OPERATOR_STOPPED_NOTE, STOPPED_BY_OPERATOR, StopEffect};
+pub use stop::{OPERATOR_STOPPED_NOTE, STOPPED_BY_OPERATOR, StopEffect, TurnState};
 pub use tool::{Action, ExtraToolKind, KnowledgeUse, Revision, ToolInput, ToolReply};
 pub use turn::{StepBudget, StepVerdict, TurnEnd};
 

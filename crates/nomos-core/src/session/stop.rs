@@ -93,3 +93,89 @@ impl Session {
         self.append_note(now, OPERATOR_STOPPED_NOTE)
     }
 }
+
+/// CONTROL-1, REPLICA-3: where a session's turn stands, read from its event log, for a
+/// stop that reaches a process that does not run the turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TurnState {
+    /// No turn is open: the last `turn.started` has its `turn.done` (or none started).
+    Idle,
+    /// A turn is open and nobody asked to stop it.
+    Running,
+    /// A turn is open and a `turn.stopped` was recorded after its start.
+    Stopping,
+}
+
+impl TurnState {
+    /// The state after a session's events, oldest first.
+    pub fn after<'a>(events: impl IntoIterator<Item = &'a DomainEvent>) -> TurnState {
+        events
+            .into_iter()
+            .fold(TurnState::Idle, |state, event| match event {
+                DomainEvent::TurnStarted { .. } => TurnState::Running,
+                DomainEvent::TurnDone { .. } => TurnState::Idle,
+                DomainEvent::TurnStopped { .. } if state == TurnState::Running => {
+                    TurnState::Stopping
+                }
+                _ => state,
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::TurnCause;
+
+    fn started() -> DomainEvent {
+        DomainEvent::TurnStarted {
+            cause: TurnCause::Operator,
+        }
+    }
+
+    fn stopped() -> DomainEvent {
+        DomainEvent::TurnStopped {
+            stopped_by: Some("ops".into()),
+            username: None,
+            request_id: None,
+        }
+    }
+
+    fn done() -> DomainEvent {
+        DomainEvent::TurnDone {
+            error: None,
+            n_tool_calls: 0,
+        }
+    }
+
+    // rule: CONTROL-1
+    #[test]
+    fn a_turn_is_running_only_between_its_start_and_its_done() {
+        assert_eq!(TurnState::after(&[]), TurnState::Idle);
+        assert_eq!(TurnState::after(&[started()]), TurnState::Running);
+        assert_eq!(TurnState::after(&[started(), done()]), TurnState::Idle);
+        assert_eq!(
+            TurnState::after(&[started(), done(), started()]),
+            TurnState::Running
+        );
+    }
+
+    // rule: CONTROL-1
+    #[test]
+    fn a_stop_recorded_in_an_open_turn_makes_it_stopping_until_its_done() {
+        assert_eq!(
+            TurnState::after(&[started(), stopped()]),
+            TurnState::Stopping
+        );
+        assert_eq!(
+            TurnState::after(&[started(), stopped(), done()]),
+            TurnState::Idle
+        );
+        // A stop recorded after its turn ended does not reach the next turn.
+        assert_eq!(
+            TurnState::after(&[started(), done(), stopped(), started()]),
+            TurnState::Running
+        );
+        assert_eq!(TurnState::after(&[stopped()]), TurnState::Idle);
+    }
+}
