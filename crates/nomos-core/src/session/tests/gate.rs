@@ -330,6 +330,61 @@ fn binding_hash_changes_with_every_bound_field() {
     assert_eq!(binding_hash(&base), binding_hash(&base.clone()));
 }
 
+/// GATE-7's canonical binding, written from the rule: SHA-256 over each part as its
+/// length (8 bytes, big-endian) then its bytes.
+fn reference_hash(parts: &[&str]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update((part.len() as u64).to_be_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+// rule: GATE-7, GATE-9, GATE-10
+#[test]
+fn binding_hash_covers_why_it_was_asked_and_the_preview_and_a_plain_request_hashes_as_before() {
+    use super::super::binding_hash;
+    use crate::declared::RequestOrigin;
+    use crate::record::ApprovalBinding;
+    let plain = ApprovalBinding {
+        command: "rm -rf /x".into(),
+        host: "local".into(),
+        class: CommandClass::Destructive,
+        generation: 1,
+        origin: RequestOrigin::OwnClass,
+        preview: None,
+    };
+    let base = ["rm -rf /x", "local", "destructive", "1"];
+    // An approval stored before origins and previews existed still verifies.
+    assert_eq!(binding_hash(&plain), reference_hash(&base));
+    let not_in_plan = ApprovalBinding {
+        origin: RequestOrigin::NotInPlan { step_seq: Some(2) },
+        ..plain.clone()
+    };
+    assert_eq!(
+        binding_hash(&not_in_plan),
+        reference_hash(&[base[0], base[1], base[2], base[3], "not_in_plan:2", ""])
+    );
+    let previewed = ApprovalBinding {
+        preview: Some("Inst x".into()),
+        ..plain.clone()
+    };
+    assert_eq!(
+        binding_hash(&previewed),
+        reference_hash(&[base[0], base[1], base[2], base[3], "", "Inst x"])
+    );
+    let hashes = [&plain, &not_in_plan, &previewed].map(binding_hash);
+    assert_ne!(hashes[0], hashes[1]);
+    assert_ne!(hashes[0], hashes[2]);
+    assert_ne!(hashes[1], hashes[2]);
+}
+
 // rule: EXEC-1
 #[test]
 fn execution_status_never_goes_backwards() {
