@@ -76,7 +76,7 @@ PATCHES = [
         "            SweepPhase::Startup => NON_TERMINAL_EXECUTIONS.iter().copied().filter(|s| *s != ExecutionStatus::Running).collect(),")]),
     ("a destructive command run inside the window", [(core + "session/bound.rs",
         "        if class == CommandClass::Destructive || program_unknown {",
-        "        if program_unknown {")]),
+        "        if class == CommandClass::Destructive {\n            return Bound::Runs;\n        }\n        if program_unknown {")]),
     ("activity times from now", [(core + "activity.rs",
         "    entries.sort();\n    entries\n}",
         "    for entry in &mut entries { entry.at = now; }\n    entries.sort();\n    entries\n}")]),
