@@ -168,6 +168,24 @@ fn message_to_terminal_session_keeps_it_terminal_until_set_goal_reopens_it() {
     assert_eq!(h.step_status(2, 1), StepStatus::Pending);
 }
 
+// rule: SESSION-7, GATE-2
+#[test]
+fn a_reopened_session_that_never_had_a_plan_still_has_none() {
+    let mut h = Harness::new();
+    h.goal();
+    assert_ok(&h.complete(Outcome::Success));
+    assert_ok(&h.tool(ToolInput::SetGoal {
+        goal: "check the other host".to_owned(),
+    }));
+    assert_eq!(h.session.record().plan_generation, 0);
+    assert_refused(
+        &h.run("systemctl restart nginx", CommandClass::ConfigMutation),
+        "Propose a plan first",
+    );
+    assert_ok(&h.plan(&["inspect other"]));
+    assert_eq!(h.session.record().plan_generation, 1);
+}
+
 // rule: PLAN-1
 #[test]
 fn steps_are_numbered_one_to_n_within_their_generation() {
