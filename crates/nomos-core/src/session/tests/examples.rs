@@ -119,6 +119,40 @@ fn complete_task_cancels_pending_approvals_and_closes_open_steps() {
     assert!(h.session.current_steps().all(|s| s.status.is_closed()));
 }
 
+// rule: SESSION-5
+#[test]
+fn complete_task_tells_the_model_how_many_steps_it_closed_and_approvals_it_cancelled() {
+    let mut h = Harness::new();
+    h.goal();
+    h.plan(&["wipe the old volume", "verify"]);
+    h.say("yes");
+    h.step(1, StepStatus::Running);
+    h.run("zfs destroy tank/old", CommandClass::Destructive);
+    h.session
+        .handle_knowledge_use(h.now, KnowledgeUse::WriteBack);
+    let open_steps = h.session.current_steps().count();
+    assert_eq!(open_steps, 3, "two steps and the write-back step");
+    let reply = h.complete(Outcome::Partial);
+    assert_ok(&reply);
+    assert!(
+        reply.text.contains("Closed 3 open plan step(s).")
+            && reply.text.contains("Cancelled 1 pending approval(s)."),
+        "{}",
+        reply.text
+    );
+
+    // Nothing left open: the result claims nothing was closed or cancelled.
+    let mut h = Harness::new();
+    h.goal();
+    let reply = h.complete(Outcome::Success);
+    assert_ok(&reply);
+    assert!(
+        !reply.text.contains("Closed") && !reply.text.contains("Cancelled"),
+        "{}",
+        reply.text
+    );
+}
+
 // rule: SESSION-6
 #[test]
 fn every_status_change_is_an_event() {

@@ -83,6 +83,24 @@ fn state_changing_command_without_assent_is_refused() {
 
 // rule: GATE-4
 #[test]
+fn the_window_is_open_until_the_instant_it_expires_and_not_at_it() {
+    let mut h = Harness::new();
+    h.goal();
+    h.plan(&["restart"]);
+    h.say("yes");
+    let expires_at = h.session.record().assent.unwrap().expires_at;
+    assert!(h.session.assent_open(expires_at - Span::from_millis(1)));
+    assert!(!h.session.assent_open(expires_at));
+    assert!(
+        h.session
+            .handle_gate_check(expires_at - Span::from_millis(1))
+    );
+    assert!(!h.session.handle_gate_check(expires_at));
+    assert_eq!(h.session.record().assent, None, "closed, recorded");
+}
+
+// rule: GATE-4
+#[test]
 fn approval_word_in_reply_to_a_plan_opens_a_window_that_expires() {
     let mut h = Harness::new();
     h.goal();
