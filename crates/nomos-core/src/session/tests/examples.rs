@@ -87,6 +87,21 @@ fn plain_answer_without_goal_completes_as_success_with_short_summary() {
     assert!(summary.chars().count() <= 125, "{summary}");
 }
 
+// rule: SESSION-4, TURN-3
+#[test]
+fn a_blank_turn_end_is_no_answer_and_completes_nothing() {
+    let mut h = Harness::new();
+    h.say("what is the uptime of the nas?");
+    for blank in ["", "  \n\t "] {
+        assert!(!h.session.handle_turn_end(
+            h.now,
+            TurnEnd::Answer(blank),
+            &SweepThresholds::spec_defaults()
+        ));
+    }
+    assert_eq!(h.session.status(), SessionStatus::Active);
+}
+
 // rule: SESSION-4
 #[test]
 fn plain_answer_after_set_goal_does_not_complete() {
