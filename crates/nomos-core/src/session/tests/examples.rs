@@ -168,6 +168,66 @@ fn complete_task_tells_the_model_how_many_steps_it_closed_and_approvals_it_cance
     );
 }
 
+// rule: SWEEP-1, SWEEP-2
+#[test]
+fn the_sweep_records_its_nudge_then_closes_an_unanswered_session_as_partial() {
+    let mut h = Harness::new();
+    h.goal();
+    let thresholds = SweepThresholds::spec_defaults();
+    h.advance(thresholds.idle_after);
+    let outcome = h.session.handle_sweep(h.now, &thresholds, None);
+    assert_eq!(outcome.verdict, crate::sweep::SessionVerdict::Nudge);
+    assert_eq!(h.session.record().nudged_at, Some(h.now));
+    assert!(h.events().iter().any(|e| matches!(e, DomainEvent::Nudged)));
+    h.advance(thresholds.nudge_grace);
+    let outcome = h.session.handle_sweep(h.now, &thresholds, None);
+    assert!(
+        matches!(
+            outcome.verdict,
+            crate::sweep::SessionVerdict::ClosePartial { .. }
+        ),
+        "{:?}",
+        outcome.verdict
+    );
+    assert_eq!(h.session.status(), SessionStatus::Partial);
+}
+
+// rule: PLAN-8
+#[test]
+fn a_step_that_never_ran_has_no_start_and_one_finished_unstarted_starts_at_its_end() {
+    let mut h = Harness::new();
+    h.goal();
+    h.plan(&["look", "change", "verify"]);
+    h.say("yes");
+    assert_ok(&h.step(1, StepStatus::Skipped));
+    assert_ok(&h.step(2, StepStatus::Done));
+    let finished_at = h.now;
+    let step = |h: &Harness, seq: u32| {
+        h.session
+            .all_steps()
+            .iter()
+            .find(|s| s.generation == 1 && s.seq == seq)
+            .cloned()
+            .unwrap()
+    };
+    let skipped = step(&h, 1);
+    assert_eq!(
+        (skipped.started_at, skipped.finished_at.is_some()),
+        (None, true)
+    );
+    let done = step(&h, 2);
+    assert_eq!(done.started_at, Some(finished_at));
+    assert_eq!(done.finished_at, Some(finished_at));
+    // A revision while step 3 waits replaces it: it never started either.
+    assert_ok(&h.step(3, StepStatus::Running));
+    h.revise(&["verify again"], "step 3 needs a second look");
+    let running_then_failed = step(&h, 3);
+    assert!(running_then_failed.started_at.is_some());
+    let write_back = step(&h, 4);
+    assert_eq!(write_back.status, StepStatus::Replaced);
+    assert_eq!(write_back.started_at, None);
+}
+
 // rule: SESSION-6
 #[test]
 fn every_status_change_is_an_event() {
