@@ -364,7 +364,7 @@ fn reference_hash(parts: &[&str]) -> String {
         .collect()
 }
 
-// rule: GATE-7, GATE-9, GATE-10
+// rule: GATE-7, GATE-9
 #[test]
 fn binding_hash_covers_why_it_was_asked_and_the_preview_and_a_plain_request_hashes_as_before() {
     use super::super::binding_hash;
