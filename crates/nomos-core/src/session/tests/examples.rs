@@ -228,6 +228,20 @@ fn a_step_that_never_ran_has_no_start_and_one_finished_unstarted_starts_at_its_e
     assert_eq!(write_back.started_at, None);
 }
 
+#[test]
+fn every_message_gets_its_own_id_in_order() {
+    let mut h = Harness::new();
+    let first = h.say("check the disks").message_id;
+    let note = h.session.append_note(h.now, "a note");
+    let reply = h
+        .session
+        .append_assistant_message(h.now, "on it", Vec::new())
+        .unwrap();
+    assert_eq!(h.session.record().n_messages, 3);
+    let id = h.session.id();
+    assert_eq!([first, note, reply], [1, 2, 3].map(|n| id.message_id(n)));
+}
+
 // rule: SESSION-6
 #[test]
 fn every_status_change_is_an_event() {

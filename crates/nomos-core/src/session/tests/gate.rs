@@ -403,6 +403,52 @@ fn binding_hash_covers_why_it_was_asked_and_the_preview_and_a_plain_request_hash
     assert_ne!(hashes[1], hashes[2]);
 }
 
+// rule: SWEEP-3
+#[test]
+fn the_sweep_leaves_a_session_waiting_for_an_approval_and_nudges_it_once_decided() {
+    let mut h = in_assent_window();
+    let (approval_id, _) = approval_of(&h.run("zfs destroy tank/old", CommandClass::Destructive));
+    let thresholds = crate::sweep::SweepThresholds::spec_defaults();
+    h.advance(thresholds.idle_after);
+    let outcome = h.session.handle_sweep(h.now, &thresholds, None);
+    assert_eq!(
+        outcome.verdict,
+        crate::sweep::SessionVerdict::Leave {
+            reason: crate::sweep::LeaveReason::AwaitingApproval
+        }
+    );
+    h.session
+        .handle_decision(h.now, approval_id, Decision::Deny, None)
+        .unwrap();
+    h.advance(thresholds.idle_after);
+    let outcome = h.session.handle_sweep(h.now, &thresholds, None);
+    assert_eq!(outcome.verdict, crate::sweep::SessionVerdict::Nudge);
+}
+
+// rule: GATE-9
+#[test]
+fn an_execution_belongs_to_the_step_running_when_it_was_asked() {
+    let mut h = Harness::new();
+    h.goal();
+    h.plan(&["look", "change"]);
+    h.say("yes");
+    h.run("df -h", CommandClass::ReadOnly);
+    assert_ok(&h.step(1, StepStatus::Done));
+    assert_ok(&h.step(2, StepStatus::Running));
+    let reply = h.run("systemctl restart nginx", CommandClass::ConfigMutation);
+    assert!(
+        reply.text.contains("not in the approved plan"),
+        "{}",
+        reply.text
+    );
+    let steps: Vec<Option<u32>> = h.session.executions().iter().map(|e| e.step_seq).collect();
+    assert_eq!(steps, [None, Some(2)]);
+    assert_eq!(
+        h.session.approvals()[0].binding.origin,
+        crate::declared::RequestOrigin::NotInPlan { step_seq: Some(2) }
+    );
+}
+
 // rule: EXEC-1
 #[test]
 fn execution_status_never_goes_backwards() {
