@@ -425,6 +425,16 @@ fn the_sweep_leaves_a_session_waiting_for_an_approval_and_nudges_it_once_decided
     assert_eq!(outcome.verdict, crate::sweep::SessionVerdict::Nudge);
 }
 
+#[test]
+fn executions_are_numbered_from_one_in_the_order_they_were_asked() {
+    let mut h = Harness::new();
+    h.run("df -h", CommandClass::ReadOnly);
+    h.run("uptime", CommandClass::ReadOnly);
+    let id = h.session.id();
+    let ids: Vec<_> = h.session.executions().iter().map(|e| e.id).collect();
+    assert_eq!(ids, [id.execution_id(1), id.execution_id(2)]);
+}
+
 // rule: GATE-9
 #[test]
 fn an_execution_belongs_to_the_step_running_when_it_was_asked() {
