@@ -23,6 +23,7 @@ import json, os, subprocess, sys
 S = os.environ["SCRATCH"]
 core = "crates/nomos-core/src/"
 agent = "crates/nomos-agent/src/"
+classify = "crates/nomos-classify/src/"
 
 # name, [(file, old, new)]: each `old` must occur in the file, else the patch does not apply.
 PATCHES = [
@@ -40,7 +41,7 @@ PATCHES = [
     ("no turn.done after a model error", [(agent + "turn.rs",
         "                session.handle_turn_done(now, error.clone(), n_tool_calls);",
         "                if error.is_none() { session.handle_turn_done(now, error.clone(), n_tool_calls); }")]),
-    ("docker compose logs|ps not read-only", [(core + "classify/rules/containers.rs",
+    ("docker compose logs|ps not read-only", [(classify + "rules/containers.rs",
         "    read_only: &[\n        \"logs\",\n        \"ps\",\n",
         "    read_only: &[\n")]),
     ("re-completion accepted", [(core + "session/lifecycle.rs",
@@ -66,16 +67,16 @@ PATCHES = [
         "        lines.push(plan_line(plan));",
         "        let _ = plan_line(plan);")]),
     ("dispatch after expiry", [(core + "session/approval.rs",
-        "        if now >= approval.expires_at {\n            self.resolve_approval(now, idx, ApprovalStatus::Expired, \"approval expired\");\n            return Err(DecisionError::Expired(approval_id));\n        }\n", "")]),
+        "        if approval_expired(approval, now) {\n            self.resolve_approval(now, idx, ApprovalStatus::Expired, \"approval expired\");\n            return Err(DecisionError::Expired(approval_id));\n        }\n", "")]),
     ("a config_mutation without assent", [(core + "session/run.rs",
         "            if !self.assent_open(now) {",
         "            if false && !self.assent_open(now) {")]),
     ("no reconcile of running at start-up", [(agent + "sweeper.rs",
         "            SweepPhase::Startup => NON_TERMINAL_EXECUTIONS.to_vec(),",
         "            SweepPhase::Startup => NON_TERMINAL_EXECUTIONS.iter().copied().filter(|s| *s != ExecutionStatus::Running).collect(),")]),
-    ("a destructive command run inside the window", [(core + "session/run.rs",
-        "        if class == CommandClass::Destructive {\n            // GATE-5",
-        "        if false && class == CommandClass::Destructive {\n            // GATE-5")]),
+    ("a destructive command run inside the window", [(core + "session/bound.rs",
+        "        if class == CommandClass::Destructive || program_unknown {",
+        "        if class == CommandClass::Destructive {\n            return Bound::Runs;\n        }\n        if program_unknown {")]),
     ("activity times from now", [(core + "activity.rs",
         "    entries.sort();\n    entries\n}",
         "    for entry in &mut entries { entry.at = now; }\n    entries.sort();\n    entries\n}")]),
@@ -93,6 +94,9 @@ for name, edits in PATCHES:
     applies = True
     for path, old, new in edits:
         full = os.path.join(S, path)
+        if not os.path.exists(full):
+            applies = False
+            break
         text = originals.get(full) or open(full).read()
         originals.setdefault(full, text)
         current = open(full).read()

@@ -246,9 +246,9 @@ impl Session {
         end: TurnEnd<'_>,
         thresholds: &SweepThresholds,
     ) -> bool {
-        let answer = match end {
-            TurnEnd::Answer(answer) if !answer.trim().is_empty() => answer,
-            TurnEnd::Answer(_) | TurnEnd::Failed(_) => return false,
+        // Whether the text is an answer is the sweep's to say (`LastMessage::is_answer`).
+        let TurnEnd::Answer(answer) = end else {
+            return false;
         };
         let facts = SessionFacts {
             record: &self.record,

@@ -96,10 +96,9 @@ impl Session {
                 text::APPROVAL_VOID_REPLACED,
             )
         };
-        if generation > 0 {
-            self.close_assent(now, close);
-            self.cancel_pending_approvals(now, ApprovalStatus::Cancelled, why);
-        }
+        // Before the first plan there is neither (GATE-2 refuses every request).
+        self.close_assent(now, close);
+        self.cancel_pending_approvals(now, ApprovalStatus::Cancelled, why);
         self.record.plan_generation = target;
         let drafts = with_writeback_step(drafts);
         let titles: Vec<String> = drafts.iter().map(|d| d.title.clone()).collect();

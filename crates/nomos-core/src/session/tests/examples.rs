@@ -87,6 +87,21 @@ fn plain_answer_without_goal_completes_as_success_with_short_summary() {
     assert!(summary.chars().count() <= 125, "{summary}");
 }
 
+// rule: SESSION-4, TURN-3
+#[test]
+fn a_blank_turn_end_is_no_answer_and_completes_nothing() {
+    let mut h = Harness::new();
+    h.say("what is the uptime of the nas?");
+    for blank in ["", "  \n\t "] {
+        assert!(!h.session.handle_turn_end(
+            h.now,
+            TurnEnd::Answer(blank),
+            &SweepThresholds::spec_defaults()
+        ));
+    }
+    assert_eq!(h.session.status(), SessionStatus::Active);
+}
+
 // rule: SESSION-4
 #[test]
 fn plain_answer_after_set_goal_does_not_complete() {
@@ -117,6 +132,114 @@ fn complete_task_cancels_pending_approvals_and_closes_open_steps() {
     assert_eq!(approval.status, ApprovalStatus::Cancelled);
     assert_eq!(h.session.executions()[0].status, ExecutionStatus::Cancelled);
     assert!(h.session.current_steps().all(|s| s.status.is_closed()));
+}
+
+// rule: SESSION-5
+#[test]
+fn complete_task_tells_the_model_how_many_steps_it_closed_and_approvals_it_cancelled() {
+    let mut h = Harness::new();
+    h.goal();
+    h.plan(&["wipe the old volume", "verify"]);
+    h.say("yes");
+    h.step(1, StepStatus::Running);
+    h.run("zfs destroy tank/old", CommandClass::Destructive);
+    h.session
+        .handle_knowledge_use(h.now, KnowledgeUse::WriteBack);
+    let open_steps = h.session.current_steps().count();
+    assert_eq!(open_steps, 3, "two steps and the write-back step");
+    let reply = h.complete(Outcome::Partial);
+    assert_ok(&reply);
+    assert!(
+        reply.text.contains("Closed 3 open plan step(s).")
+            && reply.text.contains("Cancelled 1 pending approval(s)."),
+        "{}",
+        reply.text
+    );
+
+    // Nothing left open: the result claims nothing was closed or cancelled.
+    let mut h = Harness::new();
+    h.goal();
+    let reply = h.complete(Outcome::Success);
+    assert_ok(&reply);
+    assert!(
+        !reply.text.contains("Closed") && !reply.text.contains("Cancelled"),
+        "{}",
+        reply.text
+    );
+}
+
+// rule: SWEEP-1, SWEEP-2
+#[test]
+fn the_sweep_records_its_nudge_then_closes_an_unanswered_session_as_partial() {
+    let mut h = Harness::new();
+    h.goal();
+    let thresholds = SweepThresholds::spec_defaults();
+    h.advance(thresholds.idle_after);
+    let outcome = h.session.handle_sweep(h.now, &thresholds, None);
+    assert_eq!(outcome.verdict, crate::sweep::SessionVerdict::Nudge);
+    assert_eq!(h.session.record().nudged_at, Some(h.now));
+    assert!(h.events().iter().any(|e| matches!(e, DomainEvent::Nudged)));
+    h.advance(thresholds.nudge_grace);
+    let outcome = h.session.handle_sweep(h.now, &thresholds, None);
+    assert!(
+        matches!(
+            outcome.verdict,
+            crate::sweep::SessionVerdict::ClosePartial { .. }
+        ),
+        "{:?}",
+        outcome.verdict
+    );
+    assert_eq!(h.session.status(), SessionStatus::Partial);
+}
+
+// rule: PLAN-8
+#[test]
+fn a_step_that_never_ran_has_no_start_and_one_finished_unstarted_starts_at_its_end() {
+    let mut h = Harness::new();
+    h.goal();
+    h.plan(&["look", "change", "verify"]);
+    h.say("yes");
+    assert_ok(&h.step(1, StepStatus::Skipped));
+    assert_ok(&h.step(2, StepStatus::Done));
+    let finished_at = h.now;
+    let step = |h: &Harness, seq: u32| {
+        h.session
+            .all_steps()
+            .iter()
+            .find(|s| s.generation == 1 && s.seq == seq)
+            .cloned()
+            .unwrap()
+    };
+    let skipped = step(&h, 1);
+    assert_eq!(
+        (skipped.started_at, skipped.finished_at.is_some()),
+        (None, true)
+    );
+    let done = step(&h, 2);
+    assert_eq!(done.started_at, Some(finished_at));
+    assert_eq!(done.finished_at, Some(finished_at));
+    // A revision while step 3 waits replaces it: it never started either.
+    assert_ok(&h.step(3, StepStatus::Running));
+    h.revise(&["verify again"], "step 3 needs a second look");
+    let running_then_failed = step(&h, 3);
+    assert!(running_then_failed.started_at.is_some());
+    let write_back = step(&h, 4);
+    assert_eq!(write_back.status, StepStatus::Replaced);
+    assert_eq!(write_back.started_at, None);
+}
+
+#[test]
+fn every_message_gets_its_own_id_in_order() {
+    let mut h = Harness::new();
+    let first = h.say("check the disks").message_id;
+    let note = h.session.append_note(h.now, "a note");
+    let reply = h
+        .session
+        .append_assistant_message(h.now, "on it", Vec::new())
+        .unwrap();
+    assert_eq!(h.session.record().n_messages, 3);
+    let id = h.session.id();
+    assert_eq!([first, note, reply], [1, 2, 3].map(|n| id.message_id(n)));
 }
 
 // rule: SESSION-6
@@ -166,6 +289,24 @@ fn message_to_terminal_session_keeps_it_terminal_until_set_goal_reopens_it() {
     assert_ok(&h.plan(&["inspect other"]));
     assert_eq!(h.session.record().plan_generation, 2);
     assert_eq!(h.step_status(2, 1), StepStatus::Pending);
+}
+
+// rule: SESSION-7, GATE-2
+#[test]
+fn a_reopened_session_that_never_had_a_plan_still_has_none() {
+    let mut h = Harness::new();
+    h.goal();
+    assert_ok(&h.complete(Outcome::Success));
+    assert_ok(&h.tool(ToolInput::SetGoal {
+        goal: "check the other host".to_owned(),
+    }));
+    assert_eq!(h.session.record().plan_generation, 0);
+    assert_refused(
+        &h.run("systemctl restart nginx", CommandClass::ConfigMutation),
+        "Propose a plan first",
+    );
+    assert_ok(&h.plan(&["inspect other"]));
+    assert_eq!(h.session.record().plan_generation, 1);
 }
 
 // rule: PLAN-1

@@ -83,6 +83,24 @@ fn state_changing_command_without_assent_is_refused() {
 
 // rule: GATE-4
 #[test]
+fn the_window_is_open_until_the_instant_it_expires_and_not_at_it() {
+    let mut h = Harness::new();
+    h.goal();
+    h.plan(&["restart"]);
+    h.say("yes");
+    let expires_at = h.session.record().assent.unwrap().expires_at;
+    assert!(h.session.assent_open(expires_at - Span::from_millis(1)));
+    assert!(!h.session.assent_open(expires_at));
+    assert!(
+        h.session
+            .handle_gate_check(expires_at - Span::from_millis(1))
+    );
+    assert!(!h.session.handle_gate_check(expires_at));
+    assert_eq!(h.session.record().assent, None, "closed, recorded");
+}
+
+// rule: GATE-4
+#[test]
 fn approval_word_in_reply_to_a_plan_opens_a_window_that_expires() {
     let mut h = Harness::new();
     h.goal();
@@ -328,6 +346,117 @@ fn binding_hash_changes_with_every_bound_field() {
         assert_ne!(binding_hash(&base), binding_hash(&variant));
     }
     assert_eq!(binding_hash(&base), binding_hash(&base.clone()));
+}
+
+/// GATE-7's canonical binding, written from the rule: SHA-256 over each part as its
+/// length (8 bytes, big-endian) then its bytes.
+fn reference_hash(parts: &[&str]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update((part.len() as u64).to_be_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+// rule: GATE-7, GATE-9
+#[test]
+fn binding_hash_covers_why_it_was_asked_and_the_preview_and_a_plain_request_hashes_as_before() {
+    use super::super::binding_hash;
+    use crate::declared::RequestOrigin;
+    use crate::record::ApprovalBinding;
+    let plain = ApprovalBinding {
+        command: "rm -rf /x".into(),
+        host: "local".into(),
+        class: CommandClass::Destructive,
+        generation: 1,
+        origin: RequestOrigin::OwnClass,
+        preview: None,
+    };
+    let base = ["rm -rf /x", "local", "destructive", "1"];
+    // An approval stored before origins and previews existed still verifies.
+    assert_eq!(binding_hash(&plain), reference_hash(&base));
+    let not_in_plan = ApprovalBinding {
+        origin: RequestOrigin::NotInPlan { step_seq: Some(2) },
+        ..plain.clone()
+    };
+    assert_eq!(
+        binding_hash(&not_in_plan),
+        reference_hash(&[base[0], base[1], base[2], base[3], "not_in_plan:2", ""])
+    );
+    let previewed = ApprovalBinding {
+        preview: Some("Inst x".into()),
+        ..plain.clone()
+    };
+    assert_eq!(
+        binding_hash(&previewed),
+        reference_hash(&[base[0], base[1], base[2], base[3], "", "Inst x"])
+    );
+    let hashes = [&plain, &not_in_plan, &previewed].map(binding_hash);
+    assert_ne!(hashes[0], hashes[1]);
+    assert_ne!(hashes[0], hashes[2]);
+    assert_ne!(hashes[1], hashes[2]);
+}
+
+// rule: SWEEP-3
+#[test]
+fn the_sweep_leaves_a_session_waiting_for_an_approval_and_nudges_it_once_decided() {
+    let mut h = in_assent_window();
+    let (approval_id, _) = approval_of(&h.run("zfs destroy tank/old", CommandClass::Destructive));
+    let thresholds = crate::sweep::SweepThresholds::spec_defaults();
+    h.advance(thresholds.idle_after);
+    let outcome = h.session.handle_sweep(h.now, &thresholds, None);
+    assert_eq!(
+        outcome.verdict,
+        crate::sweep::SessionVerdict::Leave {
+            reason: crate::sweep::LeaveReason::AwaitingApproval
+        }
+    );
+    h.session
+        .handle_decision(h.now, approval_id, Decision::Deny, None)
+        .unwrap();
+    h.advance(thresholds.idle_after);
+    let outcome = h.session.handle_sweep(h.now, &thresholds, None);
+    assert_eq!(outcome.verdict, crate::sweep::SessionVerdict::Nudge);
+}
+
+#[test]
+fn executions_are_numbered_from_one_in_the_order_they_were_asked() {
+    let mut h = Harness::new();
+    h.run("df -h", CommandClass::ReadOnly);
+    h.run("uptime", CommandClass::ReadOnly);
+    let id = h.session.id();
+    let ids: Vec<_> = h.session.executions().iter().map(|e| e.id).collect();
+    assert_eq!(ids, [id.execution_id(1), id.execution_id(2)]);
+}
+
+// rule: GATE-9
+#[test]
+fn an_execution_belongs_to_the_step_running_when_it_was_asked() {
+    let mut h = Harness::new();
+    h.goal();
+    h.plan(&["look", "change"]);
+    h.say("yes");
+    h.run("df -h", CommandClass::ReadOnly);
+    assert_ok(&h.step(1, StepStatus::Done));
+    assert_ok(&h.step(2, StepStatus::Running));
+    let reply = h.run("systemctl restart nginx", CommandClass::ConfigMutation);
+    assert!(
+        reply.text.contains("not in the approved plan"),
+        "{}",
+        reply.text
+    );
+    let steps: Vec<Option<u32>> = h.session.executions().iter().map(|e| e.step_seq).collect();
+    assert_eq!(steps, [None, Some(2)]);
+    assert_eq!(
+        h.session.approvals()[0].binding.origin,
+        crate::declared::RequestOrigin::NotInPlan { step_seq: Some(2) }
+    );
 }
 
 // rule: EXEC-1
