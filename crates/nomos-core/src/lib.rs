@@ -42,6 +42,7 @@ pub mod event;
 pub mod fanout;
 pub mod id;
 pub mod ports;
+pub mod proxmox;
 pub mod record;
 pub mod resume;
 pub mod session;
