@@ -226,7 +226,7 @@ impl Executor for FleetExecutor {
         self.inventory.proxmox_nodes()
     }
 
-    fn set_guests(&self, node: &str, guests: &[Guest]) -> Result<(), ExecError> {
+    fn set_guests(&self, node: &str, guests: &[Guest]) -> Result<Vec<String>, ExecError> {
         if !self.inventory.proxmox_nodes().iter().any(|n| n == node) {
             return Err(ExecError::Other(format!(
                 "{node} is not a Proxmox node of the inventory (`proxmox = true`)"
@@ -234,6 +234,11 @@ impl Executor for FleetExecutor {
         }
         let mut all = self.guests.write().unwrap_or_else(|e| e.into_inner());
         all.insert(node.to_owned(), guests.to_vec());
-        Ok(())
+        Ok(guests
+            .iter()
+            .filter(|guest| guest.kind == GuestKind::Lxc)
+            .map(Guest::slug)
+            .filter(|slug| self.inventory.host(slug).is_none())
+            .collect())
     }
 }

@@ -10,6 +10,7 @@ mod audit;
 mod faults;
 mod fleet;
 mod flow;
+mod guests;
 mod models;
 mod sweeps;
 mod turns;

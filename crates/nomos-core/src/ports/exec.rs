@@ -159,8 +159,10 @@ pub trait Executor: Send + Sync {
     /// replacing what an earlier discovery of that node found. A container without an
     /// SSH address of its own is then reached through its node with the fixed
     /// [`crate::proxmox::pct_exec`] transport around the command given to
-    /// [`Executor::run`]. The default cannot reach guests and says so.
-    fn set_guests(&self, node: &str, guests: &[Guest]) -> Result<(), ExecError> {
+    /// [`Executor::run`]. Returns the slugs it reaches that way (a guest the executor
+    /// already knows as a host of its own keeps its own route). The default cannot
+    /// reach guests and says so.
+    fn set_guests(&self, node: &str, guests: &[Guest]) -> Result<Vec<String>, ExecError> {
         let _ = guests;
         Err(ExecError::Other(format!(
             "this executor cannot reach the guests of {node}"

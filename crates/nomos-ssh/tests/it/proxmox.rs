@@ -42,7 +42,7 @@ async fn a_container_without_an_address_runs_the_inner_command_intact_through_it
     ]);
     let executor = executor(&fleet);
     assert_eq!(executor.proxmox_nodes(), ["host:pve"]);
-    executor
+    let through = executor
         .set_guests(
             "host:pve",
             &[
@@ -51,6 +51,11 @@ async fn a_container_without_an_address_runs_the_inner_command_intact_through_it
             ],
         )
         .unwrap();
+    assert_eq!(
+        through,
+        ["lxc:nextcloud"],
+        "a VM is not reached through its node"
+    );
     let slugs: Vec<String> = executor.hosts().into_iter().map(|h| h.slug).collect();
     assert_eq!(
         slugs,
@@ -106,9 +111,10 @@ async fn an_inventory_host_with_the_guests_slug_keeps_its_own_address() {
         HostSpec::up("lxc:nextcloud", &["direct"]),
     ]);
     let executor = executor(&fleet);
-    executor
+    let through = executor
         .set_guests("host:pve", &[guest(GuestKind::Lxc, 100, "nextcloud")])
         .unwrap();
+    assert!(through.is_empty(), "{through:?}");
     assert_eq!(executor.hosts().len(), 2, "no second lxc:nextcloud");
     let out = executor
         .run("lxc:nextcloud", "echo \"[$PVE_GUEST]\"", limits(10_000))
