@@ -19,7 +19,7 @@ use crate::{dto, error, events};
         control::stop, control::revoke_assent, control::cancel_approval, control::grants,
         control::session_approvals,
         knowledge::entities, knowledge::entity, knowledge::relations, knowledge::search,
-        hosts::hosts, hosts::reachability,
+        hosts::hosts, hosts::reachability, hosts::discover,
         events::session_events, events::global_events,
         system::healthz, system::readyz, system::metrics, system::info, system::openapi,
     ),

@@ -10,6 +10,7 @@ mod control;
 mod executions;
 mod export;
 mod flow;
+mod guests;
 mod oidc;
 mod openapi;
 mod sse;
