@@ -30,8 +30,12 @@ export function freePort() {
   });
 }
 
-/** Starts the server with the model stub; resolves once it serves. `restart` keeps its data. */
-export async function startServer() {
+/**
+ * Starts the server with the model stub; resolves once it serves. `restart` keeps its data.
+ * `options.env` adds to (or replaces) the server's environment (`PATH`, `NOMOS_INVENTORY`).
+ * @param {{ env?: Record<string, string> }} [options]
+ */
+export async function startServer(options = {}) {
   const model = await startModelStub();
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nomos-web-e2e-'));
@@ -51,6 +55,7 @@ export async function startServer() {
         NOMOS_LLM_BASE_URL: model.url,
         NOMOS_LLM_MODEL: 'stub-e2e',
         NOMOS_LLM_API_KEY: 'stub-key',
+        ...(options.env ?? {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

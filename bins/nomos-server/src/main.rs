@@ -204,6 +204,8 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         .context("reconciling executions left by a previous run")?;
     tracing::info!(?report, "start-up reconcile done");
     let background = nomos_http::workers::start(&rt.agent, rt.metrics.clone());
+    // FLEET-3: the Proxmox nodes' guests, found again while the server starts serving.
+    let _discovery = nomos_http::workers::discover_guests_at_startup(&rt.agent);
     let (stop, stopping) = watch::channel(false);
     let state = nomos_http::AppState::new(rt.agent, rt.auth, rt.metrics, rt.demo, stopping);
     let turns = state.turns.clone();

@@ -64,4 +64,5 @@ pub use reconcile::TurnInterruption;
 pub use replica::{Heartbeat, Replication};
 pub use revoke::OpenWindow;
 pub use sweeper::{SweepReport, Workers};
+pub use tools::guests::NodeDiscovery;
 pub use turn::TurnReport;

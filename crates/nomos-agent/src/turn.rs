@@ -354,6 +354,9 @@ impl Agent {
             Ok(Call::Run { host, command }) => {
                 return self.handle_run(id, call, started, host, command).await;
             }
+            Ok(Call::DiscoverGuests { host }) => {
+                return self.handle_discover(id, call, started, host).await;
+            }
             Ok(Call::RunGroup {
                 target,
                 command,

@@ -43,6 +43,7 @@ pub mod fanout;
 pub mod id;
 pub mod ports;
 pub mod preview;
+pub mod proxmox;
 pub mod record;
 pub mod resume;
 pub mod session;

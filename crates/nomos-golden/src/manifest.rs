@@ -86,6 +86,9 @@ pub struct HostFixture {
     /// Tags.
     #[serde(default)]
     pub tags: Vec<String>,
+    /// FLEET-3: a Proxmox node whose guests `discover_guests` may ask for.
+    #[serde(default)]
+    pub proxmox: bool,
 }
 
 /// An entity.

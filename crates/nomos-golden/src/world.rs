@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo};
 use nomos_core::ports::store::{Store, StoreError};
+use nomos_core::proxmox::{Guest, GuestKind};
 use nomos_core::record::{Entity, ExecOutput, KnowledgeEntry, Relationship};
 use nomos_core::{Span, Timestamp};
 use tokio::sync::Notify;
@@ -20,6 +21,10 @@ pub const UNKNOWN_COMMAND_STDERR: &str = "command not in the fixture world";
 #[derive(Clone)]
 pub struct SimulatedExecutor {
     hosts: Vec<HostInfo>,
+    /// FLEET-3: the world's Proxmox nodes, and the guests a discovery found on them (a
+    /// guest answers from the canned outputs under its own slug and the inner command).
+    nodes: Vec<String>,
+    guests: Arc<Mutex<Vec<HostInfo>>>,
     outputs: HashMap<(String, String), Canned>,
     ran: Arc<Mutex<Vec<(String, String)>>>,
     hung: Arc<Notify>,
@@ -72,6 +77,13 @@ impl SimulatedExecutor {
             .collect();
         SimulatedExecutor {
             hosts,
+            nodes: world
+                .hosts
+                .iter()
+                .filter(|h| h.proxmox)
+                .map(|h| h.slug.clone())
+                .collect(),
+            guests: Arc::default(),
             outputs,
             ran: Arc::default(),
             hung: Arc::new(Notify::new()),
@@ -100,10 +112,11 @@ impl Executor for SimulatedExecutor {
         command: &str,
         _limits: ExecLimits,
     ) -> Result<ExecOutput, ExecError> {
-        if !self.hosts.iter().any(|h| h.slug == host) {
+        let hosts = self.hosts();
+        if !hosts.iter().any(|h| h.slug == host) {
             return Err(ExecError::UnknownHost {
                 host: host.to_owned(),
-                known: self.hosts.iter().map(|h| h.slug.clone()).collect(),
+                known: hosts.into_iter().map(|h| h.slug).collect(),
             });
         }
         self.ran
@@ -127,7 +140,50 @@ impl Executor for SimulatedExecutor {
     }
 
     fn hosts(&self) -> Vec<HostInfo> {
-        self.hosts.clone()
+        let mut hosts = self.hosts.clone();
+        for guest in self
+            .guests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+        {
+            if !hosts.iter().any(|h| h.slug == guest.slug) {
+                hosts.push(guest.clone());
+            }
+        }
+        hosts
+    }
+
+    fn proxmox_nodes(&self) -> Vec<String> {
+        self.nodes.clone()
+    }
+
+    fn set_guests(&self, node: &str, guests: &[Guest]) -> Result<Vec<String>, ExecError> {
+        if !self.nodes.iter().any(|n| n == node) {
+            return Err(ExecError::Other(format!("{node} is not a Proxmox node")));
+        }
+        let mut known = self.guests.lock().unwrap_or_else(PoisonError::into_inner);
+        for guest in guests {
+            let slug = guest.slug();
+            if !known.iter().any(|h| h.slug == slug) {
+                known.push(HostInfo {
+                    slug,
+                    address: guest
+                        .ips
+                        .first()
+                        .cloned()
+                        .unwrap_or_else(|| node.to_owned()),
+                    tags: Vec::new(),
+                    host_keys: Vec::new(),
+                });
+            }
+        }
+        Ok(guests
+            .iter()
+            .filter(|g| g.kind == GuestKind::Lxc)
+            .map(Guest::slug)
+            .filter(|slug| !self.hosts.iter().any(|h| &h.slug == slug))
+            .collect())
     }
 }
 

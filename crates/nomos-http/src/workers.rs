@@ -1,7 +1,8 @@
 //! Background work of a server: the start-up reconcile (EXEC-3, EXEC-6), the agent's
 //! workers (periodic sweeps, EXEC-3, SWEEP-1..3, and session timers, GATE-4, GATE-7) and
 //! the metrics observer of the event bus. Sweep reports feed the
-//! `nomos_sweep_actions_total` counters.
+//! `nomos_sweep_actions_total` counters. At start-up the guests of each Proxmox node are
+//! discovered again (FLEET-3), in the background, so serving does not wait for them.
 
 use std::sync::Arc;
 
@@ -51,6 +52,27 @@ pub fn start(agent: &Agent, metrics: Arc<Metrics>) -> Background {
         observer,
         workers,
     }
+}
+
+/// FLEET-3: discovers the guests of every Proxmox node of the inventory, one node after
+/// another, each in a session of its own ([`Agent::discover_node`]); a node that fails is
+/// logged and the next one still runs. Returns the task, which ends when all are done.
+pub fn discover_guests_at_startup(agent: &Agent) -> JoinHandle<()> {
+    let agent = agent.clone();
+    tokio::spawn(async move {
+        for node in agent.executor().proxmox_nodes() {
+            match agent.discover_node(&node).await {
+                Ok(found) => tracing::info!(
+                    node = %node,
+                    session = %found.session_id,
+                    outcome = found.reply.outcome.as_str(),
+                    "guests discovered: {}",
+                    found.reply.text.lines().next().unwrap_or_default()
+                ),
+                Err(error) => tracing::warn!(node = %node, %error, "guest discovery failed"),
+            }
+        }
+    })
 }
 
 /// Waits until `stopped` holds `true` (or its sender is gone).

@@ -14,6 +14,7 @@
 //! slug = "host:hubris"
 //! address = "10.0.0.2"
 //! tags = ["proxmox"]
+//! proxmox = true           # a Proxmox VE node: its guests can be discovered (FLEET-3)
 //!
 //! [[host]]
 //! slug = "lxc:nextcloud"
@@ -64,6 +65,8 @@ pub struct Host {
     pub name: String,
     /// Free-form tags.
     pub tags: Vec<String>,
+    /// FLEET-3: whether it is a Proxmox VE node whose guests can be discovered.
+    pub proxmox: bool,
     /// How commands reach it.
     pub target: Target,
 }
@@ -237,6 +240,8 @@ struct RawHost {
     jump: Option<String>,
     #[serde(default)]
     tags: Vec<String>,
+    #[serde(default)]
+    proxmox: bool,
 }
 
 impl Inventory {
@@ -347,6 +352,15 @@ impl Inventory {
         self.hosts.iter().map(Host::info).collect()
     }
 
+    /// FLEET-3: the slugs of the hosts marked `proxmox = true`, in file order.
+    pub fn proxmox_nodes(&self) -> Vec<String> {
+        self.hosts
+            .iter()
+            .filter(|host| host.proxmox)
+            .map(|host| host.slug.clone())
+            .collect()
+    }
+
     /// The knowledge-graph entities the inventory seeds: one per host, its kind
     /// taken from the slug prefix (`local` for the local host).
     pub fn entities(&self, now: Timestamp) -> Vec<Entity> {
@@ -428,6 +442,9 @@ impl Host {
         attributes.insert("address".into(), self.address().into());
         attributes.insert("tags".into(), self.tags.clone().into());
         attributes.insert("source".into(), "inventory".into());
+        if self.proxmox {
+            attributes.insert("proxmox".into(), true.into());
+        }
         if let Target::Ssh(ssh) = &self.target {
             attributes.insert("port".into(), ssh.port.into());
             attributes.insert("user".into(), ssh.user.clone().into());
@@ -486,6 +503,7 @@ fn build_host(
             slug,
             name,
             tags: entry.tags,
+            proxmox: entry.proxmox,
             target: Target::Local,
         });
     }
@@ -513,6 +531,7 @@ fn build_host(
         slug,
         name,
         tags: entry.tags,
+        proxmox: entry.proxmox,
         target: Target::Ssh(SshTarget {
             address,
             port,
@@ -871,6 +890,7 @@ jump = "host:hubris"
             "tags",
             "address",
             "jump",
+            "proxmox",
         ];
         for field in fields {
             let shown = text.lines().any(|line| {
@@ -879,6 +899,26 @@ jump = "host:hubris"
             });
             assert!(shown, "the example does not show `{field}`");
         }
+    }
+
+    // rule: FLEET-3
+    #[test]
+    fn proxmox_marks_a_node_and_a_mistyped_flag_is_named_with_its_line() {
+        let text = "[defaults]\nuser='root'\n[[host]]\nslug='host:pve'\naddress='10.0.0.2'\n\
+                    proxmox=true\n[[host]]\nslug='host:nas'\naddress='10.0.0.3'\n";
+        let inventory = Inventory::parse(text, "fleet.toml").unwrap();
+        assert_eq!(inventory.proxmox_nodes(), ["host:pve"]);
+        let entities = inventory.entities(Timestamp::from_millis(1));
+        assert_eq!(entities[0].attributes["proxmox"], true);
+        assert!(entities[1].attributes.get("proxmox").is_none());
+        let mistyped = "[[host]]\nslug='host:pve'\naddress='a'\nuser='u'\nproxmox='yes'\n";
+        let message = problem(mistyped);
+        assert!(
+            message.starts_with("fleet.toml: invalid inventory:"),
+            "{message}"
+        );
+        assert!(message.contains("line 5"), "{message}");
+        assert!(message.contains("proxmox"), "{message}");
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub mod error;
 pub mod fleet;
 pub mod inventory;
 pub mod local;
-pub mod proxmox;
+pub use nomos_core::proxmox;
 mod reaper;
 pub mod ssh;
 

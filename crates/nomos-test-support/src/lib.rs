@@ -7,6 +7,7 @@
 pub mod fleet;
 pub mod migrations;
 pub mod postgres;
+pub mod proxmox;
 pub mod small_disk;
 pub mod sshd;
 pub mod store_checks;

@@ -39,6 +39,11 @@ pub enum Call {
         /// FLEET-2: per-call override of the failures that stop the fan-out.
         max_failures: Option<u32>,
     },
+    /// `discover_guests` (FLEET-3): a Proxmox node's containers and VMs.
+    DiscoverGuests {
+        /// The node's slug.
+        host: String,
+    },
     /// A knowledge-graph tool, run by the shell against the store.
     Knowledge(KnowledgeCall),
     /// `get_execution_output`: a slice of an execution's recorded output (read-only).
@@ -272,6 +277,12 @@ struct SlugArgs {
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HostArgs {
+    host: String,
+}
+
+#[derive(Deserialize)]
 struct KindArgs {
     #[serde(default)]
     kind: Option<String>,
@@ -424,6 +435,13 @@ pub fn parse_call(name: &str, arguments: &str) -> Result<Call, ArgsError> {
                 offset: args.offset,
                 limit: args.limit,
             }
+        }
+        "discover_guests" => {
+            let host = read::<HostArgs>(name, arguments)?.host;
+            if host.trim().is_empty() {
+                return Err(invalid(name, "`host` is empty"));
+            }
+            Call::DiscoverGuests { host }
         }
         "list_hosts" => Call::Knowledge(KnowledgeCall::ListHosts),
         "get_entity" => Call::Knowledge(KnowledgeCall::GetEntity {

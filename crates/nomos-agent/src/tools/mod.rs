@@ -3,6 +3,7 @@
 pub mod args;
 pub mod extra;
 pub(crate) mod fanout;
+pub(crate) mod guests;
 pub mod knowledge;
 pub(crate) mod output;
 pub mod specs;

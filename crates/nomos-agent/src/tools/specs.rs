@@ -96,6 +96,14 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
             ),
         ),
         spec(
+            "discover_guests",
+            "Find the containers and VMs of a Proxmox node (a host marked proxmox in the inventory) with read-only pct/qm commands, each recorded as an execution. Each guest becomes an entity (kind lxc or vm, vmid, status, IPs) that runs_on the node, and a host for run: a container without an address of its own runs commands through the node (give run the plain command; the transport is added for you). Call it before working on guests of a node.",
+            object(
+                json!({ "host": { "type": "string", "description": "The Proxmox node's slug, e.g. host:pve." } }),
+                &["host"],
+            ),
+        ),
+        spec(
             "get_execution_output",
             "Read an execution's full recorded output (exit status, stdout, stderr), a slice at a time. Long results are cut for you to a head and a tail; the note where they were cut names the execution and the offset and limit to read what is missing. Read-only.",
             object(

@@ -11,6 +11,7 @@ mod faults;
 mod fleet;
 mod flow;
 mod live;
+mod guests;
 mod models;
 mod previews;
 mod sweeps;

@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use crate::proxmox::Guest;
 use crate::record::ExecOutput;
 use crate::time::Span;
 
@@ -181,4 +182,24 @@ pub trait Executor: Send + Sync {
 
     /// The hosts this executor knows.
     fn hosts(&self) -> Vec<HostInfo>;
+
+    /// FLEET-3: the slugs of the hosts that are Proxmox VE nodes, whose guests a
+    /// discovery may ask for. The default knows none.
+    fn proxmox_nodes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// FLEET-3: makes the guests a discovery found on `node` hosts of this executor,
+    /// replacing what an earlier discovery of that node found. A container without an
+    /// SSH address of its own is then reached through its node with the fixed
+    /// [`crate::proxmox::pct_exec`] transport around the command given to
+    /// [`Executor::run`]. Returns the slugs it reaches that way (a guest the executor
+    /// already knows as a host of its own keeps its own route). The default cannot
+    /// reach guests and says so.
+    fn set_guests(&self, node: &str, guests: &[Guest]) -> Result<Vec<String>, ExecError> {
+        let _ = guests;
+        Err(ExecError::Other(format!(
+            "this executor cannot reach the guests of {node}"
+        )))
+    }
 }

@@ -11,6 +11,7 @@ mod control;
 mod executions;
 mod export;
 mod flow;
+mod guests;
 mod oidc;
 mod openapi;
 mod plan_decision;

@@ -5,6 +5,7 @@ mod fleet;
 mod host_keys;
 mod operators;
 mod pool;
+mod proxmox;
 mod run;
 
 use std::path::Path;

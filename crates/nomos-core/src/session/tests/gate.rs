@@ -389,13 +389,23 @@ fn binding_hash_covers_why_it_was_asked_and_the_preview_and_a_plain_request_hash
         binding_hash(&not_in_plan),
         reference_hash(&[base[0], base[1], base[2], base[3], "not_in_plan:2", ""])
     );
+    let preview = crate::preview::Preview {
+        parser: crate::classify::preview::PreviewParser::Raw,
+        outcome: crate::preview::PreviewOutcome::Shown,
+        runs: Vec::new(),
+        packages: Vec::new(),
+        diff: Some("+Inst x".into()),
+        file: None,
+    };
     let previewed = ApprovalBinding {
-        preview: Some("Inst x".into()),
+        preview: Some(preview.clone()),
         ..plain.clone()
     };
+    let preview_text = preview.binding_text();
+    assert!(preview_text.contains("+Inst x"));
     assert_eq!(
         binding_hash(&previewed),
-        reference_hash(&[base[0], base[1], base[2], base[3], "", "Inst x"])
+        reference_hash(&[base[0], base[1], base[2], base[3], "", &preview_text])
     );
     let hashes = [&plain, &not_in_plan, &previewed].map(binding_hash);
     assert_ne!(hashes[0], hashes[1]);

@@ -3,11 +3,32 @@
 //! without an SSH address of its own through its node (`pct exec VMID -- sh -c '...'`).
 //!
 //! Parsing is pure and total: a line it cannot read is skipped, never guessed at.
+//! A discovery (FLEET-3) runs [`PCT_LIST`] and [`QM_LIST`] on a node, then
+//! [`config_command`] for each guest they list, each through the gate like any `run`,
+//! and [`Guest::from_listing`] joins what they said; the guest becomes an entity
+//! ([`Guest::entity`]) that [`Guest::runs_on`] the node, and a host the executor
+//! reaches ([`crate::ports::exec::Executor::set_guests`]).
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::record::{Entity, Relationship};
+use crate::time::Timestamp;
+
+/// Lists a node's containers.
+pub const PCT_LIST: &str = "pct list";
+
+/// Lists a node's VMs.
+pub const QM_LIST: &str = "qm list";
+
+/// The relationship kind from a guest to its node.
+pub const RUNS_ON: &str = "runs_on";
+
 /// A container or a VM.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum GuestKind {
     /// An LXC container (`pct`).
     Lxc,
@@ -54,36 +75,45 @@ pub struct GuestConfig {
     pub ips: Vec<String>,
 }
 
-/// Reads `pct list`: a header `VMID Status Lock Name`, then one container per line;
-/// `Lock` may be empty, so the columns are taken at the header's positions.
+/// Reads `pct list`: a header `VMID Status Lock Name`, then one container per line.
+/// `Lock` is often empty and may be wider than its column (`snapshot-delete`), so a
+/// line of three words has a name only when its third word starts in the `Name`
+/// column; with four, the last is the name (hostnames hold no spaces).
 pub fn parse_pct_list(text: &str) -> Vec<ListedGuest> {
     let mut lines = text.lines();
-    let Some(header) = lines.next() else {
-        return Vec::new();
-    };
-    let (Some(status_at), Some(name_at)) = (header.find("Status"), header.find("Name")) else {
+    let Some(name_at) = lines.next().and_then(|header| header.find("Name")) else {
         return Vec::new();
     };
     lines
         .filter_map(|line| {
-            let vmid = line.split_whitespace().next()?.parse().ok()?;
-            let status = line.get(status_at..)?.split_whitespace().next()?.to_owned();
-            let name = line.get(name_at..)?.trim().to_owned();
-            (!name.is_empty()).then_some(ListedGuest {
+            let words: Vec<(usize, &str)> = words_at(line).collect();
+            let vmid = words.first()?.1.parse().ok()?;
+            let status = words.get(1)?.1.to_owned();
+            let name = match words.as_slice() {
+                [_, _, (at, name)] if *at >= name_at => *name,
+                [_, _, _, (_, name)] => *name,
+                _ => return None,
+            };
+            Some(ListedGuest {
                 kind: GuestKind::Lxc,
                 vmid,
-                name,
+                name: name.to_owned(),
                 status,
             })
         })
         .collect()
 }
 
+/// The whitespace-separated words of `line` with their byte offsets.
+fn words_at(line: &str) -> impl Iterator<Item = (usize, &str)> {
+    line.split_whitespace()
+        .map(move |word| (word.as_ptr() as usize - line.as_ptr() as usize, word))
+}
+
 /// Reads `qm list`: a header `VMID NAME STATUS MEM(MB) BOOTDISK(GB) PID`, then one VM
 /// per line (VM names hold no spaces).
 pub fn parse_qm_list(text: &str) -> Vec<ListedGuest> {
     text.lines()
-        .skip(1)
         .filter_map(|line| {
             let mut words = line.split_whitespace();
             let vmid = words.next()?.parse().ok()?;
@@ -121,6 +151,93 @@ pub fn parse_config(kind: GuestKind, text: &str) -> GuestConfig {
         }
     }
     config
+}
+
+/// The read-only command that prints guest `vmid`'s config: `pct config ID` or
+/// `qm config ID`.
+pub fn config_command(kind: GuestKind, vmid: u32) -> String {
+    match kind {
+        GuestKind::Lxc => format!("pct config {vmid}"),
+        GuestKind::Vm => format!("qm config {vmid}"),
+    }
+}
+
+/// A guest a discovery found: what its list line and its config said, and its node.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Guest {
+    /// Container or VM.
+    pub kind: GuestKind,
+    /// Its id on the cluster.
+    pub vmid: u32,
+    /// Its name (the config's, else the list's).
+    pub name: String,
+    /// `running`, `stopped`, ...
+    pub status: String,
+    /// Static addresses from its config.
+    pub ips: Vec<String>,
+    /// The slug of the node it runs on.
+    pub node: String,
+}
+
+impl Guest {
+    /// Joins a list line with the guest's config (`None` when it could not be read).
+    pub fn from_listing(node: &str, listed: ListedGuest, config: Option<GuestConfig>) -> Guest {
+        let config = config.unwrap_or_default();
+        let name = config
+            .name
+            .filter(|name| is_slug_name(name))
+            .unwrap_or(listed.name);
+        Guest {
+            kind: listed.kind,
+            vmid: listed.vmid,
+            name,
+            status: listed.status,
+            ips: config.ips,
+            node: node.to_owned(),
+        }
+    }
+
+    /// Its host and entity slug: `lxc:NAME` or `vm:NAME`.
+    pub fn slug(&self) -> String {
+        format!("{}:{}", self.kind, self.name)
+    }
+
+    /// What the knowledge graph records about it.
+    pub fn attributes(&self) -> serde_json::Value {
+        json!({
+            "vmid": self.vmid,
+            "status": self.status,
+            "ips": self.ips,
+            "node": self.node,
+            "source": "proxmox",
+        })
+    }
+
+    /// Its entity (`kind = lxc|vm`).
+    pub fn entity(&self, now: Timestamp) -> Entity {
+        Entity {
+            slug: self.slug(),
+            kind: self.kind.as_str().to_owned(),
+            name: self.name.clone(),
+            attributes: self.attributes(),
+            updated_at: now,
+        }
+    }
+
+    /// `GUEST runs_on NODE`.
+    pub fn runs_on(&self, now: Timestamp) -> Relationship {
+        Relationship {
+            from: self.slug(),
+            kind: RUNS_ON.to_owned(),
+            to: self.node.clone(),
+            created_at: now,
+        }
+    }
+}
+
+/// Whether `name` can be the name part of a slug (not empty, no whitespace or controls).
+pub fn is_slug_name(name: &str) -> bool {
+    !name.is_empty() && !name.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 /// The command a container's node runs to run `inner` inside container `vmid`: the
@@ -202,6 +319,7 @@ net0: virtio=BC:24:11:DD:EE:FF,bridge=vmbr0
 scsi0: local-lvm:vm-200-disk-0,size=32G
 ";
 
+    // rule: FLEET-3
     #[test]
     fn pct_list_reads_each_container_with_an_empty_lock_column() {
         let guests = parse_pct_list(PCT_LIST);
@@ -247,6 +365,52 @@ scsi0: local-lvm:vm-200-disk-0,size=32G
         assert_eq!(vm.ips, ["192.168.1.60"]);
     }
 
+    // rule: FLEET-3
+    #[test]
+    fn a_lock_wider_than_its_column_or_a_missing_name_is_read_by_words() {
+        let text = "\
+VMID       Status     Lock         Name                
+103        stopped    snapshot-delete ci-runner           
+104        stopped    backup      
+105        running                 grafana
+";
+        let seen: Vec<_> = parse_pct_list(text)
+            .into_iter()
+            .map(|g| (g.vmid, g.name))
+            .collect();
+        assert_eq!(
+            seen,
+            [(103, "ci-runner".to_owned()), (105, "grafana".to_owned())],
+            "a lock is not a name"
+        );
+    }
+
+    // rule: FLEET-3
+    #[test]
+    fn a_guest_joins_its_list_line_and_config_into_an_entity_that_runs_on_its_node() {
+        let listed = parse_pct_list(PCT_LIST).remove(0);
+        let config = parse_config(GuestKind::Lxc, PCT_CONFIG);
+        let guest = Guest::from_listing("host:pve", listed, Some(config));
+        assert_eq!(guest.slug(), "lxc:nextcloud");
+        let now = Timestamp::from_millis(5);
+        let entity = guest.entity(now);
+        assert_eq!(entity.kind, "lxc");
+        assert_eq!(entity.attributes["vmid"], 100);
+        assert_eq!(entity.attributes["status"], "running");
+        assert_eq!(entity.attributes["node"], "host:pve");
+        assert_eq!(entity.attributes["ips"][0], "192.168.1.50");
+        let rel = guest.runs_on(now);
+        assert_eq!(
+            (rel.from.as_str(), rel.kind.as_str(), rel.to.as_str()),
+            ("lxc:nextcloud", "runs_on", "host:pve")
+        );
+        let vm = parse_qm_list(QM_LIST).remove(1);
+        let bare = Guest::from_listing("host:pve", vm, None);
+        assert_eq!((bare.slug().as_str(), bare.ips.len()), ("vm:win11", 0));
+        assert_eq!(config_command(GuestKind::Vm, 201), "qm config 201");
+        assert_eq!(config_command(GuestKind::Lxc, 100), "pct config 100");
+    }
+
     #[test]
     fn unreadable_lists_give_no_guests() {
         assert!(parse_pct_list("").is_empty());
@@ -254,6 +418,7 @@ scsi0: local-lvm:vm-200-disk-0,size=32G
         assert!(parse_qm_list("VMID NAME\nnot-a-number x y").is_empty());
     }
 
+    // rule: FLEET-3
     #[test]
     fn pct_exec_passes_the_inner_command_as_one_quoted_word() {
         assert_eq!(pct_exec(100, "uptime"), "pct exec 100 -- sh -c 'uptime'");
@@ -270,5 +435,33 @@ scsi0: local-lvm:vm-200-disk-0,size=32G
             .output()
             .unwrap_or_else(|e| panic!("sh: {e}"));
         assert_eq!(String::from_utf8_lossy(&out.stdout), inner);
+    }
+
+    /// What a real `sh` hands to `pct` as the argument after `sh -c` when it reads
+    /// the wrapper: a `pct` function prints its sixth argument.
+    fn inner_as_pct_receives_it(wrapper: &str) -> String {
+        let script = format!("pct() {{ printf %s \"$6\"; }}; {wrapper}");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .output()
+            .unwrap_or_else(|e| panic!("sh: {e}"));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        // rule: FLEET-3
+        // rule: EXEC-7
+        #[test]
+        fn for_any_inner_command_pct_exec_receives_exactly_it(
+            inner in "[ -~\t\n'\"\\\\$`]{0,40}|\\PC{0,20}",
+            vmid in 100u32..1_000_000,
+        ) {
+            let wrapper = pct_exec(vmid, &inner);
+            let prefix = format!("pct exec {vmid} -- sh -c '");
+            proptest::prop_assert!(wrapper.starts_with(&prefix));
+            proptest::prop_assert_eq!(inner_as_pct_receives_it(&wrapper), inner);
+        }
     }
 }
