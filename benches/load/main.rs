@@ -103,7 +103,11 @@ impl Cpu {
         let wall = self.started.elapsed().as_secs_f64();
         Ok(format!(
             "CPU over {wall:.1} s: client {client:.2} s, server {server:.2} s (client/server {:.2})",
-            if server > 0.0 { client / server } else { f64::NAN }
+            if server > 0.0 {
+                client / server
+            } else {
+                f64::NAN
+            }
         ))
     }
 }
@@ -420,7 +424,11 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
     sorted[idx.min(sorted.len() - 1)]
 }
 
-async fn measure_fanout(server: &Server, n_subscribers: usize, n_events: usize) -> anyhow::Result<()> {
+async fn measure_fanout(
+    server: &Server,
+    n_subscribers: usize,
+    n_events: usize,
+) -> anyhow::Result<()> {
     let connecting = Cpu::start(&server.pid)?;
     let ready = Arc::new(Semaphore::new(0));
     let (stop, stopping) = tokio::sync::watch::channel(false);
@@ -437,7 +445,10 @@ async fn measure_fanout(server: &Server, n_subscribers: usize, n_events: usize) 
         .await
         .context("the subscribers did not all connect")??
         .forget();
-    println!("fan-out: {n_subscribers} subscribers connected; {}", connecting.report()?);
+    println!(
+        "fan-out: {n_subscribers} subscribers connected; {}",
+        connecting.report()?
+    );
     let delivering = Cpu::start(&server.pid)?;
     let client = reqwest::Client::new();
     for _ in 0..n_events {
@@ -452,7 +463,7 @@ async fn measure_fanout(server: &Server, n_subscribers: usize, n_events: usize) 
     let _ = stop.send(true);
     let mut by_event: std::collections::BTreeMap<i64, Vec<f64>> = Default::default();
     for task in tasks {
-        for (seq, delay) in tokio::time::timeout(PHASE_LIMIT, task).await???  {
+        for (seq, delay) in tokio::time::timeout(PHASE_LIMIT, task).await??? {
             by_event.entry(seq).or_default().push(delay);
         }
     }
@@ -487,7 +498,9 @@ async fn main() -> anyhow::Result<()> {
     if let Some(url) = &args.database_url
         && !is_loopback_url(url)
     {
-        bail!("--database-url: only a database on loopback (127.0.0.1, localhost) is allowed, got {url}");
+        bail!(
+            "--database-url: only a database on loopback (127.0.0.1, localhost) is allowed, got {url}"
+        );
     }
     let binary = match &args.server {
         Some(path) => path.clone(),
@@ -504,7 +517,10 @@ async fn main() -> anyhow::Result<()> {
         "sqlite"
     };
     let mut server = start_server(&binary, args.database_url.as_deref()).await?;
-    println!("[{store}] server pid {} on 127.0.0.1:{}", server.pid, server.port);
+    println!(
+        "[{store}] server pid {} on 127.0.0.1:{}",
+        server.pid, server.port
+    );
     let result = async {
         measure_turns(&server, args.workers, args.seconds).await?;
         if !args.skip_fanout {

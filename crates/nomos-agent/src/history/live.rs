@@ -389,3 +389,6 @@ impl Histories {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod agent_tests;
