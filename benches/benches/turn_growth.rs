@@ -19,6 +19,9 @@ use nomos_llm::{ScriptedModel, ScriptedReply, ScriptedToolCall};
 use nomos_ssh::LocalExecutor;
 use serde_json::json;
 
+/// Opens a fresh store for one case of the table.
+type OpenStore = Box<dyn Fn(usize) -> Arc<dyn Store>>;
+
 /// The turns the table reports.
 const REPORTED: [usize; 4] = [1, 10, 100, 300];
 
@@ -89,7 +92,7 @@ fn main() {
         .build()
         .expect("runtime");
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut stores: Vec<(&str, Box<dyn Fn(usize) -> Arc<dyn Store>>)> = Vec::new();
+    let mut stores: Vec<(&str, OpenStore)> = Vec::new();
     let sqlite_dir = dir.path().to_owned();
     let rt_handle = rt.handle().clone();
     stores.push((
