@@ -172,6 +172,7 @@ fn step(generation: u32, seq: u32, status: StepStatus) -> PlanStep {
         seq,
         title: format!("step {generation}.{seq}"),
         detail: None,
+        commands: Vec::new(),
         status,
         note: None,
         started_at: None,
