@@ -13,8 +13,16 @@
 //!   the event's committed time (`at`) to its arrival, reported for the last subscriber to
 //!   get it and for any subscriber (p50/p99).
 //!
-//! CPU: the client's own and the server's (user + system, from `/proc/<pid>/stat`), per
-//! phase, so the figures can be shown to be the server's and not the client's.
+//! With `--processes N` (PostgreSQL only) it starts N servers on the one database: the turn
+//! workers and the subscribers are spread over them and the fan-out's sessions are created
+//! on the last one, so most subscribers hear of them through another process (REPLICA-3).
+//! `--compare-processes` runs one process and then N in the same run, each part on a fresh
+//! database.
+//!
+//! CPU: the client's own and the servers' (user + system, from `/proc/<pid>/stat`), per
+//! phase, and for each part the client's `getrusage(RUSAGE_SELF)` against the servers'
+//! `getrusage(RUSAGE_CHILDREN)` once they have exited, so the figures can be shown to be the
+//! servers' and not the client's.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -23,6 +31,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use clap::Parser;
+use nix::sys::resource::{UsageWho, getrusage};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::sync::Semaphore;
@@ -57,6 +66,12 @@ struct Args {
     /// Only the turns phase.
     #[arg(long)]
     skip_fanout: bool,
+    /// Servers started on the one PostgreSQL (needs `--database-url`).
+    #[arg(long, default_value_t = 1)]
+    processes: usize,
+    /// Runs one process, then `--processes`, in one run, each on a fresh database.
+    #[arg(long)]
+    compare_processes: bool,
 }
 
 /// CPU seconds (user + system) of a process, from `/proc/<pid>/stat`.
@@ -79,27 +94,32 @@ fn cpu_seconds(pid: &str) -> anyhow::Result<f64> {
     Ok(ticks as f64 / 100.0)
 }
 
-/// CPU of the client and of the server over one phase.
-struct Cpu {
-    server_pid: String,
+/// CPU seconds (user + system) of all the servers.
+fn servers_cpu(servers: &[Server]) -> anyhow::Result<f64> {
+    servers.iter().map(|s| cpu_seconds(&s.pid)).sum()
+}
+
+/// CPU of the client and of the servers over one phase.
+struct Cpu<'a> {
+    servers: &'a [Server],
     client: f64,
     server: f64,
     started: Instant,
 }
 
-impl Cpu {
-    fn start(server_pid: &str) -> anyhow::Result<Cpu> {
+impl Cpu<'_> {
+    fn start(servers: &[Server]) -> anyhow::Result<Cpu<'_>> {
         Ok(Cpu {
-            server_pid: server_pid.to_owned(),
+            servers,
             client: cpu_seconds("self")?,
-            server: cpu_seconds(server_pid)?,
+            server: servers_cpu(servers)?,
             started: Instant::now(),
         })
     }
 
     fn report(&self) -> anyhow::Result<String> {
         let client = cpu_seconds("self")? - self.client;
-        let server = cpu_seconds(&self.server_pid)? - self.server;
+        let server = servers_cpu(self.servers)? - self.server;
         let wall = self.started.elapsed().as_secs_f64();
         Ok(format!(
             "CPU over {wall:.1} s: client {client:.2} s, server {server:.2} s (client/server {:.2})",
@@ -110,6 +130,13 @@ impl Cpu {
             }
         ))
     }
+}
+
+/// User + system seconds from `getrusage`.
+fn rusage_seconds(who: UsageWho) -> anyhow::Result<f64> {
+    let usage = getrusage(who).context("getrusage")?;
+    let secs = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+    Ok(secs(usage.user_time()) + secs(usage.system_time()))
 }
 
 struct Server {
@@ -250,6 +277,12 @@ async fn worker(port: u16, until: Instant) -> anyhow::Result<Turns> {
                 .status();
             if status.as_u16() == 409 {
                 turns.conflicts += 1;
+                if Instant::now() > until + TURN_LIMIT {
+                    bail!(
+                        "session {id} stayed busy (409) for {} s",
+                        TURN_LIMIT.as_secs()
+                    );
+                }
                 tokio::time::sleep(Duration::from_millis(1)).await;
                 continue;
             }
@@ -324,12 +357,12 @@ async fn read_turn(
     bail!("the event stream ended before turn.done")
 }
 
-async fn measure_turns(server: &Server, workers: usize, seconds: f64) -> anyhow::Result<()> {
-    let cpu = Cpu::start(&server.pid)?;
+async fn measure_turns(servers: &[Server], workers: usize, seconds: f64) -> anyhow::Result<()> {
+    let cpu = Cpu::start(servers)?;
     let started = Instant::now();
     let until = started + Duration::from_secs_f64(seconds);
     let tasks: Vec<_> = (0..workers)
-        .map(|_| tokio::spawn(worker(server.port, until)))
+        .map(|i| tokio::spawn(worker(servers[i % servers.len()].port, until)))
         .collect();
     let mut all = Turns::default();
     for task in tasks {
@@ -425,17 +458,17 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 }
 
 async fn measure_fanout(
-    server: &Server,
+    servers: &[Server],
     n_subscribers: usize,
     n_events: usize,
 ) -> anyhow::Result<()> {
-    let connecting = Cpu::start(&server.pid)?;
+    let connecting = Cpu::start(servers)?;
     let ready = Arc::new(Semaphore::new(0));
     let (stop, stopping) = tokio::sync::watch::channel(false);
     let mut tasks = Vec::with_capacity(n_subscribers);
-    for _ in 0..n_subscribers {
+    for i in 0..n_subscribers {
         tasks.push(tokio::spawn(subscriber(
-            server.port,
+            servers[i % servers.len()].port,
             ready.clone(),
             stopping.clone(),
         )));
@@ -449,11 +482,13 @@ async fn measure_fanout(
         "fan-out: {n_subscribers} subscribers connected; {}",
         connecting.report()?
     );
-    let delivering = Cpu::start(&server.pid)?;
+    let delivering = Cpu::start(servers)?;
     let client = reqwest::Client::new();
+    // Created on the last server: with several, most subscribers hear of them elsewhere.
+    let creator = servers.last().context("no server")?.port;
     for _ in 0..n_events {
         client
-            .post(format!("http://127.0.0.1:{}/api/sessions", server.port))
+            .post(format!("http://127.0.0.1:{creator}/api/sessions"))
             .send()
             .await?
             .error_for_status()?;
@@ -492,6 +527,95 @@ async fn measure_fanout(
     Ok(())
 }
 
+/// A new, empty database on the server of `url` (loopback, checked by the caller), named
+/// `name`, and its URL.
+fn fresh_database(url: &str, name: &str) -> anyhow::Result<String> {
+    let mut admin = reqwest::Url::parse(url).context("--database-url")?;
+    admin.set_path("/postgres");
+    for sql in [
+        format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"),
+        format!("CREATE DATABASE {name}"),
+    ] {
+        let status = std::process::Command::new("psql")
+            .args([admin.as_str(), "-qc", &sql])
+            .status()
+            .context("running psql")?;
+        if !status.success() {
+            bail!("psql {sql}: {status}");
+        }
+    }
+    let mut fresh = admin;
+    fresh.set_path(&format!("/{name}"));
+    Ok(fresh.to_string())
+}
+
+/// Stops the servers: SIGTERM first, for a graceful shutdown; SIGKILL if one takes longer
+/// than 15 s.
+async fn stop_servers(servers: Vec<Server>) {
+    for server in &servers {
+        let _ = std::process::Command::new("kill").arg(&server.pid).status();
+    }
+    for mut server in servers {
+        if tokio::time::timeout(Duration::from_secs(15), server.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = server.child.start_kill();
+            let _ = server.child.wait().await;
+        }
+    }
+}
+
+/// One part of the run: `processes` servers on one store, the turns, then the fan-out.
+async fn run(
+    args: &Args,
+    binary: &PathBuf,
+    database_url: Option<&str>,
+    processes: usize,
+) -> anyhow::Result<()> {
+    let store = match (database_url, processes) {
+        (None, _) => "sqlite".to_owned(),
+        (Some(_), 1) => "postgres".to_owned(),
+        (Some(_), n) => format!("postgres x{n}"),
+    };
+    println!("[{store}]");
+    let client_before = rusage_seconds(UsageWho::RUSAGE_SELF)?;
+    let children_before = rusage_seconds(UsageWho::RUSAGE_CHILDREN)?;
+    let mut servers = Vec::with_capacity(processes);
+    for _ in 0..processes {
+        match start_server(binary, database_url).await {
+            Ok(server) => servers.push(server),
+            Err(error) => {
+                stop_servers(servers).await;
+                return Err(error);
+            }
+        }
+    }
+    for server in &servers {
+        println!("server pid {} on 127.0.0.1:{}", server.pid, server.port);
+    }
+    let result = async {
+        measure_turns(&servers, args.workers, args.seconds).await?;
+        if !args.skip_fanout {
+            measure_fanout(&servers, args.subscribers, args.events).await?;
+        }
+        anyhow::Ok(())
+    }
+    .await;
+    stop_servers(servers).await;
+    let client = rusage_seconds(UsageWho::RUSAGE_SELF)? - client_before;
+    let server = rusage_seconds(UsageWho::RUSAGE_CHILDREN)? - children_before;
+    println!(
+        "getrusage over the part: client {client:.2} s, servers {server:.2} s (client/servers {:.2})",
+        if server > 0.0 {
+            client / server
+        } else {
+            f64::NAN
+        }
+    );
+    result
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
@@ -500,6 +624,15 @@ async fn main() -> anyhow::Result<()> {
     {
         bail!(
             "--database-url: only a database on loopback (127.0.0.1, localhost) is allowed, got {url}"
+        );
+    }
+    if args.processes == 0 {
+        bail!("--processes: at least one server");
+    }
+    if args.processes > 1 && args.database_url.is_none() {
+        bail!(
+            "--processes {} needs --database-url: several servers share one PostgreSQL",
+            args.processes
         );
     }
     let binary = match &args.server {
@@ -511,31 +644,17 @@ async fn main() -> anyhow::Result<()> {
             target.join("release/nomos-server")
         }
     };
-    let store = if args.database_url.is_some() {
-        "postgres"
+    let counts = if args.compare_processes && args.processes > 1 {
+        vec![1, args.processes]
     } else {
-        "sqlite"
+        vec![args.processes]
     };
-    let mut server = start_server(&binary, args.database_url.as_deref()).await?;
-    println!(
-        "[{store}] server pid {} on 127.0.0.1:{}",
-        server.pid, server.port
-    );
-    let result = async {
-        measure_turns(&server, args.workers, args.seconds).await?;
-        if !args.skip_fanout {
-            measure_fanout(&server, args.subscribers, args.events).await?;
-        }
-        anyhow::Ok(())
+    for processes in counts {
+        let url = match &args.database_url {
+            Some(url) => Some(fresh_database(url, &format!("nomos_load_{processes}p"))?),
+            None => None,
+        };
+        run(&args, &binary, url.as_deref(), processes).await?;
     }
-    .await;
-    // SIGTERM first, for a graceful shutdown; SIGKILL if it takes longer than 15 s.
-    let _ = std::process::Command::new("kill").arg(&server.pid).status();
-    if tokio::time::timeout(Duration::from_secs(15), server.child.wait())
-        .await
-        .is_err()
-    {
-        let _ = server.child.start_kill();
-    }
-    result
+    Ok(())
 }
