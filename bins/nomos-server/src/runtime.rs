@@ -164,7 +164,8 @@ pub fn model(config: &Config) -> anyhow::Result<(Arc<dyn ChatModel>, bool)> {
     }
     let lookup = llm_lookup(&config.llm, |name| std::env::var(name).ok());
     if !llm_configured(&lookup) {
-        return Ok((Arc::new(ScriptedModel::demo()), true));
+        // Each session plays the demo from its own position (one turn, one whole demo).
+        return Ok((Arc::new(ScriptedModel::demo().per_conversation()), true));
     }
     let openai = OpenAiConfig::from_env_with(lookup).context("configuring the model endpoint")?;
     let model = OpenAiModel::new(openai).context("configuring the model endpoint")?;

@@ -18,6 +18,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::config::AgentConfig;
 use crate::error::AgentError;
 use crate::health::WriteMonitor;
+use crate::history::{CommitRows, Histories, ModelHistory};
 use crate::locks::SessionLocks;
 use crate::replica::Replication;
 use crate::timers::SessionTimers;
@@ -47,6 +48,7 @@ pub(crate) struct Inner {
     pub locks: SessionLocks,
     pub controls: TurnControls,
     pub cache: SessionCache,
+    pub histories: Histories,
     pub writes: WriteMonitor,
     pub replication: Option<Replication>,
     pub timers: SessionTimers,
@@ -115,6 +117,7 @@ impl AgentBuilder {
                 ),
                 controls: TurnControls::default(),
                 cache: SessionCache::default(),
+                histories: Histories::default(),
                 writes: WriteMonitor::default(),
                 replication: self.replication,
                 timers: SessionTimers::default(),
@@ -182,6 +185,13 @@ impl Agent {
         let mut session = Session::create(id, self.now(), self.inner.config.session);
         let commit = session.take_commit();
         let receipt = self.commit_recorded(commit).await?;
+        let history = ModelHistory::new(
+            self.budget(),
+            &self.inner.config.system_prompt,
+            receipt.version,
+        );
+        let epoch = self.inner.histories.epoch(id);
+        self.inner.histories.keep(id, epoch, history);
         self.publish(&receipt.events);
         Ok(id)
     }
@@ -269,17 +279,25 @@ impl Agent {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let mut session = match cache.get(id) {
+            let mut session = match cache.take(id) {
                 Some(session) => session,
                 None => Session::from_snapshot(self.session(id).await?, self.inner.config.session),
             };
             let value = decide(&mut session, self.now());
             let commit = session.take_commit();
             if commit.is_empty() {
-                return Ok((value, Vec::new(), drain_actions(&mut session)));
+                let actions = drain_actions(&mut session);
+                cache.put(session);
+                return Ok((value, Vec::new(), actions));
             }
+            let expected = commit.expected_version;
+            let histories = &self.inner.histories;
+            let rows = histories
+                .tracks(id, expected)
+                .then(|| CommitRows::of(&commit));
             match self.commit_recorded(commit).await {
                 Ok(receipt) => {
+                    histories.committed(id, expected, receipt.version, rows.as_ref());
                     session.committed(receipt.version);
                     let actions = drain_actions(&mut session);
                     self.inner.timers.arm(self, id, session.poll_timeout());
@@ -288,10 +306,12 @@ impl Agent {
                 }
                 Err(StoreError::Conflict { .. }) if attempt <= CONFLICT_RETRIES => {
                     cache.forget(id);
+                    histories.forget(id);
                     tracing::debug!(session = %id, attempt, "version conflict; deciding again");
                 }
                 Err(error) => {
                     cache.forget(id);
+                    histories.forget(id);
                     return Err(error.into());
                 }
             }

@@ -20,7 +20,7 @@ use nomos_core::ports::chat::{ChatMessage, ChatRequest};
 pub(crate) const OUTPUT_TOOL: &str = "get_execution_output";
 
 /// How much of each older result survives step 1 of fitting.
-const OLDER_RESULT_BYTES: usize = 1024;
+pub(crate) const OLDER_RESULT_BYTES: usize = 1024;
 
 /// The most the summary note lists of each kind (asks, runs).
 const SUMMARY_ITEMS: usize = 30;
@@ -74,34 +74,49 @@ pub(crate) struct Fit {
 /// counted by its character runs ([`text_tokens`]), plus 5 % and a per-message overhead. Tested
 /// against real tokenisers (cl100k, o200k) on the fixtures.
 pub(crate) fn estimate_tokens(request: &ChatRequest) -> usize {
-    let mut tokens = 0;
-    for message in &request.messages {
-        tokens += match message {
-            ChatMessage::System { content } | ChatMessage::User { content } => text_tokens(content),
-            ChatMessage::Assistant {
-                content,
-                tool_calls,
-            } => {
-                content.as_deref().map_or(0, text_tokens)
-                    + tool_calls
-                        .iter()
-                        .map(|c| {
-                            text_tokens(&c.id)
-                                + text_tokens(&c.name)
-                                + text_tokens(&c.arguments)
-                                + 8
-                        })
-                        .sum::<usize>()
-            }
-            ChatMessage::Tool { call_id, content } => text_tokens(call_id) + text_tokens(content),
-        };
+    let messages: usize = request.messages.iter().map(message_tokens).sum();
+    let tools = tools_tokens(&request.tools);
+    total_tokens(
+        messages + tools,
+        request.messages.len() + request.tools.len(),
+    )
+}
+
+/// The estimate of a request from the text tokens of its parts and how many parts it has.
+pub(crate) fn total_tokens(text_tokens: usize, n_parts: usize) -> usize {
+    text_tokens + text_tokens / 20 + MESSAGE_OVERHEAD * n_parts
+}
+
+/// The text tokens of one message (without the per-message overhead).
+pub(crate) fn message_tokens(message: &ChatMessage) -> usize {
+    match message {
+        ChatMessage::System { content } | ChatMessage::User { content } => text_tokens(content),
+        ChatMessage::Assistant {
+            content,
+            tool_calls,
+        } => {
+            content.as_deref().map_or(0, text_tokens)
+                + tool_calls
+                    .iter()
+                    .map(|c| {
+                        text_tokens(&c.id) + text_tokens(&c.name) + text_tokens(&c.arguments) + 8
+                    })
+                    .sum::<usize>()
+        }
+        ChatMessage::Tool { call_id, content } => text_tokens(call_id) + text_tokens(content),
     }
-    for tool in &request.tools {
-        tokens += text_tokens(&tool.name)
-            + text_tokens(&tool.description)
-            + text_tokens(&tool.parameters.to_string());
-    }
-    tokens + tokens / 20 + MESSAGE_OVERHEAD * (request.messages.len() + request.tools.len())
+}
+
+/// The text tokens of the tool specs.
+pub(crate) fn tools_tokens(tools: &[nomos_core::ports::chat::ToolSpec]) -> usize {
+    tools
+        .iter()
+        .map(|tool| {
+            text_tokens(&tool.name)
+                + text_tokens(&tool.description)
+                + text_tokens(&tool.parameters.to_string())
+        })
+        .sum()
 }
 
 /// Terminal escapes (colours, cursor moves, titles) and stray control characters removed;
@@ -182,7 +197,9 @@ pub(crate) fn head_and_tail(
 }
 
 /// The model's view of every tool result: ANSI stripped, cut to `model_output_bytes`. The
-/// stripped results are kept in `context` for later cuts.
+/// stripped results are kept in `context` for later cuts. The reference the window's views
+/// ([`window::ResultView`]) are tested against.
+#[cfg(test)]
 pub(crate) fn model_view(request: &mut ChatRequest, budget: &Budget, context: &mut Context) {
     for message in &mut request.messages {
         if let ChatMessage::Tool { call_id, content } = message {
@@ -296,7 +313,7 @@ fn protected_units(messages: &[ChatMessage], units: &[std::ops::Range<usize>]) -
         .collect()
 }
 
-fn is_operator_message(message: &ChatMessage) -> bool {
+pub(crate) fn is_operator_message(message: &ChatMessage) -> bool {
     matches!(message, ChatMessage::User { content } if !content.starts_with(NOTE_PREFIX))
 }
 
@@ -326,15 +343,15 @@ fn without(request: &ChatRequest, dropped: &[bool], note: &str) -> ChatRequest {
 }
 
 /// What the replaced messages said, in short.
-#[derive(Debug, Default)]
-struct Summary {
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Summary {
     asked: Vec<String>,
     ran: Vec<String>,
     n_messages: usize,
 }
 
 impl Summary {
-    fn add(&mut self, messages: &[ChatMessage]) {
+    pub(crate) fn add(&mut self, messages: &[ChatMessage]) {
         let mut calls: HashMap<&str, String> = HashMap::new();
         for message in messages {
             self.n_messages += 1;
@@ -359,7 +376,7 @@ impl Summary {
         }
     }
 
-    fn note(&self, plan: Option<&str>) -> String {
+    pub(crate) fn note(&self, plan: Option<&str>) -> String {
         let mut note = format!(
             "{NOTE_PREFIX}{} earlier messages were summarised to fit the model's context (no detail below is new; {OUTPUT_TOOL} reads any execution's full output).",
             self.n_messages
@@ -412,6 +429,9 @@ fn shorten(text: &str, max: usize) -> String {
 
 #[cfg(test)]
 mod tests;
+pub(crate) mod window;
+
+pub(crate) use window::Window;
 
 /// Tokens of one text, estimated from its character runs: a run of letters counts one token per
 /// four bytes, a run of digits one per three, each other symbol one, whitespace nothing.

@@ -22,9 +22,20 @@ pub(crate) struct SessionCache {
 }
 
 impl SessionCache {
-    /// A copy of the cached aggregate, if any.
-    pub(crate) fn get(&self, id: SessionId) -> Option<Session> {
-        self.lock().get(&id).cloned()
+    /// The cached aggregate, taken out (no copy): the caller puts it back after its commit.
+    /// A concurrent decision on the same session meanwhile loads it from the store.
+    pub(crate) fn take(&self, id: SessionId) -> Option<Session> {
+        self.lock().remove(&id)
+    }
+
+    /// Whether the cached session is driven by an outside client, if it is cached.
+    pub(crate) fn client_driven(&self, id: SessionId) -> Option<bool> {
+        self.lock().get(&id).map(|s| s.record().client.is_some())
+    }
+
+    /// The version of the cached aggregate, if any.
+    pub(crate) fn version(&self, id: SessionId) -> Option<i64> {
+        self.lock().get(&id).map(|s| s.record().version)
     }
 
     /// Remembers an aggregate that matches what the store holds.

@@ -1,16 +1,26 @@
 //! Building the conversation sent to the model from the persisted transcript (TURN-7:
-//! every tool call has exactly one result, dangling calls are closed as interrupted).
+//! every tool call has exactly one result, dangling calls are closed as interrupted), kept
+//! per session as it commits (`live.rs`).
 
+#[cfg(test)]
 use std::collections::HashMap;
 
 use nomos_core::Role;
+#[cfg(test)]
 use nomos_core::ports::chat::{ChatMessage, ToolCall};
-use nomos_core::record::{Message, ToolCallRecord, ToolCallRequest};
+use nomos_core::record::Message;
+#[cfg(test)]
+use nomos_core::record::{ToolCallRecord, ToolCallRequest};
+
+mod live;
+
+pub(crate) use live::{CommitRows, Histories, ModelHistory};
 
 /// The result text of a call that never got one (a crash, a cut stream).
 pub const INTERRUPTED_RESULT: &str = "interrupted: this call got no result (the turn stopped before it finished). Do not assume it ran; check state read-only before acting again.";
 
 /// The conversation, and the calls that had no result and must be closed first.
+#[cfg(test)]
 #[derive(Debug)]
 pub(crate) struct History {
     pub messages: Vec<ChatMessage>,
@@ -18,7 +28,9 @@ pub(crate) struct History {
 }
 
 /// Builds the conversation: system prompt, then messages in order, each assistant
-/// message followed by the results of its calls.
+/// message followed by the results of its calls. The reference the live history
+/// ([`ModelHistory`]) is tested against.
+#[cfg(test)]
 pub(crate) fn build_history(
     system_prompt: &str,
     messages: &[Message],

@@ -50,7 +50,7 @@ pub mod tools;
 mod turn;
 
 pub use agent::{Agent, AgentBuilder};
-pub use bus::{EventBus, LiveEvent};
+pub use bus::{EventBus, LiveEvent, Numbering, Published};
 pub use cancel::StopReport;
 pub use client::{Access, CallReply};
 pub use clock::{Clock, ManualClock, SystemClock, TokioClock};

@@ -3,14 +3,13 @@
 //! unique within the session (TURN-10).
 
 use nomos_core::SessionId;
-use nomos_core::ports::chat::{ChatRequest, ChatResponse, make_call_ids_unique};
-use nomos_core::ports::store::SessionSnapshot;
+use nomos_core::ports::chat::{ChatRequest, ChatResponse, ToolSpec, make_call_ids_unique};
 use nomos_core::record::{ToolCallOutcome, ToolCallRecord};
 
 use crate::agent::Agent;
 use crate::budget::{self, Budget, Context};
 use crate::error::AgentError;
-use crate::history::{INTERRUPTED_RESULT, build_history};
+use crate::history::{INTERRUPTED_RESULT, ModelHistory};
 use crate::tools::builtin_specs;
 use crate::turn::TurnFailure;
 
@@ -18,7 +17,6 @@ use crate::turn::TurnFailure;
 pub(crate) struct Prepared {
     pub request: ChatRequest,
     pub used_call_ids: Vec<String>,
-    pub context: Context,
 }
 
 impl Agent {
@@ -32,7 +30,7 @@ impl Agent {
             // again. If that fails too, its error is the turn's cause (TURN-2).
             Err(err) if err.is_context_exceeded() => {
                 let target = self.budget().target_tokens() / 2;
-                let fit = budget::fit(&mut prepared.request, target, &prepared.context);
+                let fit = self.compact(id, target, &mut prepared.request);
                 tracing::warn!(session = %id, error = %err, ?fit, "the model's context was exceeded; compacted and asking again");
                 self.ask_model(id, &prepared.request).await?
             }
@@ -48,22 +46,25 @@ impl Agent {
         Ok(response)
     }
 
-    fn budget(&self) -> Budget {
+    pub(crate) fn budget(&self) -> Budget {
         Budget {
             context_tokens: self.inner.config.context_tokens,
             model_output_bytes: self.inner.config.model_output_bytes,
         }
     }
 
-    /// Builds the request, closing dangling calls first (TURN-7).
+    fn tools(&self) -> Vec<ToolSpec> {
+        let mut tools = builtin_specs();
+        tools.extend(self.inner.extra.specs());
+        tools
+    }
+
+    /// Builds the request from the session's live history (rebuilt from the store when this
+    /// process has none at the session's version), closing dangling calls first (TURN-7).
     pub(crate) async fn prepare_request(&self, id: SessionId) -> Result<Prepared, AgentError> {
-        let store = &self.inner.store;
-        let messages = store.messages(id).await?;
-        let calls = store.tool_calls(id).await?;
-        let history = build_history(&self.inner.config.system_prompt, &messages, &calls);
-        if !history.dangling.is_empty() {
+        let dangling = self.live_history(id, |history| history.dangling()).await?;
+        if !dangling.is_empty() {
             let now = self.now();
-            let dangling = history.dangling.clone();
             self.mutate(id, |session, _| {
                 for call in &dangling {
                     session.record_tool_call(ToolCallRecord {
@@ -80,52 +81,75 @@ impl Agent {
             })
             .await?;
         }
-        let mut used_call_ids: Vec<String> = messages
-            .iter()
-            .flat_map(|m| m.tool_calls.iter().map(|c| c.call_id.clone()))
-            .collect();
-        used_call_ids.extend(calls.iter().map(|c| c.call_id.clone()));
-        let mut tools = builtin_specs();
-        tools.extend(self.inner.extra.specs());
-        let mut context = match store.load_session(id).await? {
-            Some(snapshot) => budget_context(&snapshot),
-            None => Context::default(),
-        };
-        let mut request = ChatRequest {
-            messages: history.messages,
-            tools,
-        };
-        let budget = self.budget();
-        budget::model_view(&mut request, &budget, &mut context);
-        let fit = budget::fit(&mut request, budget.target_tokens(), &context);
+        let tools = self.tools();
+        let target = self.budget().target_tokens();
+        let (request, used_call_ids, fit) = self
+            .live_history(id, |history| {
+                let plan = history.plan();
+                let window = history.window();
+                let fit = window.fit(target, &tools, plan.as_deref());
+                let request = window.request(&tools, plan.as_deref());
+                (request, history.used_call_ids(), fit)
+            })
+            .await?;
         if fit.tokens_after < fit.tokens_before {
             tracing::info!(session = %id, ?fit, "fitted the request to the model's context");
         }
         Ok(Prepared {
             request,
             used_call_ids,
-            context,
         })
     }
-}
 
-/// The executions behind `run` calls and the current plan, from the session's rows.
-fn budget_context(snapshot: &SessionSnapshot) -> Context {
-    let executions = snapshot
-        .executions
-        .iter()
-        .filter_map(|e| e.tool_call_id.clone().map(|call| (call, e.id)))
-        .collect();
-    let generation = snapshot.steps.iter().map(|s| s.generation).max();
-    let plan: Vec<String> = snapshot
-        .steps
-        .iter()
-        .filter(|s| Some(s.generation) == generation)
-        .map(|s| format!("{}. {} [{}]", s.seq, s.title, s.status))
-        .collect();
-    Context {
-        executions,
-        plan: (!plan.is_empty()).then(|| plan.join("\n")),
-        originals: Default::default(),
+    /// Runs `f` on the session's history, rebuilding it from the store first when this
+    /// process has none at the version it last committed.
+    async fn live_history<T>(
+        &self,
+        id: SessionId,
+        mut f: impl FnMut(&mut ModelHistory) -> T,
+    ) -> Result<T, AgentError> {
+        let histories = &self.inner.histories;
+        if let Some(value) = histories.with(id, self.inner.cache.version(id), &mut f) {
+            return Ok(value);
+        }
+        let store = &self.inner.store;
+        let epoch = histories.epoch(id);
+        let snapshot = self.session(id).await?;
+        let messages = store.messages(id).await?;
+        let calls = store.tool_calls(id).await?;
+        let mut history = ModelHistory::rebuild(
+            self.budget(),
+            &self.inner.config.system_prompt,
+            &snapshot,
+            &messages,
+            &calls,
+        );
+        tracing::debug!(session = %id, version = history.version(), "rebuilt the model history from the store");
+        let value = f(&mut history);
+        if self.inner.cache.version(id) != Some(history.version()) {
+            // The cached aggregate is older than the store: decide on a fresh load.
+            self.inner.cache.forget(id);
+        }
+        histories.keep(id, epoch, history);
+        Ok(value)
+    }
+
+    /// TURN-9 after the model refused the request's size: fits the history harder and
+    /// builds the request again.
+    fn compact(&self, id: SessionId, target: usize, request: &mut ChatRequest) -> budget::Fit {
+        let tools = self.tools();
+        let refit = self.inner.histories.with(id, None, |history| {
+            let plan = history.plan();
+            let window = history.window();
+            let fit = window.fit(target, &tools, plan.as_deref());
+            (fit, window.request(&tools, plan.as_deref()))
+        });
+        match refit {
+            Some((fit, compacted)) => {
+                *request = compacted;
+                fit
+            }
+            None => budget::fit(request, target, &Context::default()),
+        }
     }
 }

@@ -218,8 +218,8 @@ impl Agent {
     ) -> Result<(), TurnFailure> {
         // MCP-1: an outside client drives this session; Nomos's model never speaks in it.
         // The client is set at creation and never changes, so a cached aggregate knows it.
-        let client_driven = match self.inner.cache.get(id) {
-            Some(session) => session.record().client.is_some(),
+        let client_driven = match self.inner.cache.client_driven(id) {
+            Some(client_driven) => client_driven,
             None => self.session(id).await?.record.client.is_some(),
         };
         if client_driven {

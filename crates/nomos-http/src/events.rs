@@ -31,12 +31,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::Router;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::HeaderMap;
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use futures::Stream;
-use nomos_agent::LiveEvent;
+use nomos_agent::{LiveEvent, Numbering, Published};
 use nomos_core::SessionId;
 use nomos_core::event::EventRecord;
 use serde::Deserialize;
@@ -57,6 +57,9 @@ const BUFFER: usize = 256;
 
 /// How often a keep-alive comment is sent on an idle stream.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// The keep-alive comment.
+const KEEP_ALIVE_FRAME: &[u8] = b":\n\n";
 
 /// The routes of this module (no request timeout: streams are long-lived).
 pub fn router() -> Router<AppState> {
@@ -116,6 +119,13 @@ impl Scope {
             Scope::Global => None,
         }
     }
+
+    fn numbering(&self) -> Numbering {
+        match self {
+            Scope::Session(_) => Numbering::Session,
+            Scope::Global => Numbering::Global,
+        }
+    }
 }
 
 /// The events of one session, as SSE.
@@ -129,10 +139,10 @@ pub async fn session_events(
     AppPath(id): AppPath<Uuid>,
     AppQuery(query): AppQuery<EventsQuery>,
     headers: HeaderMap,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+) -> Result<Response, ApiError> {
     let id = SessionId(id);
     let last = last_event_id(&headers, &query)?.unwrap_or(0);
-    let receiver = state.agent.bus().subscribe();
+    let receiver = state.agent.bus().subscribe_shared();
     state.agent.session(id).await?;
     Ok(stream(state, Scope::Session(id), last, receiver))
 }
@@ -146,9 +156,9 @@ pub async fn global_events(
     State(state): State<AppState>,
     AppQuery(query): AppQuery<EventsQuery>,
     headers: HeaderMap,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+) -> Result<Response, ApiError> {
     let last = last_event_id(&headers, &query)?;
-    let receiver = state.agent.bus().subscribe();
+    let receiver = state.agent.bus().subscribe_shared();
     let last = match last {
         Some(last) => last,
         // Live only: start after the newest committed event.
@@ -177,12 +187,13 @@ fn last_event_id(headers: &HeaderMap, query: &EventsQuery) -> Result<Option<i64>
     }
 }
 
+/// The SSE response: frames from the pump, a keep-alive comment when idle.
 fn stream(
     state: AppState,
     scope: Scope,
     last: i64,
-    receiver: broadcast::Receiver<LiveEvent>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    receiver: broadcast::Receiver<Arc<Published>>,
+) -> Response {
     let (sender, events) = mpsc::channel(BUFFER);
     let open = OpenStream::new(state.streams.clone());
     tokio::spawn(async move {
@@ -198,9 +209,82 @@ fn stream(
         }
     });
     let stream = futures::stream::unfold(events, |mut events| async move {
-        events.recv().await.map(|event| (Ok(event), events))
+        let frame = match tokio::time::timeout(KEEP_ALIVE, events.recv()).await {
+            Ok(Some(frame)) => frame,
+            Ok(None) => return None,
+            Err(_idle) => Bytes::from_static(KEEP_ALIVE_FRAME),
+        };
+        Some((Ok::<_, Infallible>(frame), events))
     });
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+    let mut response = Body::from_stream(stream).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// One SSE frame: `id` (durable events only), `event` and the data, which never holds a
+/// newline (compact JSON).
+fn frame(id: Option<i64>, kind: &str, data: &str) -> String {
+    let mut frame = String::with_capacity(data.len() + kind.len() + 40);
+    if let Some(id) = id {
+        frame.push_str("id: ");
+        frame.push_str(&id.to_string());
+        frame.push('\n');
+    }
+    frame.push_str("event: ");
+    frame.push_str(kind);
+    frame.push_str("\ndata: ");
+    frame.push_str(data);
+    frame.push_str("\n\n");
+    frame
+}
+
+/// A committed event's frame in `scope`'s numbering: `id: <position>`, `event: <kind>`
+/// and the record's wire form ([`EventRecordDto`]) as the data.
+fn record_frame(scope: Scope, record: &EventRecord) -> String {
+    let data =
+        serde_json::to_string(&EventRecordDto::from(record)).unwrap_or_else(|_| "{}".to_owned());
+    frame(Some(scope.position(record)), record.event.kind(), &data)
+}
+
+/// A live event's frame, shared by every stream of the same numbering.
+fn encode(scope: Scope, event: &LiveEvent) -> String {
+    match event {
+        LiveEvent::Committed(record) => record_frame(scope, record),
+        // Streamed model text: no id (it is not durable; the final message is).
+        LiveEvent::TextDelta { session_id, text } => {
+            let data = serde_json::json!({"session_id": session_id, "text": text});
+            frame(None, "text.delta", &data.to_string())
+        }
+        // EXEC-10: a running command's output chunk, no id (the stored output is durable).
+        LiveEvent::ExecutionOutput {
+            session_id,
+            execution_id,
+            stream,
+            text,
+        } => {
+            let data = serde_json::json!({
+                "session_id": session_id,
+                "execution_id": execution_id,
+                "stream": stream,
+                "text": text,
+            });
+            frame(None, "execution.output", &data.to_string())
+        }
+    }
+}
+
+/// Shared text as a body frame, without copying it.
+struct SharedFrame(Arc<str>);
+
+impl AsRef<[u8]> for SharedFrame {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
 }
 
 /// Why a stream stopped.
@@ -221,11 +305,14 @@ struct Pump {
     state: AppState,
     scope: Scope,
     last: i64,
-    sender: mpsc::Sender<Event>,
+    sender: mpsc::Sender<Bytes>,
 }
 
 impl Pump {
-    async fn run(&mut self, mut receiver: broadcast::Receiver<LiveEvent>) -> Result<(), PumpEnd> {
+    async fn run(
+        &mut self,
+        mut receiver: broadcast::Receiver<Arc<Published>>,
+    ) -> Result<(), PumpEnd> {
         let mut shutdown = self.state.shutdown.clone();
         self.catch_up().await?;
         // Messages the bus queued for us while the backlog was read: see the module docs.
@@ -238,8 +325,18 @@ impl Pump {
             };
             let stale = queued_during_catch_up > 0;
             queued_during_catch_up = queued_during_catch_up.saturating_sub(1);
-            match received {
-                Ok(LiveEvent::Committed(record)) => {
+            let published = match received {
+                Ok(published) => published,
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::debug!(missed, "event stream lagged; re-reading the event log");
+                    self.catch_up().await?;
+                    queued_during_catch_up = receiver.len();
+                    continue;
+                }
+                Err(RecvError::Closed) => return Err(PumpEnd::BusClosed),
+            };
+            match published.event() {
+                LiveEvent::Committed(record) => {
                     if self
                         .scope
                         .session()
@@ -247,12 +344,15 @@ impl Pump {
                     {
                         continue;
                     }
-                    let position = self.scope.position(&record);
+                    let position = self.scope.position(record);
                     if position <= self.last {
                         continue;
                     }
                     if position == self.last + 1 {
-                        self.send_record(&record).await?;
+                        let scope = self.scope;
+                        let frame = published.encoded(scope.numbering(), |e| encode(scope, e));
+                        self.send(Bytes::from_owner(SharedFrame(frame))).await?;
+                        self.last = position;
                     } else {
                         // A gap: something committed earlier was published later (or
                         // not to us). The database has it, in order.
@@ -260,32 +360,24 @@ impl Pump {
                         queued_during_catch_up = receiver.len();
                     }
                 }
-                Ok(LiveEvent::TextDelta { session_id, text }) => {
-                    if stale || self.scope.session().is_some_and(|id| id != session_id) {
+                LiveEvent::TextDelta { session_id, .. } => {
+                    if stale || self.scope.session().is_some_and(|id| id != *session_id) {
                         continue;
                     }
-                    self.send(delta_frame(session_id, &text)).await?;
+                    let scope = self.scope;
+                    let frame = published.encoded(scope.numbering(), |e| encode(scope, e));
+                    self.send(Bytes::from_owner(SharedFrame(frame))).await?;
                 }
                 // EXEC-10: a running command's output, dropped like a delta when queued
                 // during a catch-up (the execution may have ended since).
-                Ok(LiveEvent::ExecutionOutput {
-                    session_id,
-                    execution_id,
-                    stream,
-                    text,
-                }) => {
-                    if stale || self.scope.session().is_some_and(|id| id != session_id) {
+                LiveEvent::ExecutionOutput { session_id, .. } => {
+                    if stale || self.scope.session().is_some_and(|id| id != *session_id) {
                         continue;
                     }
-                    let frame = output_frame(session_id, execution_id, stream, &text);
-                    self.send(frame).await?;
+                    let scope = self.scope;
+                    let frame = published.encoded(scope.numbering(), |e| encode(scope, e));
+                    self.send(Bytes::from_owner(SharedFrame(frame))).await?;
                 }
-                Err(RecvError::Lagged(missed)) => {
-                    tracing::debug!(missed, "event stream lagged; re-reading the event log");
-                    self.catch_up().await?;
-                    queued_during_catch_up = receiver.len();
-                }
-                Err(RecvError::Closed) => return Err(PumpEnd::BusClosed),
             }
         }
     }
@@ -309,51 +401,18 @@ impl Pump {
 
     async fn send_record(&mut self, record: &EventRecord) -> Result<(), PumpEnd> {
         let position = self.scope.position(record);
-        self.send(record_frame(record, position)).await?;
+        self.send(Bytes::from(record_frame(self.scope, record)))
+            .await?;
         self.last = position;
         Ok(())
     }
 
-    async fn send(&self, event: Event) -> Result<(), PumpEnd> {
+    async fn send(&self, frame: Bytes) -> Result<(), PumpEnd> {
         self.sender
-            .send(event)
+            .send(frame)
             .await
             .map_err(|_| PumpEnd::ClientGone)
     }
-}
-
-/// The frame of one committed event: `id: <position>`, `event: <kind>` and the record's
-/// wire form ([`EventRecordDto`]) as the data.
-fn record_frame(record: &EventRecord, position: i64) -> Event {
-    let data =
-        serde_json::to_string(&EventRecordDto::from(record)).unwrap_or_else(|_| "{}".to_owned());
-    Event::default()
-        .id(position.to_string())
-        .event(record.event.kind())
-        .data(data)
-}
-
-/// The frame of streamed model text: `event: text.delta`, no id (it is not durable), and
-/// `{"session_id", "text"}` as the data.
-fn delta_frame(session_id: SessionId, text: &str) -> Event {
-    let data = serde_json::json!({"session_id": session_id, "text": text});
-    Event::default().event("text.delta").data(data.to_string())
-}
-
-/// EXEC-10: a running command's output chunk, sent without an id (it is not durable).
-fn output_frame(
-    session_id: SessionId,
-    execution_id: impl serde::Serialize,
-    stream: impl serde::Serialize,
-    text: &str,
-) -> Event {
-    let data = serde_json::json!({
-        "session_id": session_id,
-        "execution_id": execution_id,
-        "stream": stream,
-        "text": text,
-    });
-    Event::default().event("execution.output").data(data.to_string())
 }
 
 /// Counts an open stream for as long as it lives.
@@ -374,8 +433,7 @@ impl Drop for OpenStream {
 
 #[cfg(test)]
 mod tests {
-    use axum::response::IntoResponse;
-    use futures::StreamExt;
+    use futures::{Stream, StreamExt};
     use nomos_agent::Agent;
     use nomos_llm::ScriptedModel;
     use nomos_sqlite::SqliteStore;
@@ -429,7 +487,7 @@ mod tests {
         let (state, _stop) = state(dir.path()).await;
         // The stream subscribes first (as the handler does); then a delta is streamed and a
         // durable event committed after it, both before the catch-up reads the database.
-        let receiver = state.agent.bus().subscribe();
+        let receiver = state.agent.bus().subscribe_shared();
         state.agent.bus().publish(LiveEvent::TextDelta {
             session_id: SessionId(Uuid::new_v4()),
             text: "stale draft".into(),

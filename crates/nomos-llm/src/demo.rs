@@ -128,6 +128,29 @@ mod tests {
         assert_eq!(model.played(), 7);
     }
 
+    #[tokio::test]
+    async fn a_per_conversation_demo_plays_each_conversation_from_its_own_position() {
+        let model = ScriptedModel::demo().per_conversation();
+        let mut first = request();
+        let reply = model.complete(&first, &|_| {}).await.unwrap();
+        assert_eq!(reply.tool_calls[0].name, "set_goal");
+        first.messages.push(ChatMessage::Assistant {
+            content: None,
+            tool_calls: reply.tool_calls,
+        });
+        // Another session starts at the top while the first one goes on.
+        let other = model.complete(&request(), &|_| {}).await.unwrap();
+        assert_eq!(other.tool_calls[0].name, "set_goal");
+        let next = model.complete(&first, &|_| {}).await.unwrap();
+        assert_eq!(next.tool_calls[0].name, "update_plan_step");
+        // A new user message starts the script again.
+        first.messages.push(ChatMessage::User {
+            content: "again".into(),
+        });
+        let again = model.complete(&first, &|_| {}).await.unwrap();
+        assert_eq!(again.tool_calls[0].name, "set_goal");
+    }
+
     #[test]
     fn every_demo_tool_call_has_valid_json_arguments() {
         for reply in demo_replies() {

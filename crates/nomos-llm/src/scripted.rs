@@ -271,6 +271,10 @@ enum Ending {
     Fail,
     /// The script starts over.
     Repeat,
+    /// The position is read from the conversation: the number of assistant messages since
+    /// its last user message. Every conversation (every session) has its own, and each
+    /// message of the operator (or note of the runtime) starts the script again.
+    PerConversation,
 }
 
 #[derive(Debug, Default)]
@@ -307,6 +311,18 @@ impl ScriptedModel {
     /// A script that starts over after its last reply (it never runs out).
     pub fn cycling(replies: Vec<ScriptedReply>) -> Self {
         Self::with_ending(replies, Ending::Repeat)
+    }
+
+    /// The same script, played from its start at each user message of a conversation: the
+    /// position is the number of assistant messages since the last user message of the
+    /// request, so concurrent sessions never share one, and a turn that outlives its script
+    /// fails like [`ScriptedModel::new`]'s. [`ScriptedModel::remaining`] and
+    /// [`ScriptedModel::played`] count all conversations together.
+    pub fn per_conversation(self) -> Self {
+        ScriptedModel {
+            ending: Ending::PerConversation,
+            ..self
+        }
     }
 
     fn with_ending(replies: Vec<ScriptedReply>, ending: Ending) -> Self {
@@ -360,6 +376,9 @@ impl ScriptedModel {
     fn take(&self, request: &ChatRequest) -> Result<(usize, ScriptedReply), ModelError> {
         let mut cursor = self.lock();
         let len = self.replies.len();
+        if self.ending == Ending::PerConversation {
+            cursor.next = position_in_conversation(request);
+        }
         if cursor.next >= len {
             if self.ending == Ending::Repeat && len > 0 {
                 cursor.next = 0;
@@ -452,6 +471,17 @@ impl ChatModel for ScriptedModel {
     fn name(&self) -> String {
         "stub".to_owned()
     }
+}
+
+/// The number of assistant messages after the request's last user message.
+fn position_in_conversation(request: &ChatRequest) -> usize {
+    request
+        .messages
+        .iter()
+        .rev()
+        .take_while(|m| !matches!(m, ChatMessage::User { .. }))
+        .filter(|m| matches!(m, ChatMessage::Assistant { .. }))
+        .count()
 }
 
 /// A short description of a request for error messages: last user message and tool names.

@@ -265,7 +265,7 @@ impl Session {
         }
         // GATE-7: the operator's decision is an operator's act (SWEEP-1).
         self.touch(now);
-        self.approvals[idx].decided_by = decided_by.map(|d| d.name.clone());
+        self.approvals.edit(idx).decided_by = decided_by.map(|d| d.name.clone());
         match decision {
             Decision::Approve => {
                 self.resolve_approval_by(now, idx, ApprovalStatus::Approved, "", decided_by);
@@ -305,7 +305,7 @@ impl Session {
         why: &str,
         decided_by: Option<&Decider>,
     ) {
-        let approval = &mut self.approvals[idx];
+        let approval = self.approvals.edit(idx);
         approval.status = status;
         approval.decided_at = Some(now);
         let (approval_id, execution_id) = (approval.id, approval.execution_id);

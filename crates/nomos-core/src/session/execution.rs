@@ -83,7 +83,7 @@ impl Session {
         }
         match result {
             Ok(output) => {
-                if let Some(e) = self.executions.iter_mut().find(|e| e.id == id) {
+                if let Some(e) = self.executions.find_edit(|e| e.id == id) {
                     e.output = Some(output);
                 }
                 self.move_execution(now, id, to, None);
@@ -117,9 +117,10 @@ impl Session {
         if let Some(idx) = self.approvals.iter().position(|a| {
             a.execution_id == id && a.status == crate::status::ApprovalStatus::Pending
         }) {
-            self.approvals[idx].status = crate::status::ApprovalStatus::Cancelled;
-            self.approvals[idx].decided_at = Some(now);
-            let approval_id = self.approvals[idx].id;
+            let approval = self.approvals.edit(idx);
+            approval.status = crate::status::ApprovalStatus::Cancelled;
+            approval.decided_at = Some(now);
+            let approval_id = approval.id;
             self.emit(
                 now,
                 DomainEvent::ApprovalResolved {
@@ -145,7 +146,7 @@ impl Session {
         to: ExecutionStatus,
         error: Option<String>,
     ) {
-        let Some(execution) = self.executions.iter_mut().find(|e| e.id == id) else {
+        let Some(execution) = self.executions.find_edit(|e| e.id == id) else {
             return;
         };
         if !execution.status.can_move_to(to) {

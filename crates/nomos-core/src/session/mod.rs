@@ -60,6 +60,7 @@ mod plan_decision;
 mod plan_note;
 mod repair;
 mod revoke;
+mod rows;
 mod run;
 mod stop;
 pub mod text;
@@ -80,6 +81,7 @@ use crate::record::{
 };
 use crate::status::SessionStatus;
 use crate::time::{Span, Timestamp};
+use rows::{Rows, Steps};
 
 pub use approval::{DENY_REASON_MAX_CHARS, DecisionError, binding_hash, denial_text};
 pub use close::{CLOSE_NOTE_MAX_CHARS, CLOSED_BY_OPERATOR, CloseEffect, CloseError};
@@ -172,13 +174,14 @@ impl SessionConfig {
 pub struct Session {
     config: SessionConfig,
     record: SessionRecord,
-    steps: Vec<PlanStep>,
-    executions: Vec<Execution>,
-    approvals: Vec<Approval>,
+    steps: Steps,
+    executions: Rows<Execution>,
+    approvals: Rows<Approval>,
     /// FLEET-1: every fan-out; each is written once, in the commit that creates it.
-    fanouts: Vec<crate::fanout::Fanout>,
-    /// The state as last committed; `take_commit` diffs against it.
-    base: Option<SessionSnapshot>,
+    fanouts: Rows<crate::fanout::Fanout>,
+    /// The session row as last committed (`None` before the first commit); the rows
+    /// above keep track of their own changes, so `take_commit` costs what changed.
+    base: Option<SessionRecord>,
     messages: Vec<Message>,
     tool_calls: Vec<ToolCallRecord>,
     events: Vec<PendingEvent>,
@@ -209,10 +212,10 @@ impl Session {
         let mut session = Session {
             config,
             record,
-            steps: Vec::new(),
-            executions: Vec::new(),
-            approvals: Vec::new(),
-            fanouts: Vec::new(),
+            steps: Steps::default(),
+            executions: Rows::default(),
+            approvals: Rows::default(),
+            fanouts: Rows::default(),
             base: None,
             messages: Vec::new(),
             tool_calls: Vec::new(),
@@ -238,16 +241,14 @@ impl Session {
 
     /// Rebuilds a session from what the store holds.
     pub fn from_snapshot(snapshot: SessionSnapshot, config: SessionConfig) -> Session {
-        let mut steps = snapshot.steps.clone();
-        steps.sort_by_key(|s| (s.generation, s.seq));
         Session {
             config,
-            record: snapshot.record.clone(),
-            steps,
-            executions: snapshot.executions.clone(),
-            approvals: snapshot.approvals.clone(),
-            fanouts: snapshot.fanouts.clone(),
-            base: Some(snapshot),
+            base: Some(snapshot.record.clone()),
+            record: snapshot.record,
+            steps: Steps::committed(snapshot.steps),
+            executions: Rows::committed(snapshot.executions),
+            approvals: Rows::committed(snapshot.approvals),
+            fanouts: Rows::committed(snapshot.fanouts),
             messages: Vec::new(),
             tool_calls: Vec::new(),
             events: Vec::new(),
@@ -328,42 +329,25 @@ impl Session {
     }
 
     /// Drains everything decided since the last commit into one [`Commit`].
+    ///
+    /// Its cost is what was decided since the last commit, not the session's size: each
+    /// row collection yields only the rows written since then.
     #[must_use]
     pub fn take_commit(&mut self) -> Commit {
-        let base = self.base.as_ref();
-        let expected_version = base.map(|b| b.record.version);
-        let session = match base {
-            Some(b) if b.record == self.record => None,
+        let expected_version = self.base.as_ref().map(|b| b.version);
+        let session = match &self.base {
+            Some(b) if *b == self.record => None,
             _ => Some(self.record.clone()),
         };
-        let steps = changed(base.map(|b| b.steps.as_slice()), &self.steps, |s| s.id);
-        let current_ids: std::collections::HashSet<_> = self.steps.iter().map(|s| s.id).collect();
-        let removed_steps = base
-            .map(|b| {
-                b.steps
-                    .iter()
-                    .filter(|old| !current_ids.contains(&old.id))
-                    .map(|s| s.id)
-                    .collect()
-            })
-            .unwrap_or_default();
-        let executions = changed(
-            base.map(|b| b.executions.as_slice()),
-            &self.executions,
-            |e| e.id,
-        );
-        let approvals = changed(base.map(|b| b.approvals.as_slice()), &self.approvals, |a| {
-            a.id
-        });
-        let fanouts = changed(base.map(|b| b.fanouts.as_slice()), &self.fanouts, |f| f.id);
+        let (steps, removed_steps) = self.steps.take_changed();
         let mut commit = Commit {
             expected_version,
-            fanouts,
+            fanouts: self.fanouts.take_changed(),
             session,
             steps,
             removed_steps,
-            executions,
-            approvals,
+            executions: self.executions.take_changed(),
+            approvals: self.approvals.take_changed(),
             messages: std::mem::take(&mut self.messages),
             tool_calls: std::mem::take(&mut self.tool_calls),
             events: std::mem::take(&mut self.events),
@@ -375,7 +359,7 @@ impl Session {
         {
             commit.session = Some(self.record.clone());
         }
-        self.base = Some(self.snapshot());
+        self.base = Some(self.record.clone());
         commit
     }
 
@@ -383,7 +367,7 @@ impl Session {
     pub fn committed(&mut self, version: i64) {
         self.record.version = version;
         if let Some(base) = self.base.as_mut() {
-            base.record.version = version;
+            base.version = version;
         }
     }
 
@@ -391,10 +375,10 @@ impl Session {
     pub fn snapshot(&self) -> SessionSnapshot {
         SessionSnapshot {
             record: self.record.clone(),
-            steps: self.steps.clone(),
-            executions: self.executions.clone(),
-            approvals: self.approvals.clone(),
-            fanouts: self.fanouts.clone(),
+            steps: self.steps.to_vec(),
+            executions: self.executions.to_vec(),
+            approvals: self.approvals.to_vec(),
+            fanouts: self.fanouts.to_vec(),
         }
     }
 
@@ -418,21 +402,4 @@ impl Session {
         self.record.status = to;
         self.emit(now, DomainEvent::TaskStatus { from, to, reason });
     }
-}
-
-/// The rows of `current` that are new or differ from their row in `base` (by key).
-fn changed<T: Clone + PartialEq, K: Eq + std::hash::Hash>(
-    base: Option<&[T]>,
-    current: &[T],
-    key: impl Fn(&T) -> K,
-) -> Vec<T> {
-    let Some(base) = base else {
-        return current.to_vec();
-    };
-    let before: std::collections::HashMap<K, &T> = base.iter().map(|row| (key(row), row)).collect();
-    current
-        .iter()
-        .filter(|row| before.get(&key(row)).is_none_or(|old| *old != *row))
-        .cloned()
-        .collect()
 }

@@ -67,7 +67,7 @@ impl Session {
             (generation + 1, None)
         } else if !in_flight {
             // PLAN-2: a revision before execution replaces this generation's steps.
-            self.steps.retain(|s| s.generation != generation);
+            self.steps.edit().retain(|s| s.generation != generation);
             (generation, None)
         } else {
             match revision {
@@ -104,7 +104,7 @@ impl Session {
         let titles: Vec<String> = drafts.iter().map(|d| d.title.clone()).collect();
         for (idx, draft) in drafts.into_iter().enumerate() {
             let seq = idx as u32 + 1;
-            self.steps.push(PlanStep {
+            self.steps.edit().push(PlanStep {
                 id: self.record.id.step_id(target, seq),
                 session_id: self.record.id,
                 generation: target,
@@ -119,7 +119,7 @@ impl Session {
                 updated_at: now,
             });
         }
-        self.steps.sort_by_key(|s| (s.generation, s.seq));
+        self.steps.edit().sort_by_key(|s| (s.generation, s.seq));
         let revised = reason.is_some();
         self.emit(
             now,
@@ -198,7 +198,7 @@ impl Session {
         status: StepStatus,
         note: Option<String>,
     ) {
-        let step = &mut self.steps[idx];
+        let step = &mut self.steps.edit()[idx];
         step.status = status;
         step.updated_at = now;
         if note.is_some() {
@@ -270,7 +270,7 @@ impl Session {
             } else {
                 format!("{note}; its plan generation had been replaced")
             };
-            self.steps[idx].started_at.get_or_insert(now);
+            self.steps.edit()[idx].started_at.get_or_insert(now);
             self.set_step_status(now, idx, status, Some(note));
         }
         open.len()

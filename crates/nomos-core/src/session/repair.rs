@@ -39,7 +39,7 @@ impl Session {
                 (false, _, _) => StepStatus::Replaced,
             };
             if status != StepStatus::Replaced {
-                self.steps[idx].started_at.get_or_insert(now);
+                self.steps.edit()[idx].started_at.get_or_insert(now);
             }
             self.set_step_status(now, idx, status, Some(LEFTOVER_STEP_NOTE.to_owned()));
         }

@@ -73,7 +73,7 @@ impl Session {
         }
         let execution_id = approval.execution_id;
         self.touch(now);
-        self.approvals[idx].decided_by = by.map(|d| d.name.clone());
+        self.approvals.edit(idx).decided_by = by.map(|d| d.name.clone());
         self.resolve_approval_by(
             now,
             idx,

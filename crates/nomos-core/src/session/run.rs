@@ -235,6 +235,7 @@ impl Session {
             let preview = self.record_preview(now, &host, &result);
             if let Some(step) = self
                 .steps
+                .edit()
                 .iter_mut()
                 .find(|s| s.generation == generation && s.seq == seq)
             {

@@ -1082,3 +1082,91 @@ proptest! {
         prop_assert_eq!(a.events(), b.events());
     }
 }
+
+/// The rows of `after` that are new or differ from their row in `before`, by key: what a
+/// commit must carry, written from the snapshots alone.
+fn rows_changed<T: Clone + PartialEq, K: Eq + std::hash::Hash>(
+    before: &[T],
+    after: &[T],
+    key: impl Fn(&T) -> K,
+) -> Vec<T> {
+    let old: HashMap<K, &T> = before.iter().map(|row| (key(row), row)).collect();
+    after
+        .iter()
+        .filter(|row| old.get(&key(row)).is_none_or(|was| *was != *row))
+        .cloned()
+        .collect()
+}
+
+/// Checks the commit taken between two snapshots against their difference.
+fn check_commit(
+    before: &crate::ports::store::SessionSnapshot,
+    after: &crate::ports::store::SessionSnapshot,
+    commit: &crate::ports::store::Commit,
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(
+        &commit.executions,
+        &rows_changed(&before.executions, &after.executions, |e| e.id)
+    );
+    prop_assert_eq!(
+        &commit.approvals,
+        &rows_changed(&before.approvals, &after.approvals, |a| a.id)
+    );
+    prop_assert_eq!(
+        &commit.fanouts,
+        &rows_changed(&before.fanouts, &after.fanouts, |f| f.id)
+    );
+    prop_assert_eq!(
+        &commit.steps,
+        &rows_changed(&before.steps, &after.steps, |s| s.id)
+    );
+    let kept: HashSet<_> = after.steps.iter().map(|s| s.id).collect();
+    let removed: Vec<_> = before
+        .steps
+        .iter()
+        .map(|s| s.id)
+        .filter(|id| !kept.contains(id))
+        .collect();
+    prop_assert_eq!(&commit.removed_steps, &removed);
+    if before.record != after.record {
+        prop_assert_eq!(commit.session.as_ref(), Some(&after.record));
+    }
+    Ok(())
+}
+
+proptest! {
+    /// However the decisions are grouped into commits, each commit carries exactly the
+    /// rows that differ from the state last committed, and the session keeps no copy of
+    /// its whole state to find them.
+    #[test]
+    fn each_commit_carries_exactly_the_rows_changed_since_the_last_one(
+        ops in prop::collection::vec(op(), 1..40),
+    ) {
+        let mut h = Harness::new();
+        let config = *h.session.config();
+        let mut model = Reference::new(config.assent_window, config.approval_ttl);
+        let mut committed = crate::ports::store::SessionSnapshot {
+            record: h.session.record().clone(),
+            steps: Vec::new(),
+            executions: Vec::new(),
+            approvals: Vec::new(),
+            fanouts: Vec::new(),
+        };
+        let mut before = h.session.snapshot();
+        for op in &ops {
+            let n_commits = h.commits.len();
+            let _ = apply(&mut h, &mut model, &mut Shell::default(), op, &mut Seen::default());
+            while h.session.poll_action().is_some() {}
+            if h.commits.len() > n_commits {
+                // `Op::Commit` committed what the ops before it decided.
+                let commit = h.commits.last().expect("a commit").clone();
+                check_commit(&committed, &before, &commit)?;
+                committed = before.clone();
+                committed.record.version = h.session.record().version;
+            }
+            before = h.session.snapshot();
+        }
+        let commit = h.commit();
+        check_commit(&committed, &before, &commit)?;
+    }
+}
