@@ -5,10 +5,10 @@
 //!
 //! | command                                                   | preview                                   | read as            |
 //! |-----------------------------------------------------------|-------------------------------------------|--------------------|
-//! | `apt-get`/`apt` `install|upgrade|dist-upgrade|full-upgrade|remove|purge|autoremove|reinstall ...` | `apt-get -s` with the same words | [`PreviewParser::AptSimulation`] |
-//! | `docker compose [-f F] [-p P] up|pull|down|restart ...`   | `docker compose [-f F] [-p P] config`, `... ps` | [`PreviewParser::Raw`] |
-//! | `systemctl [opts] restart|stop|disable U...`              | `systemctl status U...`                   | [`PreviewParser::UnitStatus`] |
-//! | `sed -i[SUFFIX] ... FILE`                                 | the same without `-i`, and `cat FILE`      | [`PreviewParser::SedDiff`] |
+//! | `apt-get`/`apt` `install`, `upgrade`, `dist-upgrade`, `full-upgrade`, `remove`, `purge`, `autoremove`, `reinstall` | `apt-get -s` with the same words | [`PreviewParser::AptSimulation`] |
+//! | `docker compose` (`-f F`, `-p P` kept) `up`, `pull`, `down`, `restart` | `docker compose ... config`, `docker compose ... ps` | [`PreviewParser::Raw`] |
+//! | `systemctl` `restart`, `stop` or `disable` with units | `systemctl status U...`                   | [`PreviewParser::UnitStatus`] |
+//! | `sed -i` (with or without a suffix) on a file | the same without `-i`, and `cat FILE`      | [`PreviewParser::SedDiff`] |
 //!
 //! A leading plain `sudo` is kept on the preview. Only one simple command is previewed (no
 //! lists, pipes, redirections, assignments or expansions): anything else has no preview.
