@@ -132,10 +132,19 @@ impl FleetExecutor {
         command: &str,
         limits: ExecLimits,
         marker: Option<&str>,
+        live: Option<OutputSink>,
     ) -> Result<ExecOutput, crate::SshError> {
         match target {
-            Target::Local => self.local.execute_marked(command, limits, marker).await,
-            Target::Ssh(_) => self.ssh.execute_marked(slug, command, limits, marker).await,
+            Target::Local => {
+                self.local
+                    .execute_streamed(command, limits, marker, live)
+                    .await
+            }
+            Target::Ssh(_) => {
+                self.ssh
+                    .execute_streamed(slug, command, limits, marker, live)
+                    .await
+            }
         }
     }
 
@@ -145,16 +154,17 @@ impl FleetExecutor {
         command: &str,
         limits: ExecLimits,
         marker: Option<&str>,
+        live: Option<OutputSink>,
     ) -> Result<ExecOutput, ExecError> {
         match self.route(host)? {
             Route::Direct(target) => self
-                .on(&target, host, command, limits, marker)
+                .on(&target, host, command, limits, marker, live)
                 .await
                 .map_err(|e| e.into_exec_error(host)),
             Route::ThroughNode { node, target, vmid } => {
                 // EXEC-7: the transport is fixed; `command` arrives intact in the container.
                 let wrapped = pct_exec(vmid, command);
-                self.on(&target, &node, &wrapped, limits, marker)
+                self.on(&target, &node, &wrapped, limits, marker, live)
                     .await
                     .map_err(|e| e.into_exec_error(&node))
             }
@@ -170,7 +180,7 @@ impl Executor for FleetExecutor {
         command: &str,
         limits: ExecLimits,
     ) -> Result<ExecOutput, ExecError> {
-        self.run_routed(host, command, limits, None).await
+        self.run_routed(host, command, limits, None, None).await
     }
 
     async fn run_marked(
@@ -180,7 +190,8 @@ impl Executor for FleetExecutor {
         limits: ExecLimits,
         marker: &str,
     ) -> Result<ExecOutput, ExecError> {
-        self.run_routed(host, command, limits, Some(marker)).await
+        self.run_routed(host, command, limits, Some(marker), None)
+            .await
     }
 
     async fn run_streamed(
@@ -191,19 +202,9 @@ impl Executor for FleetExecutor {
         marker: &str,
         live: OutputSink,
     ) -> Result<ExecOutput, ExecError> {
-        let result = match &self.inventory.require(host)?.target {
-            Target::Local => {
-                self.local
-                    .execute_streamed(command, limits, Some(marker), Some(live))
-                    .await
-            }
-            Target::Ssh(_) => {
-                self.ssh
-                    .execute_streamed(host, command, limits, Some(marker), Some(live))
-                    .await
-            }
-        };
-        result.map_err(|e| e.into_exec_error(host))
+        // The same route as any run: a container without SSH streams through its node.
+        self.run_routed(host, command, limits, Some(marker), Some(live))
+            .await
     }
 
     async fn stop_marked(&self, host: &str, marker: &str) -> Result<(), ExecError> {
