@@ -55,7 +55,7 @@ pub fn start(agent: &Agent, metrics: Arc<Metrics>) -> Background {
 }
 
 /// FLEET-3: discovers the guests of every Proxmox node of the inventory, one node after
-/// another, each in a session of its own ([`Agent::discover_node`]); a node that fails is
+/// another, each in the node's discovery session ([`Agent::discover_node`]); a node that fails is
 /// logged and the next one still runs. Returns the task, which ends when all are done.
 pub fn discover_guests_at_startup(agent: &Agent) -> JoinHandle<()> {
     let agent = agent.clone();

@@ -38,23 +38,40 @@ pub struct NodeDiscovery {
 /// Why a discovery stopped, as the model or the operator reads it.
 type Stopped = String;
 
+/// The session that records the server's discoveries of `node`: the same for every
+/// refresh of that node (a UUIDv5 of its slug), so they read as one history.
+pub fn discovery_session_id(node: &str) -> SessionId {
+    SessionId(Uuid::new_v5(
+        &Uuid::NAMESPACE_OID,
+        format!("nomos:discovery:{node}").as_bytes(),
+    ))
+}
+
 impl Agent {
-    /// FLEET-3: discovers the guests of Proxmox node `node` in a session of its own
-    /// (`discover_guests` through the path of every tool call), as the server does at
-    /// start-up and on `POST /api/hosts/{slug}/discover`.
+    /// FLEET-3: discovers the guests of Proxmox node `node` in the node's discovery
+    /// session (`discover_guests` through the path of every tool call), as the server does
+    /// at start-up and on `POST /api/hosts/{slug}/discover`. Every refresh of a node is
+    /// recorded in the same session ([`discovery_session_id`]), so restarts do not add
+    /// sessions to the history.
     pub async fn discover_node(&self, node: &str) -> Result<NodeDiscovery, AgentError> {
-        let id = SessionId(Uuid::new_v4());
-        let now = self.now();
-        let mut session =
-            Session::create_for_client(id, now, self.inner.config.session, "nomos-server");
-        session.append_note(
-            now,
-            &format!(
-                "This session records the server's discovery of the guests of {node} (discover_guests): read-only commands, gated and recorded like any run."
-            ),
-        );
-        let receipt = self.inner.store.commit(session.take_commit()).await?;
-        self.publish(&receipt.events);
+        let id = discovery_session_id(node);
+        if self.inner.store.load_session(id).await?.is_none() {
+            let now = self.now();
+            let mut session =
+                Session::create_for_client(id, now, self.inner.config.session, "nomos-server");
+            session.append_note(
+                now,
+                &format!(
+                    "This session records the server's discovery of the guests of {node} (discover_guests): read-only commands, gated and recorded like any run."
+                ),
+            );
+            match self.inner.store.commit(session.take_commit()).await {
+                Ok(receipt) => self.publish(&receipt.events),
+                // Another refresh of the same node created it first: use that one.
+                Err(_) if self.inner.store.load_session(id).await?.is_some() => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
         let arguments = json!({ "host": node }).to_string();
         let reply = self
             .call_tool(id, Access::Operate, DISCOVER_GUESTS, &arguments)

@@ -242,7 +242,7 @@ async fn a_host_that_is_not_a_proxmox_node_gets_a_directive_error_and_nothing_ru
 
 // rule: FLEET-3
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_servers_refresh_records_its_discovery_in_a_session_of_its_own() {
+async fn the_servers_refresh_records_its_discoveries_in_one_session_per_node() {
     let world = pve_world().await;
     let found = world.agent.discover_node("host:pve").await.unwrap();
     assert_eq!(
@@ -262,4 +262,22 @@ async fn the_servers_refresh_records_its_discovery_in_a_session_of_its_own() {
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].name, "discover_guests");
     assert!(world.store.entity("lxc:media").await.unwrap().is_some());
+
+    // A second refresh (a restart, the Discover button) adds to the same session.
+    let again = world.agent.discover_node("host:pve").await.unwrap();
+    assert_eq!(again.session_id, found.session_id);
+    assert_eq!(again.reply.outcome, ToolCallOutcome::Ok);
+    let calls = world.store.tool_calls(found.session_id).await.unwrap();
+    assert_eq!(
+        calls.len(),
+        2,
+        "both refreshes are on record in one session"
+    );
+    let snapshot = world
+        .store
+        .load_session(found.session_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(snapshot.executions.len(), 14);
 }

@@ -170,7 +170,7 @@ pub async fn reachability(
 }
 
 /// FLEET-3: discovers a Proxmox node's containers and VMs now (`pct list`, `qm list` and
-/// each config, read-only, gated and recorded in a session of its own), adding them as
+/// each config, read-only, gated and recorded in the node's discovery session), adding them as
 /// entities that run on the node and as hosts. Operators only; 404 for a host not in the
 /// inventory, 409 for a host that is not a Proxmox node.
 #[utoipa::path(post, path = "/api/hosts/{slug}/discover", tag = "hosts",
