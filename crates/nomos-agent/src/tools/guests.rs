@@ -51,7 +51,7 @@ impl Agent {
     /// FLEET-3: discovers the guests of Proxmox node `node` in the node's discovery
     /// session (`discover_guests` through the path of every tool call), as the server does
     /// at start-up and on `POST /api/hosts/{slug}/discover`. Every refresh of a node is
-    /// recorded in the same session ([`discovery_session_id`]), so restarts do not add
+    /// recorded in the same session (a UUIDv5 of the node's slug), so restarts do not add
     /// sessions to the history.
     pub async fn discover_node(&self, node: &str) -> Result<NodeDiscovery, AgentError> {
         let id = discovery_session_id(node);
