@@ -19,7 +19,7 @@ use crate::config::AgentConfig;
 use crate::error::AgentError;
 use crate::health::WriteMonitor;
 use crate::history::{CommitRows, Histories, ModelHistory};
-use crate::locks::SessionLocks;
+use crate::locks::{KeyedMutexes, SessionLocks};
 use crate::replica::Replication;
 use crate::timers::SessionTimers;
 use crate::tools::{ExtraTool, ExtraTools};
@@ -46,6 +46,9 @@ pub(crate) struct Inner {
     pub bus: EventBus,
     pub extra: ExtraTools,
     pub locks: SessionLocks,
+    /// One decision-and-commit at a time per session in this process (see
+    /// [`Agent::decide_and_commit`]).
+    pub commits: KeyedMutexes,
     pub controls: TurnControls,
     pub cache: SessionCache,
     pub histories: Histories,
@@ -115,6 +118,7 @@ impl AgentBuilder {
                 locks: SessionLocks::with_leases(
                     self.replication.as_ref().map(|r| r.leases.clone()),
                 ),
+                commits: KeyedMutexes::default(),
                 controls: TurnControls::default(),
                 cache: SessionCache::default(),
                 histories: Histories::default(),
@@ -270,11 +274,17 @@ impl Agent {
     /// from [`Session::poll_timeout`]. On a version conflict (another process wrote first)
     /// the session and everything it queued are dropped, and it reloads and decides again,
     /// a bounded number of times.
+    ///
+    /// Decisions on one session in this process take turns: an operator's control (a
+    /// revoke, a cancel, a stop) lands between two of a running turn's commits, on the
+    /// aggregate the last one left, instead of racing it to the store and losing to a
+    /// turn that commits faster than a fresh load. Only another process can conflict.
     async fn decide_and_commit<T>(
         &self,
         id: SessionId,
         mut decide: impl FnMut(&mut Session, Timestamp) -> T,
     ) -> Result<(T, Vec<EventRecord>, Vec<Action>), AgentError> {
+        let _turn = self.inner.commits.lock(id).await;
         let cache = &self.inner.cache;
         let mut attempt = 0;
         loop {

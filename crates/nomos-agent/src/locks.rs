@@ -26,8 +26,34 @@ pub(crate) const SHARED_GRACE: Duration = Duration::from_millis(500);
 /// The per-session locks, and the store's leases when the store is shared.
 #[derive(Default)]
 pub(crate) struct SessionLocks {
-    locks: Mutex<HashMap<SessionId, Arc<AsyncMutex<()>>>>,
+    locks: KeyedMutexes,
     leases: Option<Arc<dyn SessionLeases>>,
+}
+
+/// One async mutex per session, made on first use; mutexes nobody holds or waits for are
+/// dropped once there are many, so the map does not grow without bound.
+#[derive(Default)]
+pub(crate) struct KeyedMutexes {
+    mutexes: Mutex<HashMap<SessionId, Arc<AsyncMutex<()>>>>,
+}
+
+impl KeyedMutexes {
+    /// The session's mutex.
+    pub(crate) fn of(&self, id: SessionId) -> Arc<AsyncMutex<()>> {
+        let mut mutexes = match self.mutexes.lock() {
+            Ok(mutexes) => mutexes,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if mutexes.len() > 1024 {
+            mutexes.retain(|_, mutex| Arc::strong_count(mutex) > 1);
+        }
+        mutexes.entry(id).or_default().clone()
+    }
+
+    /// Waits for the session's mutex.
+    pub(crate) async fn lock(&self, id: SessionId) -> OwnedMutexGuard<()> {
+        self.of(id).lock_owned().await
+    }
 }
 
 /// Holding it means this task is the session's only writer in every process sharing the
@@ -51,21 +77,13 @@ impl SessionLocks {
     /// Locks that also take `leases`' lease on each session.
     pub(crate) fn with_leases(leases: Option<Arc<dyn SessionLeases>>) -> SessionLocks {
         SessionLocks {
-            locks: Mutex::default(),
+            locks: KeyedMutexes::default(),
             leases,
         }
     }
 
     fn lock_of(&self, id: SessionId) -> Arc<AsyncMutex<()>> {
-        let mut locks = match self.locks.lock() {
-            Ok(locks) => locks,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        // Drop locks nobody holds or waits for, so the map does not grow without bound.
-        if locks.len() > 1024 {
-            locks.retain(|_, lock| Arc::strong_count(lock) > 1);
-        }
-        locks.entry(id).or_default().clone()
+        self.locks.of(id)
     }
 
     /// Takes the lock now, or `None` when someone else holds it, here or (REPLICA-1) in

@@ -345,8 +345,9 @@ async fn a_revoke_racing_the_agent_takes_effect_before_the_next_gate_decision() 
         .send()
         .await
         .unwrap();
-    assert_eq!(revoked.status(), 200);
+    let status = revoked.status();
     let body: Value = revoked.json().await.unwrap();
+    assert_eq!(status, 200, "{body}");
     assert_eq!(body["generation"], 1);
     events.until("turn.done").await;
     settle(&server, &id).await;
