@@ -1,17 +1,48 @@
 //! Criterion bench: the overhead Nomos adds to one turn (core + store + bus), with the
 //! scripted stub model, five `run true` tool calls on the local executor and SQLite.
+//!
+//! Two more figures, side by side in the same run, split the turn: the same turn on an
+//! executor that answers at once (Nomos alone), and five `sh -c true` through the local
+//! executor with no agent at all (spawning alone).
 
 // A bench that cannot set up has nothing to measure: failing loudly is right.
 #![allow(clippy::expect_used)]
 
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use criterion::{Criterion, criterion_group, criterion_main};
 use nomos_agent::Agent;
+use nomos_core::Span;
+use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo};
+use nomos_core::record::ExecOutput;
 use nomos_llm::{ScriptedModel, ScriptedReply, ScriptedToolCall};
 use nomos_sqlite::SqliteStore;
 use nomos_ssh::LocalExecutor;
 use serde_json::json;
+
+/// An executor that answers every command at once with exit 0: the turn without a
+/// process.
+struct Immediate;
+
+#[async_trait]
+impl Executor for Immediate {
+    async fn run(
+        &self,
+        _host: &str,
+        _command: &str,
+        _limits: ExecLimits,
+    ) -> Result<ExecOutput, ExecError> {
+        Ok(ExecOutput {
+            exit_code: Some(0),
+            ..ExecOutput::default()
+        })
+    }
+
+    fn hosts(&self) -> Vec<HostInfo> {
+        LocalExecutor::new().hosts()
+    }
+}
 
 fn script() -> ScriptedModel {
     let calls = (0..5)
@@ -23,22 +54,14 @@ fn script() -> ScriptedModel {
     ])
 }
 
-fn bench_turn(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let dir = tempfile::tempdir().expect("tempdir");
+fn agent(
+    rt: &tokio::runtime::Runtime,
+    dir: &std::path::Path,
+    executor: Arc<dyn Executor>,
+) -> Agent {
     let agent = rt.block_on(async {
-        let store = SqliteStore::open_in_data_dir(dir.path())
-            .await
-            .expect("sqlite");
-        Agent::builder(
-            Arc::new(store),
-            Arc::new(LocalExecutor::new()),
-            Arc::new(script()),
-        )
-        .build()
+        let store = SqliteStore::open_in_data_dir(dir).await.expect("sqlite");
+        Agent::builder(Arc::new(store), executor, Arc::new(script())).build()
     });
     // One turn first, to prove the path works end to end.
     let report = rt.block_on(async {
@@ -50,17 +73,46 @@ fn bench_turn(c: &mut Criterion) {
     });
     assert_eq!(report.n_tool_calls, 5, "{report:?}");
     assert_eq!(report.error, None);
+    agent
+}
+
+fn bench_turn(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let local_dir = tempfile::tempdir().expect("tempdir");
+    let local = agent(&rt, local_dir.path(), Arc::new(LocalExecutor::new()));
+    let immediate_dir = tempfile::tempdir().expect("tempdir");
+    let immediate = agent(&rt, immediate_dir.path(), Arc::new(Immediate));
+    let shell = LocalExecutor::new();
+    let limits = ExecLimits::with_timeout(Span::from_secs(30));
 
     let mut group = c.benchmark_group("turn");
     group.sample_size(20);
-    group.bench_function("five_run_true_sqlite", |b| {
+    for (name, agent) in [
+        ("five_run_true_sqlite", &local),
+        ("five_run_immediate_sqlite", &immediate),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    let id = agent.create_session().await.expect("session");
+                    agent
+                        .send_message(id, "run true five times")
+                        .await
+                        .expect("turn")
+                })
+            })
+        });
+    }
+    group.bench_function("five_sh_true_alone", |b| {
         b.iter(|| {
             rt.block_on(async {
-                let id = agent.create_session().await.expect("session");
-                agent
-                    .send_message(id, "run true five times")
-                    .await
-                    .expect("turn")
+                for _ in 0..5 {
+                    let out = shell.execute("true", limits).await.expect("sh");
+                    assert_eq!(out.exit_code, Some(0));
+                }
             })
         })
     });
