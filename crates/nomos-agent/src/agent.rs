@@ -183,12 +183,15 @@ impl Agent {
     }
 
     /// Creates a new, empty session, committed with its `session.created` event before
-    /// this returns.
+    /// this returns (and kept in the session cache, so its first turn loads nothing).
     pub async fn create_session(&self) -> Result<SessionId, AgentError> {
         let id = SessionId(Uuid::new_v4());
         let mut session = Session::create(id, self.now(), self.inner.config.session);
         let commit = session.take_commit();
         let receipt = self.commit_recorded(commit).await?;
+        // The first decision on the session starts from this aggregate, not a load.
+        session.committed(receipt.version);
+        self.inner.cache.put(session);
         let history = ModelHistory::new(
             self.budget(),
             &self.inner.config.system_prompt,

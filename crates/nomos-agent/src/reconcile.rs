@@ -178,6 +178,8 @@ impl Agent {
 
     async fn close_turn(&self, id: SessionId, why: TurnInterruption) -> Result<(), AgentError> {
         tracing::info!(session = %id, reason = why.reason(), "closing a turn left open");
+        // Found open in the store: decided on what it holds.
+        self.inner.cache.forget(id);
         self.mutate(id, |session, now| {
             session.handle_turn_done(now, Some(why.reason().to_owned()), 0);
         })

@@ -226,6 +226,9 @@ impl Agent {
                 )),
                 _ => None,
             };
+            // The verdict is on what the store holds: decided on it, not on a cached
+            // aggregate that a write outside this agent may have left behind.
+            self.inner.cache.forget(id);
             let applied = self
                 .mutate(id, |session, now| {
                     let res = session.apply_execution_verdict(now, execution.id, &verdict);

@@ -12,7 +12,7 @@ use sqlx::sqlite::{SqliteArguments, SqliteRow};
 use crate::error::{db_error, migrate_error};
 use crate::open::{MIGRATOR, SqliteStore};
 
-type SqliteQuery = sqlx::query::Query<'static, Sqlite, SqliteArguments>;
+pub(crate) type SqliteQuery = sqlx::query::Query<'static, Sqlite, SqliteArguments>;
 
 /// The session list's filters in one order; `?6, ?7` is the newest-first cursor.
 macro_rules! list_sessions_sql {
@@ -114,7 +114,7 @@ static SQL: Sql = Sql {
 };
 
 /// Binds one argument the way the SQLite schema stores it.
-fn bind(query: SqliteQuery, arg: Arg) -> Result<SqliteQuery, StoreError> {
+pub(crate) fn bind(query: SqliteQuery, arg: Arg) -> Result<SqliteQuery, StoreError> {
     Ok(match arg {
         Arg::Ids(ids) => {
             let texts: Vec<String> = ids.iter().map(ToString::to_string).collect();

@@ -3,28 +3,25 @@
 
 use nomos_core::fanout::Fanout;
 use nomos_core::ports::store::StoreError;
-use sqlx::SqliteConnection;
-
-use crate::error::db_error;
 use nomos_store_sql::codec::to_json;
 
-/// Inserts new fan-outs; one already stored is left as it is (a fan-out never changes).
-pub(crate) async fn insert_fanouts(
-    conn: &mut SqliteConnection,
-    fanouts: &[Fanout],
-) -> Result<(), StoreError> {
+use crate::script::Script;
+
+/// Adds the inserts of new fan-outs to a commit's script; one already stored is left as
+/// it is (a fan-out never changes).
+pub(crate) fn push_fanouts(script: &mut Script, fanouts: &[Fanout]) -> Result<(), StoreError> {
     for fanout in fanouts {
-        sqlx::query(
+        script.push(
             "INSERT INTO fanouts (id, session_id, created_at, body) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT (id) DO NOTHING",
-        )
-        .bind(fanout.id.to_string())
-        .bind(fanout.session_id.to_string())
-        .bind(fanout.created_at.as_millis())
-        .bind(to_json(fanout, "fan-out")?)
-        .execute(&mut *conn)
-        .await
-        .map_err(|e| db_error(e, &format!("fan-out {}", fanout.id)))?;
+            vec![
+                fanout.id.to_string().into(),
+                fanout.session_id.to_string().into(),
+                fanout.created_at.as_millis().into(),
+                to_json(fanout, "fan-out")?.into(),
+            ],
+            format!("fan-out {}", fanout.id),
+        );
     }
     Ok(())
 }

@@ -18,5 +18,6 @@ mod error;
 mod fanout;
 mod knowledge;
 mod open;
+mod script;
 
 pub use open::{DATABASE_FILE, SqliteStore};
