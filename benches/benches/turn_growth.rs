@@ -1,9 +1,11 @@
 //! Bench: the wall time of turn N in one long session (N = 1, 10, 100, 300), with the
 //! scripted stub model, the local executor, on SQLite and on PostgreSQL, for command outputs
-//! of 0 and 50 KB. Each turn is one operator message, one `run` and one closing answer.
+//! of 0 and 50 KB, each with a real `sh` and with an executor that answers at once (no
+//! process). Each turn is one operator message, one `run` and one closing answer.
 //!
 //! A turn's cost should not grow with the session: the table prints each turn's time as the
-//! median of the turns around it (N-2..=N+2, clipped to the session) and the ratio to turn 1.
+//! median of the 11 turns around it (shifted to fit the session: turn 1 is the median of
+//! turns 1..=11) and the ratio to turn 1; one turn alone is too noisy on a shared machine.
 //! `NOMOS_BENCH_TURNS` sets the session's length (default 300); PostgreSQL is the
 //! test-support throwaway server (or `NOMOS_TEST_PG_URL`), skipped when none starts.
 
@@ -14,7 +16,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nomos_agent::Agent;
+use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo};
 use nomos_core::ports::store::Store;
+use nomos_core::record::ExecOutput;
 use nomos_llm::{ScriptedModel, ScriptedReply, ScriptedToolCall};
 use nomos_ssh::LocalExecutor;
 use serde_json::json;
@@ -44,14 +48,63 @@ fn script(bytes: usize) -> ScriptedModel {
     ])
 }
 
+/// Where a turn's command runs.
+#[derive(Clone, Copy, Debug)]
+enum Run {
+    /// A real `sh -c` through the local executor.
+    Shell,
+    /// An executor that answers at once with the same output: the turn without a process,
+    /// so what grows with the session is told apart from what spawning costs.
+    NoProcess,
+}
+
+impl Run {
+    fn name(self) -> &'static str {
+        match self {
+            Run::Shell => "sh",
+            Run::NoProcess => "none",
+        }
+    }
+}
+
+/// Answers every command at once, exit 0, with `bytes` bytes of output.
+struct Immediate {
+    bytes: usize,
+}
+
+#[async_trait::async_trait]
+impl Executor for Immediate {
+    async fn run(
+        &self,
+        _host: &str,
+        _command: &str,
+        _limits: ExecLimits,
+    ) -> Result<ExecOutput, ExecError> {
+        let line = "nomos turn bench output line\n";
+        Ok(ExecOutput {
+            exit_code: Some(0),
+            stdout: line.repeat(self.bytes / line.len() + 1)[..self.bytes].to_owned(),
+            ..ExecOutput::default()
+        })
+    }
+
+    fn hosts(&self) -> Vec<HostInfo> {
+        LocalExecutor::new().hosts()
+    }
+}
+
 /// Runs `n_turns` turns in one session and returns each turn's wall time.
-async fn session_times(store: Arc<dyn Store>, bytes: usize, n_turns: usize) -> Vec<Duration> {
-    let agent = Agent::builder(
-        store,
-        Arc::new(LocalExecutor::new()),
-        Arc::new(script(bytes)),
-    )
-    .build();
+async fn session_times(
+    store: Arc<dyn Store>,
+    bytes: usize,
+    run: Run,
+    n_turns: usize,
+) -> Vec<Duration> {
+    let executor: Arc<dyn Executor> = match run {
+        Run::Shell => Arc::new(LocalExecutor::new()),
+        Run::NoProcess => Arc::new(Immediate { bytes }),
+    };
+    let agent = Agent::builder(store, executor, Arc::new(script(bytes))).build();
     let id = agent.create_session().await.expect("session");
     let mut times = Vec::with_capacity(n_turns);
     for n in 1..=n_turns {
@@ -67,10 +120,15 @@ async fn session_times(store: Arc<dyn Store>, bytes: usize, n_turns: usize) -> V
     times
 }
 
-/// The median of the turns around turn `n` (1-based).
+/// Turns in the window whose median stands for turn N.
+const WINDOW: usize = 11;
+
+/// The median of the [`WINDOW`] turns around turn `n` (1-based), the window shifted to fit
+/// the session: turn 1 is the median of turns 1..=11, the last turn of the last 11.
 fn around(times: &[Duration], n: usize) -> Duration {
-    let lo = n.saturating_sub(2).max(1);
-    let hi = (n + 2).min(times.len());
+    let half = WINDOW / 2;
+    let hi = (n.max(1) + half).max(WINDOW).min(times.len());
+    let lo = hi.saturating_sub(WINDOW - 1).max(1);
     let mut window: Vec<Duration> = times[lo - 1..hi].to_vec();
     window.sort();
     window[window.len() / 2]
@@ -124,20 +182,25 @@ fn main() {
         ));
     }
     let reported: Vec<usize> = REPORTED.iter().copied().filter(|n| *n <= n_turns).collect();
-    let mut header = "| store | output |".to_owned();
+    let mut header = "| store | output | command |".to_owned();
     for n in &reported {
         header.push_str(&format!(" turn {n} (ms) |"));
     }
     header.push_str(&format!(" turn {} / turn 1 | total (s) |", n_turns));
     println!("{header}");
-    println!("|{}", "---|".repeat(reported.len() + 4));
+    println!("|{}", "---|".repeat(reported.len() + 5));
     let mut case = 0;
     for (name, open) in &stores {
-        for bytes in [0usize, 50 * 1024] {
+        for (bytes, run) in [
+            (0usize, Run::Shell),
+            (50 * 1024, Run::Shell),
+            (0, Run::NoProcess),
+            (50 * 1024, Run::NoProcess),
+        ] {
             case += 1;
             let store = open(case);
-            let times = rt.block_on(session_times(store, bytes, n_turns));
-            let mut row = format!("| {name} | {} KB |", bytes / 1024);
+            let times = rt.block_on(session_times(store, bytes, run, n_turns));
+            let mut row = format!("| {name} | {} KB | {} |", bytes / 1024, run.name());
             for n in &reported {
                 row.push_str(&format!(" {} |", ms(around(&times, *n))));
             }
