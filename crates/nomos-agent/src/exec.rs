@@ -160,9 +160,9 @@ impl Agent {
             Err(join) => {
                 // The task panicked or was cancelled at shutdown: record the failure (EXEC-2).
                 let error = format!("execution task ended abnormally: {join}");
-                let _ = self
+                let recorded = self
                     .mutate(id, |session, now| {
-                        let _ = session.handle_execution_finished(
+                        let finished = session.handle_execution_finished(
                             now,
                             execution_id,
                             Err(error.clone()),
@@ -175,8 +175,18 @@ impl Agent {
                                 &error,
                             ));
                         }
+                        finished
                     })
                     .await;
+                match recorded {
+                    Ok(Ok(())) => {}
+                    Ok(Err(refused)) => {
+                        tracing::warn!(%execution_id, error = %refused, "the end of an execution whose task ended abnormally was refused by the core")
+                    }
+                    Err(err) => {
+                        tracing::error!(%execution_id, error = %err, "could not record the end of an execution whose task ended abnormally")
+                    }
+                }
                 (ToolCallOutcome::Error, error)
             }
         }
