@@ -22,7 +22,7 @@
 //! 3. **Conditions** withhold it: `if`, `unless`, `but`, `only`, `except`, `without`,
 //!    `instead`, `make sure`...
 //! 4. **Doubt** withholds it: hedges (`maybe`, `i guess`, `hmm`, a message that trails off
-//!    with `...`) and sarcasm (`yeah right`, `whatever`, `lol`, an eye roll).
+//!    with `...`) and sarcasm (`yeah right`, `Yeah. Right.`, `whatever`, `lol`, an eye roll).
 //! 5. **Another sense** of an approval word withholds it: `go over`, `go back`, `go
 //!    through`, `go on`, `install go`, `ok so...`, `continue to monitor`, `continue
 //!    watching`, `continue the investigation`, someone else's words (`the reviewer said
@@ -36,7 +36,7 @@
 //!    is one edit from `go`). The words that also have other uses count only where they
 //!    approve: `ok`, `sure`, `continue` and `go` at the start of a clause (after `yes`,
 //!    `then`, `please`, `let's`, `good to`...), `go` only at the end of its clause or before
-//!    `now`, `then`, `for it`; `y` only alone.
+//!    `now`, `then`, `for it`; `y` only alone; `sure enough` never.
 //!
 //! Anything else is [`AssentVerdict::Silent`].
 
@@ -787,10 +787,12 @@ impl Message {
             if word.folded == "s" && word.before.ends_with('/') {
                 return true;
             }
-            // `yeah right` and `yeah, right`, but not `yes, right away`.
+            // `yeah right`, `yeah, right` and a closing `Yeah. Right.`, but not `yes, right
+            // away`.
             match self.words.get(idx + 1) {
                 Some(next) => {
-                    !ends_sentence(&next.before)
+                    let closing_right = next.folded == "right" && self.words.get(idx + 2).is_none();
+                    (!ends_sentence(&next.before) || closing_right)
                         && phrase_in(DOUBT_PHRASES, word, next)
                         && (next.folded != "right"
                             || self
@@ -848,6 +850,8 @@ impl Message {
                 }
                 self.approves_in_position(idx, VERB_LEAD_INS, canonical)
             }
+            // `sure enough, the disk filled up`: as expected, not a yes.
+            "sure" if next.is_some_and(|next| next.folded == "enough") => Sense::Neutral,
             "sure" => self.approves_in_position(idx, &[], canonical),
             "y" => {
                 let alone =

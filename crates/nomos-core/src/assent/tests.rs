@@ -117,6 +117,22 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("I understand the risk, proceed", A("proceed")),
     ("5 minutes of downtime is fine, go ahead", A("go ahead")),
     ("good morning! approved", A("approved")),
+    ("this is it, go ahead", A("go ahead")),
+    ("continue with the upgrade", A("continue")),
+    ("continue with ring 2 of the rollout", A("continue")),
+    ("checked the diff, continue", A("continue")),
+    ("Ok. So let's proceed", A("ok")),
+    ("Ok! So let's proceed", A("ok")),
+    ("Yes. Right, let's do it.", A("yes")),
+    ("approved :)", A("approved")),
+    ("approved (finally)", A("approved")),
+    ("approved for change 48213", A("approved")),
+    // One edit from `cancel`, and no negation.
+    ("approved for the cancer registry hosts", A("approved")),
+    // A slip onto the key next to Enter, and an ellipsis picking up an earlier thought.
+    ("proceed]", A("proceed")),
+    (" ... ok", A("ok")),
+    ("approved [ignoring the disk warning]", A("approved")),
     // Common misspellings count.
     ("procceed", A("proceed")),
     ("proced", A("proceed")),
@@ -159,6 +175,10 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("do n't go", N("n't")),
     ("dnt proceed", N("dnt")),
     ("can't do it now", N("can't")),
+    (
+        "you oughtn't restart nginx, go ahead with the rest",
+        N("oughtn't"),
+    ),
     ("stop", N("stop")),
     ("stopp", N("stopp")),
     ("STOP!!", N("stop")),
@@ -200,6 +220,8 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("once the backup is done, proceed", N("once")),
     ("yes at 5pm", N("5pm")),
     ("proceed on friday", N("friday")),
+    ("looks good after the backup, proceed", N("after")),
+    ("first of all, check the disk, then proceed", N("first")),
     ("let me check something", N("let me")),
     ("lemme look", N("lemme")),
     ("give me a sec", N("give me")),
@@ -238,6 +260,8 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("wdym by step 2", Q),
     ("could you approve it yourself", Q),
     ("ok, wdyt", Q),
+    ("does step 2 restart nginx", Q),
+    ("ok so will nginx restart", Q),
     // Conditions and changes.
     ("yes if the backup passed", C),
     ("ok but only step 1", C),
@@ -251,6 +275,7 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("do it, provided the disk has room", C),
     ("sure, though I'd rather do step 2 by hand", C),
     ("yes, on the condition that nginx stays up", C),
+    ("proceed with step 1 only", C),
     ("ok, thanks", A("ok")),
     // Hedges and sarcasm.
     ("maybe", D),
@@ -272,6 +297,7 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("yeah, ok…", D),
     ("...proceed...", D),
     ("go ahead 😂", D),
+    ("Yeah. Right.", D),
     // Approval words in another sense.
     ("go over the plan with me", O),
     ("go back to step 1", O),
@@ -311,6 +337,13 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("test parse_plan ... ok", O),
     ("the check printed:\nOK", O),
     ("    ok", O),
+    ("please continue with monitoring", O),
+    ("go 1.22 is already on the box", O),
+    ("the installer prompt offers yes/all", O),
+    ("--yes", O),
+    ("-y", O),
+    ("INFO: health check ok", O),
+    ("14:02:07 deploy approved", O),
     // Nothing either way.
     ("", S),
     ("   ", S),
@@ -337,6 +370,11 @@ pub(crate) const CASES: &[(&str, Expected)] = &[
     ("ok, noted", S),
     ("ok i see", S),
     ("interesting plan", S),
+    ("pretty sure the disk is fine", S),
+    ("y axis is latency", S),
+    ("go figure", S),
+    ("go for a smaller batch", S),
+    ("sure enough the disk filled up again", S),
 ];
 
 // rule: GATE-4
