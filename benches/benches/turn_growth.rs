@@ -134,6 +134,16 @@ fn around(times: &[Duration], n: usize) -> Duration {
     window[window.len() / 2]
 }
 
+/// The median of some turns.
+fn median(times: &[Duration]) -> Duration {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    sorted[sorted.len() / 2]
+}
+
+/// Named in the header: the first and the last tenth of the session's turns.
+const TENTH: &str = "10%";
+
 fn ms(d: Duration) -> String {
     format!("{:.1}", d.as_secs_f64() * 1000.0)
 }
@@ -186,9 +196,12 @@ fn main() {
     for n in &reported {
         header.push_str(&format!(" turn {n} (ms) |"));
     }
-    header.push_str(&format!(" turn {} / turn 1 | total (s) |", n_turns));
+    header.push_str(&format!(
+        " turn {} / turn 1 | last {TENTH} / first {TENTH} | total (s) |",
+        n_turns
+    ));
     println!("{header}");
-    println!("|{}", "---|".repeat(reported.len() + 5));
+    println!("|{}", "---|".repeat(reported.len() + 6));
     let mut case = 0;
     for (name, open) in &stores {
         for (bytes, run) in [
@@ -206,7 +219,13 @@ fn main() {
             }
             let ratio = around(&times, n_turns).as_secs_f64() / around(&times, 1).as_secs_f64();
             let total: Duration = times.iter().sum();
-            row.push_str(&format!(" {ratio:.2} | {:.1} |", total.as_secs_f64()));
+            let tenth = (n_turns / 10).max(1);
+            let (first, last) = (median(&times[..tenth]), median(&times[n_turns - tenth..]));
+            let trend = last.as_secs_f64() / first.as_secs_f64();
+            row.push_str(&format!(
+                " {ratio:.2} | {trend:.2} | {:.1} |",
+                total.as_secs_f64()
+            ));
             println!("{row}");
         }
     }
