@@ -10,39 +10,15 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use criterion::{Criterion, criterion_group, criterion_main};
 use nomos_agent::Agent;
+use nomos_benches::Immediate;
 use nomos_core::Span;
-use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo};
-use nomos_core::record::ExecOutput;
+use nomos_core::ports::exec::{ExecLimits, Executor};
 use nomos_llm::{ScriptedModel, ScriptedReply, ScriptedToolCall};
 use nomos_sqlite::SqliteStore;
 use nomos_ssh::LocalExecutor;
 use serde_json::json;
-
-/// An executor that answers every command at once with exit 0: the turn without a
-/// process.
-struct Immediate;
-
-#[async_trait]
-impl Executor for Immediate {
-    async fn run(
-        &self,
-        _host: &str,
-        _command: &str,
-        _limits: ExecLimits,
-    ) -> Result<ExecOutput, ExecError> {
-        Ok(ExecOutput {
-            exit_code: Some(0),
-            ..ExecOutput::default()
-        })
-    }
-
-    fn hosts(&self) -> Vec<HostInfo> {
-        LocalExecutor::new().hosts()
-    }
-}
 
 fn script() -> ScriptedModel {
     let calls = (0..5)
@@ -84,7 +60,7 @@ fn bench_turn(c: &mut Criterion) {
     let local_dir = tempfile::tempdir().expect("tempdir");
     let local = agent(&rt, local_dir.path(), Arc::new(LocalExecutor::new()));
     let immediate_dir = tempfile::tempdir().expect("tempdir");
-    let immediate = agent(&rt, immediate_dir.path(), Arc::new(Immediate));
+    let immediate = agent(&rt, immediate_dir.path(), Arc::new(Immediate::default()));
     let shell = LocalExecutor::new();
     let limits = ExecLimits::with_timeout(Span::from_secs(30));
 

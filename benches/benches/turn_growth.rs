@@ -16,9 +16,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nomos_agent::Agent;
-use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo};
+use nomos_benches::Immediate;
+use nomos_core::ports::exec::Executor;
 use nomos_core::ports::store::Store;
-use nomos_core::record::ExecOutput;
 use nomos_llm::{ScriptedModel, ScriptedReply, ScriptedToolCall};
 use nomos_ssh::LocalExecutor;
 use serde_json::json;
@@ -64,32 +64,6 @@ impl Run {
             Run::Shell => "sh",
             Run::NoProcess => "none",
         }
-    }
-}
-
-/// Answers every command at once, exit 0, with `bytes` bytes of output.
-struct Immediate {
-    bytes: usize,
-}
-
-#[async_trait::async_trait]
-impl Executor for Immediate {
-    async fn run(
-        &self,
-        _host: &str,
-        _command: &str,
-        _limits: ExecLimits,
-    ) -> Result<ExecOutput, ExecError> {
-        let line = "nomos turn bench output line\n";
-        Ok(ExecOutput {
-            exit_code: Some(0),
-            stdout: line.repeat(self.bytes / line.len() + 1)[..self.bytes].to_owned(),
-            ..ExecOutput::default()
-        })
-    }
-
-    fn hosts(&self) -> Vec<HostInfo> {
-        LocalExecutor::new().hosts()
     }
 }
 
