@@ -14,7 +14,7 @@ use std::sync::{Arc, OnceLock};
 
 use nomos_core::event::EventRecord;
 use nomos_core::ports::exec::OutputStream;
-use nomos_core::{ExecutionId, SessionId};
+use nomos_core::{ExecutionId, MessageId, SessionId};
 use serde::Serialize;
 use tokio::sync::broadcast;
 
@@ -28,6 +28,9 @@ pub enum LiveEvent {
     TextDelta {
         /// The session.
         session_id: SessionId,
+        /// The id the reply will have once it is appended, when the runtime knew it as the
+        /// model began (a message appended meanwhile takes it first).
+        message_id: Option<MessageId>,
         /// The new text.
         text: String,
     },
@@ -150,6 +153,7 @@ mod tests {
         let mut subscribers: Vec<_> = (0..50).map(|_| bus.subscribe_shared()).collect();
         bus.publish(LiveEvent::TextDelta {
             session_id: SessionId(Uuid::nil()),
+            message_id: None,
             text: "hello".into(),
         });
         let n_encoded = AtomicUsize::new(0);

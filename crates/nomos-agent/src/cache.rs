@@ -9,8 +9,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use nomos_core::SessionId;
 use nomos_core::session::Session;
+use nomos_core::{MessageId, SessionId};
 
 /// How many sessions the cache keeps before it starts over.
 const CAPACITY: usize = 1024;
@@ -36,6 +36,11 @@ impl SessionCache {
     /// The version of the cached aggregate, if any.
     pub(crate) fn version(&self, id: SessionId) -> Option<i64> {
         self.lock().get(&id).map(|s| s.record().version)
+    }
+
+    /// The id the cached session's next message gets, if it is cached.
+    pub(crate) fn next_message_id(&self, id: SessionId) -> Option<MessageId> {
+        self.lock().get(&id).map(|s| s.next_message_id())
     }
 
     /// Remembers an aggregate that matches what the store holds.

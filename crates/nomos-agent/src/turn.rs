@@ -273,10 +273,12 @@ impl Agent {
         request: &ChatRequest,
     ) -> Result<ChatResponse, ModelError> {
         let bus = self.inner.bus.clone();
+        let message_id = self.inner.cache.next_message_id(id);
         let sink = move |delta: ChatDelta| {
             if let ChatDelta::Text { text } = delta {
                 bus.publish(LiveEvent::TextDelta {
                     session_id: id,
+                    message_id,
                     text,
                 });
             }

@@ -18,13 +18,18 @@
 //! events from the database and goes on; clients never have to reload for it. Only text
 //! deltas can be lost that way.
 //!
-//! Text deltas during a catch-up are dropped: while the backlog is read from the database,
-//! the bus keeps queueing live events for this stream, and a delta queued then may belong to
-//! a message whose durable event the catch-up has already sent. Sending it afterwards would
-//! show a draft after its final message. Every message queued when a catch-up ends is
-//! therefore older than what the catch-up sent; its durable events are skipped by position
-//! and its text deltas are dropped (they are transient; the final message is durable).
+//! Live output queued behind a catch-up: while the backlog is read from the database, the
+//! bus keeps queueing live events for this stream. Its durable events are skipped by
+//! position. A text delta queued then may belong to a reply whose final message the
+//! catch-up has already sent, and a command's output to an execution whose end it sent;
+//! sending them afterwards would show a draft after its final message. So the stream notes
+//! the messages and execution ends each catch-up sends, and of the events that were queued
+//! when it ended drops exactly the deltas of those messages (and deltas that do not say
+//! which reply they belong to) and the output of those executions. A reply still being
+//! written or a command still running streams on, however long the catch-up took. Deltas
+//! and output are transient; the final message and the stored output are durable.
 
+use std::collections::HashSet;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,8 +42,8 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use nomos_agent::{LiveEvent, Numbering, Published};
-use nomos_core::SessionId;
-use nomos_core::event::EventRecord;
+use nomos_core::event::{DomainEvent, EventRecord};
+use nomos_core::{ExecutionId, MessageId, SessionId};
 use serde::Deserialize;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::{broadcast, mpsc};
@@ -203,6 +208,7 @@ fn stream(
             scope,
             last,
             sender,
+            behind: Behind::default(),
         };
         if let Err(error) = pump.run(receiver).await {
             tracing::debug!(%error, "event stream ended");
@@ -256,8 +262,19 @@ fn encode(scope: Scope, event: &LiveEvent) -> String {
     match event {
         LiveEvent::Committed(record) => record_frame(scope, record),
         // Streamed model text: no id (it is not durable; the final message is).
-        LiveEvent::TextDelta { session_id, text } => {
-            let data = serde_json::json!({"session_id": session_id, "text": text});
+        LiveEvent::TextDelta {
+            session_id,
+            message_id,
+            text,
+        } => {
+            let data = match message_id {
+                Some(message_id) => serde_json::json!({
+                    "session_id": session_id,
+                    "message_id": message_id,
+                    "text": text,
+                }),
+                None => serde_json::json!({"session_id": session_id, "text": text}),
+            };
             frame(None, "text.delta", &data.to_string())
         }
         // EXEC-10: a running command's output chunk, no id (the stored output is durable).
@@ -306,6 +323,78 @@ struct Pump {
     scope: Scope,
     last: i64,
     sender: mpsc::Sender<Bytes>,
+    behind: Behind,
+}
+
+/// Live events queued behind the last catch-ups, and what those catch-ups sent that such
+/// events may belong to (see the module docs).
+#[derive(Debug, Default)]
+struct Behind {
+    /// Live events the bus had queued when the last catch-up ended, not yet received.
+    n_queued: usize,
+    /// Messages the catch-ups sent while events were queued behind them.
+    messages: HashSet<MessageId>,
+    /// Executions whose end the catch-ups sent meanwhile.
+    ended: HashSet<ExecutionId>,
+}
+
+impl Behind {
+    /// Notes a record a catch-up sent.
+    fn caught_up(&mut self, event: &DomainEvent) {
+        match event {
+            DomainEvent::MessageAppended { message_id, .. } => {
+                self.messages.insert(*message_id);
+            }
+            DomainEvent::ExecutionCreated {
+                execution_id,
+                status,
+                ..
+            }
+            | DomainEvent::ExecutionStatusChanged {
+                execution_id,
+                status,
+                ..
+            } if status.is_terminal() => {
+                self.ended.insert(*execution_id);
+            }
+            _ => {}
+        }
+    }
+
+    /// A catch-up ended with `n_queued` live events waiting behind it.
+    fn queued(&mut self, n_queued: usize) {
+        self.n_queued = n_queued;
+        if n_queued == 0 {
+            self.forget();
+        }
+    }
+
+    /// One live event received: whether it was queued behind a catch-up.
+    fn take(&mut self) -> bool {
+        if self.n_queued == 0 {
+            self.forget();
+            return false;
+        }
+        self.n_queued -= 1;
+        true
+    }
+
+    /// Whether a text delta of `message_id` shows a draft the stream has sent as final.
+    fn stale_delta(&self, queued: bool, message_id: Option<MessageId>) -> bool {
+        queued && message_id.is_none_or(|id| self.messages.contains(&id))
+    }
+
+    /// Whether output of `execution_id` came after the execution's end, as sent.
+    fn stale_output(&self, queued: bool, execution_id: ExecutionId) -> bool {
+        queued && self.ended.contains(&execution_id)
+    }
+
+    fn forget(&mut self) {
+        if !self.messages.is_empty() || !self.ended.is_empty() {
+            self.messages = HashSet::new();
+            self.ended = HashSet::new();
+        }
+    }
 }
 
 impl Pump {
@@ -315,22 +404,21 @@ impl Pump {
     ) -> Result<(), PumpEnd> {
         let mut shutdown = self.state.shutdown.clone();
         self.catch_up().await?;
-        // Messages the bus queued for us while the backlog was read: see the module docs.
-        let mut queued_during_catch_up = receiver.len();
+        // What the bus queued for us while the backlog was read: see the module docs.
+        self.behind.queued(receiver.len());
         loop {
             let received = tokio::select! {
                 received = receiver.recv() => received,
                 _ = self.sender.closed() => return Err(PumpEnd::ClientGone),
                 _ = crate::workers::until_stopped(&mut shutdown) => return Err(PumpEnd::Shutdown),
             };
-            let stale = queued_during_catch_up > 0;
-            queued_during_catch_up = queued_during_catch_up.saturating_sub(1);
+            let queued = self.behind.take();
             let published = match received {
                 Ok(published) => published,
                 Err(RecvError::Lagged(missed)) => {
                     tracing::debug!(missed, "event stream lagged; re-reading the event log");
                     self.catch_up().await?;
-                    queued_during_catch_up = receiver.len();
+                    self.behind.queued(receiver.len());
                     continue;
                 }
                 Err(RecvError::Closed) => return Err(PumpEnd::BusClosed),
@@ -357,21 +445,33 @@ impl Pump {
                         // A gap: something committed earlier was published later (or
                         // not to us). The database has it, in order.
                         self.catch_up().await?;
-                        queued_during_catch_up = receiver.len();
+                        self.behind.queued(receiver.len());
                     }
                 }
-                LiveEvent::TextDelta { session_id, .. } => {
-                    if stale || self.scope.session().is_some_and(|id| id != *session_id) {
+                LiveEvent::TextDelta {
+                    session_id,
+                    message_id,
+                    ..
+                } => {
+                    if self.behind.stale_delta(queued, *message_id)
+                        || self.scope.session().is_some_and(|id| id != *session_id)
+                    {
                         continue;
                     }
                     let scope = self.scope;
                     let frame = published.encoded(scope.numbering(), |e| encode(scope, e));
                     self.send(Bytes::from_owner(SharedFrame(frame))).await?;
                 }
-                // EXEC-10: a running command's output, dropped like a delta when queued
-                // during a catch-up (the execution may have ended since).
-                LiveEvent::ExecutionOutput { session_id, .. } => {
-                    if stale || self.scope.session().is_some_and(|id| id != *session_id) {
+                // EXEC-10: a running command's output, dropped when queued behind a
+                // catch-up that sent the execution's end.
+                LiveEvent::ExecutionOutput {
+                    session_id,
+                    execution_id,
+                    ..
+                } => {
+                    if self.behind.stale_output(queued, *execution_id)
+                        || self.scope.session().is_some_and(|id| id != *session_id)
+                    {
                         continue;
                     }
                     let scope = self.scope;
@@ -399,11 +499,13 @@ impl Pump {
         }
     }
 
+    /// Sends one record read from the database, noting what it ends.
     async fn send_record(&mut self, record: &EventRecord) -> Result<(), PumpEnd> {
         let position = self.scope.position(record);
         self.send(Bytes::from(record_frame(self.scope, record)))
             .await?;
         self.last = position;
+        self.behind.caught_up(&record.event);
         Ok(())
     }
 
@@ -481,31 +583,111 @@ mod tests {
         out
     }
 
+    fn delta(session_id: SessionId, message_id: Option<MessageId>, text: &str) -> LiveEvent {
+        LiveEvent::TextDelta {
+            session_id,
+            message_id,
+            text: text.into(),
+        }
+    }
+
     #[tokio::test]
-    async fn text_deltas_queued_during_catch_up_are_dropped_and_later_ones_sent() {
+    async fn a_delta_queued_behind_a_catch_up_that_sent_its_message_is_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let (state, _stop) = state(dir.path()).await;
-        // The stream subscribes first (as the handler does); then a delta is streamed and a
-        // durable event committed after it, both before the catch-up reads the database.
+        // The stream subscribes first (as the handler does); then a reply streams and its
+        // message is committed, all before the catch-up reads the database.
         let receiver = state.agent.bus().subscribe_shared();
-        state.agent.bus().publish(LiveEvent::TextDelta {
-            session_id: SessionId(Uuid::new_v4()),
-            text: "stale draft".into(),
-        });
+        let id = state.agent.create_session().await.unwrap();
+        let bus = state.agent.bus();
+        bus.publish(delta(id, Some(id.message_id(1)), "stale draft"));
+        let _failed_turn = state.agent.send_message(id, "hello").await;
+        let response = stream(state.clone(), Scope::Global, 0, receiver).into_response();
+        let mut body = response.into_body().into_data_stream();
+        let mut buffer = String::new();
+        let first = blocks(&mut body, &mut buffer, 2).await;
+        assert!(first[0].contains("event: session.created"), "{first:?}");
+        // After the catch-up, deltas of a reply it has not sent flow.
+        bus.publish(delta(id, Some(id.message_id(9)), "live draft"));
+        let mut seen = Vec::new();
+        while !seen.iter().any(|b: &String| b.contains("live draft")) {
+            seen.extend(blocks(&mut body, &mut buffer, 1).await);
+        }
+        let all: Vec<&String> = first.iter().chain(&seen).collect();
+        assert!(
+            all.iter().any(|b| b.contains("event: message.appended")),
+            "{all:?}"
+        );
+        assert!(!all.iter().any(|b| b.contains("stale draft")), "{all:?}");
+    }
+
+    #[tokio::test]
+    async fn a_delta_queued_behind_a_catch_up_for_a_reply_not_yet_written_is_sent() {
+        let dir = tempfile::tempdir().unwrap();
+        let (state, _stop) = state(dir.path()).await;
+        let receiver = state.agent.bus().subscribe_shared();
+        let id = state.agent.create_session().await.unwrap();
+        // The reply streams while the stream reads its backlog; its message is not stored.
+        state
+            .agent
+            .bus()
+            .publish(delta(id, Some(id.message_id(1)), "draft"));
+        let response = stream(state.clone(), Scope::Session(id), 0, receiver).into_response();
+        let mut body = response.into_body().into_data_stream();
+        let mut buffer = String::new();
+        let seen = blocks(&mut body, &mut buffer, 2).await;
+        assert!(seen[0].contains("event: session.created"), "{seen:?}");
+        assert!(seen[1].contains("event: text.delta"), "{seen:?}");
+        assert!(seen[1].contains("\"text\":\"draft\""), "{seen:?}");
+        assert!(
+            seen[1].contains(&id.message_id(1).0.to_string()),
+            "the delta names its reply: {seen:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_delta_that_does_not_name_its_reply_is_dropped_when_queued_behind_a_catch_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let (state, _stop) = state(dir.path()).await;
+        let receiver = state.agent.bus().subscribe_shared();
+        let id = SessionId(Uuid::new_v4());
+        state.agent.bus().publish(delta(id, None, "stale draft"));
         state.agent.create_session().await.unwrap();
         let response = stream(state.clone(), Scope::Global, 0, receiver).into_response();
         let mut body = response.into_body().into_data_stream();
         let mut buffer = String::new();
         let first = blocks(&mut body, &mut buffer, 1).await;
         assert!(first[0].contains("event: session.created"), "{first:?}");
-        // After the catch-up, deltas flow live again.
-        state.agent.bus().publish(LiveEvent::TextDelta {
-            session_id: SessionId(Uuid::new_v4()),
-            text: "live draft".into(),
-        });
+        state.agent.bus().publish(delta(id, None, "live draft"));
         let next = blocks(&mut body, &mut buffer, 1).await;
-        assert!(next[0].contains("event: text.delta"), "{next:?}");
         assert!(next[0].contains("live draft"), "{next:?}");
         assert!(!buffer.contains("stale draft"), "{buffer}");
+    }
+
+    #[test]
+    fn output_behind_a_catch_up_is_stale_only_for_an_execution_whose_end_it_sent() {
+        use nomos_core::ExecutionStatus;
+        let session = SessionId(Uuid::new_v4());
+        let (ended, running) = (session.execution_id(1), session.execution_id(2));
+        let status = |execution_id, status| DomainEvent::ExecutionStatusChanged {
+            execution_id,
+            status,
+            exit_code: None,
+            error: None,
+        };
+        let mut behind = Behind::default();
+        behind.caught_up(&status(ended, ExecutionStatus::Completed));
+        behind.caught_up(&status(running, ExecutionStatus::Running));
+        behind.queued(2);
+        let queued = behind.take();
+        assert!(queued);
+        assert!(behind.stale_output(queued, ended));
+        assert!(!behind.stale_output(queued, running));
+        assert!(behind.take());
+        // Past what was queued, everything is live and nothing is remembered.
+        let queued = behind.take();
+        assert!(!queued);
+        assert!(!behind.stale_output(queued, ended));
+        assert!(behind.ended.is_empty() && behind.messages.is_empty());
     }
 }

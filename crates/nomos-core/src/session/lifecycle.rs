@@ -216,6 +216,12 @@ impl Session {
         Some(self.push_message(now, Role::Assistant, content.to_owned(), tool_calls))
     }
 
+    /// The id the next message appended to this session gets (the model's reply while it
+    /// streams, until something else is appended first).
+    pub fn next_message_id(&self) -> MessageId {
+        self.record.id.message_id(self.record.n_messages + 1)
+    }
+
     /// Appends a note from Nomos itself (nudges, resume notes, terminal notes).
     pub fn append_note(&mut self, now: Timestamp, content: &str) -> MessageId {
         self.push_message(now, Role::Note, content.to_owned(), Vec::new())
@@ -396,8 +402,8 @@ impl Session {
         content: String,
         tool_calls: Vec<ToolCallRequest>,
     ) -> MessageId {
+        let message_id = self.next_message_id();
         self.record.n_messages += 1;
-        let message_id = self.record.id.message_id(self.record.n_messages);
         self.messages.push(Message {
             id: message_id,
             session_id: self.record.id,
