@@ -6,7 +6,9 @@
 //! A turn's cost should not grow with the session: the table prints each turn's time as the
 //! median of the 11 turns around it (shifted to fit the session: turn 1 is the median of
 //! turns 1..=11) and the ratio to turn 1; one turn alone is too noisy on a shared machine.
-//! `NOMOS_BENCH_TURNS` sets the session's length (default 300); PostgreSQL is the
+//! `NOMOS_BENCH_TURNS` sets the session's length (default 300), `NOMOS_BENCH_CASE` runs
+//! only the rows whose `store/KB/command` contains it (`sqlite/50/none`, for a profile);
+//! PostgreSQL is the
 //! test-support throwaway server (or `NOMOS_TEST_PG_URL`), skipped when none starts.
 
 // A bench that cannot set up has nothing to measure: failing loudly is right.
@@ -176,6 +178,7 @@ fn main() {
     ));
     println!("{header}");
     println!("|{}", "---|".repeat(reported.len() + 6));
+    let only = std::env::var("NOMOS_BENCH_CASE").unwrap_or_default();
     let mut case = 0;
     for (name, open) in &stores {
         for (bytes, run) in [
@@ -185,6 +188,9 @@ fn main() {
             (50 * 1024, Run::NoProcess),
         ] {
             case += 1;
+            if !format!("{name}/{}/{}", bytes / 1024, run.name()).contains(&only) {
+                continue;
+            }
             let store = open(case);
             let times = rt.block_on(session_times(store, bytes, run, n_turns));
             let mut row = format!("| {name} | {} KB | {} |", bytes / 1024, run.name());

@@ -14,6 +14,7 @@
 //! (`NOMOS_TEST_SSHD_PORT`, `NOMOS_TEST_SSHD_DIR`) for read-only tests; tests that
 //! restart or reconfigure the server must call [`Sshd::start`].
 
+use std::collections::BTreeSet;
 use std::fs;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -57,6 +58,12 @@ enum Network {
 
 /// Serialises namespace allocation within this process.
 static NAMESPACES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Every port [`free_port`] has handed out in this process.
+static HANDED_OUT: std::sync::Mutex<BTreeSet<u16>> = std::sync::Mutex::new(BTreeSet::new());
+
+/// How many ports a server that finds its port taken tries before giving up.
+const PORT_ATTEMPTS: usize = 5;
 
 #[derive(Debug)]
 enum Ownership {
@@ -105,13 +112,7 @@ impl Sshd {
     /// # Panics
     /// As [`Sshd::start`].
     pub fn start_with_config(extra: &str) -> Sshd {
-        Sshd::start_on(
-            Network::Loopback,
-            "127.0.0.1".into(),
-            free_port(),
-            "",
-            extra,
-        )
+        Sshd::start_on(Network::Loopback, "127.0.0.1".into(), None, "", extra)
     }
 
     /// Starts a fresh server whose sessions also get `env` (`NAME=VALUE` words, as
@@ -121,7 +122,6 @@ impl Sshd {
     /// # Panics
     /// As [`Sshd::start`].
     pub fn start_with_env(env: &str, port: Option<u16>) -> Sshd {
-        let port = port.unwrap_or_else(free_port);
         Sshd::start_on(Network::Loopback, "127.0.0.1".into(), port, env, "")
     }
 
@@ -176,13 +176,43 @@ impl Sshd {
         Sshd::start_on(
             Network::Namespace { name },
             format!("10.231.{index}.2"),
-            22,
+            Some(22),
             "",
             "",
         )
     }
 
-    fn start_on(network: Network, address: String, port: u16, env: &str, extra: &str) -> Sshd {
+    /// Starts a server on `port`, or on a free port of its own (another one when a process
+    /// outside this one took it first).
+    fn start_on(
+        network: Network,
+        address: String,
+        port: Option<u16>,
+        env: &str,
+        extra: &str,
+    ) -> Sshd {
+        let mut attempt = 1;
+        loop {
+            let sshd = Sshd::prepare(
+                network.clone(),
+                address.clone(),
+                port.unwrap_or_else(free_port),
+                env,
+                extra,
+            );
+            match sshd.try_launch() {
+                Ok(()) => return sshd,
+                Err(taken) if port.is_none() && attempt < PORT_ATTEMPTS => {
+                    eprintln!("sshd: {taken}; trying another port");
+                    attempt += 1;
+                }
+                Err(taken) => panic!("sshd: {taken}"),
+            }
+        }
+    }
+
+    /// The server's directory, keys and config, not started.
+    fn prepare(network: Network, address: String, port: u16, env: &str, extra: &str) -> Sshd {
         ensure_openssh_server();
         let tmp = tempfile::Builder::new()
             .prefix("nomos-sshd.")
@@ -235,7 +265,6 @@ impl Sshd {
             ownership: Ownership::Owned(tmp),
         };
         sshd.write_known_hosts();
-        sshd.launch();
         sshd
     }
 
@@ -332,9 +361,11 @@ impl Sshd {
 
     /// Stops the server and every process it started; waits until the port is free.
     pub fn stop(&mut self) {
-        if let Some(pid) = self.pid() {
-            kill_tree(pid);
-        }
+        let Some(pid) = self.pid() else {
+            // Never started, or it could not listen: nothing of it holds the port.
+            return;
+        };
+        kill_tree(pid);
         let deadline = Instant::now() + Duration::from_secs(10);
         while self.is_listening() && Instant::now() < deadline {
             sleep(Duration::from_millis(20));
@@ -393,6 +424,15 @@ impl Sshd {
     }
 
     fn launch(&self) {
+        if let Err(taken) = self.try_launch() {
+            panic!("sshd: {taken}");
+        }
+    }
+
+    /// Starts the server and waits until it listens; `Err` when another process holds
+    /// its port (the daemon logs that it could bind no address and exits, and whatever
+    /// holds the port would answer in its place).
+    fn try_launch(&self) -> Result<(), PortTaken> {
         let config = self.dir.join("sshd_config");
         let _ = fs::create_dir_all("/run/sshd");
         let mut command = match &self.network {
@@ -416,16 +456,43 @@ impl Sshd {
             config.display(),
             String::from_utf8_lossy(&output.stderr)
         );
+        // The daemon writes its pid file once it listens: a port that is open without it
+        // belongs to someone else.
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !self.is_listening() {
+        while !(self.pid().is_some() && self.is_listening()) {
+            let log = fs::read_to_string(self.log_path()).unwrap_or_default();
+            if log.contains("Cannot bind any address") {
+                return Err(PortTaken {
+                    port: self.port,
+                    log,
+                });
+            }
             assert!(
                 Instant::now() < deadline,
-                "sshd: port {} did not open within 10 s; log: {}",
+                "sshd: port {} did not open within 10 s; log: {log}",
                 self.port,
-                fs::read_to_string(self.log_path()).unwrap_or_default()
             );
             sleep(Duration::from_millis(20));
         }
+        Ok(())
+    }
+}
+
+/// A server could not listen: another process holds its port.
+#[derive(Debug)]
+struct PortTaken {
+    port: u16,
+    log: String,
+}
+
+impl std::fmt::Display for PortTaken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "port {} is held by another process; log: {}",
+            self.port,
+            self.log.trim()
+        )
     }
 }
 
@@ -562,12 +629,20 @@ pub fn fingerprint(public_key: &Path) -> String {
 
 /// A port on 127.0.0.1 nothing listens on right now.
 pub fn free_port() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .unwrap_or_else(|e| panic!("sshd: could not bind a free port: {e}"));
-    listener
-        .local_addr()
-        .unwrap_or_else(|e| panic!("sshd: no local address: {e}"))
-        .port()
+    let mut handed_out = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .unwrap_or_else(|e| panic!("sshd: could not bind a free port: {e}"));
+        let port = listener
+            .local_addr()
+            .unwrap_or_else(|e| panic!("sshd: no local address: {e}"))
+            .port();
+        // The kernel may hand a released port out again; servers started in parallel
+        // (a test fleet) must not be given the same one.
+        if handed_out.insert(port) {
+            return port;
+        }
+    }
 }
 
 fn copy(from: &Path, to: &Path) {
@@ -583,4 +658,29 @@ fn copy(from: &Path, to: &Path) {
 fn write(path: &Path, text: &str) {
     fs::write(path, text)
         .unwrap_or_else(|e| panic!("sshd: could not write {}: {e}", path.display()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_ports_are_never_handed_out_twice() {
+        let ports: Vec<u16> = (0..500).map(|_| free_port()).collect();
+        let distinct: BTreeSet<u16> = ports.iter().copied().collect();
+        assert_eq!(distinct.len(), ports.len());
+    }
+
+    #[test]
+    fn a_server_whose_port_another_holds_says_so_instead_of_passing_for_it() {
+        let first = Sshd::start();
+        let second = Sshd::prepare(Network::Loopback, "127.0.0.1".into(), first.port, "", "");
+        let taken = second.try_launch().unwrap_err();
+        assert_eq!(taken.port, first.port);
+        assert!(
+            taken.to_string().contains("held by another process"),
+            "{taken}"
+        );
+        assert!(first.is_listening());
+    }
 }
