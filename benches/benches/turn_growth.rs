@@ -96,6 +96,14 @@ async fn session_times(
     times
 }
 
+/// Each store's rows: output bytes and where the command runs.
+const CASES: [(usize, Run); 4] = [
+    (0, Run::Shell),
+    (50 * 1024, Run::Shell),
+    (0, Run::NoProcess),
+    (50 * 1024, Run::NoProcess),
+];
+
 /// Turns in the window whose median stands for turn N.
 const WINDOW: usize = 11;
 
@@ -150,11 +158,19 @@ fn main() {
             Arc::new(store) as Arc<dyn Store>
         }),
     ));
+    let only = std::env::var("NOMOS_BENCH_CASE").unwrap_or_default();
+    let wanted = |name: &str, bytes: usize, run: Run| {
+        format!("{name}/{}/{}", bytes / 1024, run.name()).contains(&only)
+    };
     let rt_handle = rt.handle().clone();
-    let pg_ok = rt
-        .block_on(nomos_test_support::postgres::try_fresh_database())
-        .map_err(|why| eprintln!("turn_growth/postgres: skipped, no server: {why}"))
-        .is_ok();
+    let pg_wanted = CASES
+        .iter()
+        .any(|(bytes, run)| wanted("postgres", *bytes, *run));
+    let pg_ok = pg_wanted
+        && rt
+            .block_on(nomos_test_support::postgres::try_fresh_database())
+            .map_err(|why| eprintln!("turn_growth/postgres: skipped, no server: {why}"))
+            .is_ok();
     if pg_ok {
         stores.push((
             "postgres",
@@ -178,17 +194,11 @@ fn main() {
     ));
     println!("{header}");
     println!("|{}", "---|".repeat(reported.len() + 6));
-    let only = std::env::var("NOMOS_BENCH_CASE").unwrap_or_default();
     let mut case = 0;
     for (name, open) in &stores {
-        for (bytes, run) in [
-            (0usize, Run::Shell),
-            (50 * 1024, Run::Shell),
-            (0, Run::NoProcess),
-            (50 * 1024, Run::NoProcess),
-        ] {
+        for (bytes, run) in CASES {
             case += 1;
-            if !format!("{name}/{}/{}", bytes / 1024, run.name()).contains(&only) {
+            if !wanted(name, bytes, run) {
                 continue;
             }
             let store = open(case);

@@ -11,6 +11,7 @@ use nomos_core::session::{Action, Session};
 use nomos_core::{SessionId, Timestamp};
 use uuid::Uuid;
 
+use crate::budget::Tools;
 use crate::bus::{EventBus, LiveEvent};
 use crate::cache::SessionCache;
 use crate::cancel::TurnControls;
@@ -22,7 +23,7 @@ use crate::history::{CommitRows, Histories, ModelHistory};
 use crate::locks::{KeyedMutexes, SessionLocks};
 use crate::replica::Replication;
 use crate::timers::SessionTimers;
-use crate::tools::{ExtraTool, ExtraTools};
+use crate::tools::{ExtraTool, ExtraTools, builtin_specs};
 
 /// How often a commit is retried after a version conflict with another process.
 const CONFLICT_RETRIES: u32 = 3;
@@ -45,6 +46,8 @@ pub(crate) struct Inner {
     pub config: AgentConfig,
     pub bus: EventBus,
     pub extra: ExtraTools,
+    /// The built-in tools and the extra ones, as every model request offers them.
+    pub tools: Tools,
     pub locks: SessionLocks,
     /// One decision-and-commit at a time per session in this process (see
     /// [`Agent::decide_and_commit`]).
@@ -106,6 +109,8 @@ impl AgentBuilder {
 
     /// Builds the agent. Nothing runs in the background until [`Agent::start_workers`].
     pub fn build(self) -> Agent {
+        let mut tools = builtin_specs();
+        tools.extend(self.extra.specs());
         Agent {
             inner: Arc::new(Inner {
                 store: self.store,
@@ -115,6 +120,7 @@ impl AgentBuilder {
                 config: self.config,
                 bus: EventBus::with_capacity(self.bus_capacity),
                 extra: self.extra,
+                tools: Tools::new(tools),
                 locks: SessionLocks::with_leases(
                     self.replication.as_ref().map(|r| r.leases.clone()),
                 ),

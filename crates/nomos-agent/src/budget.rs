@@ -12,9 +12,10 @@
 //!    (TURN-7).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use nomos_core::ExecutionId;
-use nomos_core::ports::chat::{ChatMessage, ChatRequest};
+use nomos_core::ports::chat::{ChatMessage, ChatRequest, ToolSpec};
 
 /// The tool that reads what a cut took away.
 pub(crate) const OUTPUT_TOOL: &str = "get_execution_output";
@@ -108,6 +109,33 @@ pub(crate) fn message_tokens(message: &ChatMessage) -> usize {
 }
 
 /// The text tokens of the tool specs.
+/// The tools a runtime offers the model, shared by all its requests, with their token
+/// estimate made once.
+#[derive(Clone, Debug)]
+pub(crate) struct Tools {
+    /// The specs, as every request carries them.
+    pub specs: Arc<[ToolSpec]>,
+    /// Their estimated tokens.
+    pub tokens: usize,
+}
+
+impl Tools {
+    /// The tools and their estimate.
+    pub(crate) fn new(specs: Vec<ToolSpec>) -> Tools {
+        let tokens = tools_tokens(&specs);
+        Tools {
+            specs: specs.into(),
+            tokens,
+        }
+    }
+
+    /// No tools.
+    #[cfg(test)]
+    pub(crate) fn none() -> Tools {
+        Tools::new(Vec::new())
+    }
+}
+
 pub(crate) fn tools_tokens(tools: &[nomos_core::ports::chat::ToolSpec]) -> usize {
     tools
         .iter()
@@ -204,10 +232,11 @@ pub(crate) fn model_view(request: &mut ChatRequest, budget: &Budget, context: &m
     for message in &mut request.messages {
         if let ChatMessage::Tool { call_id, content } = message {
             let clean = strip_ansi(content);
-            let execution = context.executions.get(call_id.as_str()).copied();
+            let execution = context.executions.get(&**call_id).copied();
             *content = head_and_tail(&clean, budget.model_output_bytes, execution)
-                .unwrap_or(clean.clone());
-            context.originals.insert(call_id.clone(), clean);
+                .unwrap_or(clean.clone())
+                .into();
+            context.originals.insert(call_id.to_string(), clean);
         }
     }
 }
@@ -232,15 +261,19 @@ pub(crate) fn fit(request: &mut ChatRequest, target: usize, context: &Context) -
         }
         for idx in unit.clone() {
             if let ChatMessage::Tool { call_id, content } = &mut request.messages[idx] {
-                let execution = context.executions.get(call_id.as_str()).copied();
-                let original = context.originals.get(call_id.as_str()).unwrap_or(content);
+                let execution = context.executions.get(&**call_id).copied();
+                let original = context
+                    .originals
+                    .get(&**call_id)
+                    .cloned()
+                    .unwrap_or_else(|| content.to_string());
                 if original.len() > OLDER_RESULT_BYTES && content.len() <= OLDER_RESULT_BYTES + 300
                 {
                     // Already cut this short.
                     continue;
                 }
-                if let Some(cut) = head_and_tail(original, OLDER_RESULT_BYTES, execution) {
-                    *content = cut;
+                if let Some(cut) = head_and_tail(&original, OLDER_RESULT_BYTES, execution) {
+                    *content = cut.into();
                     fit.n_results_cut += 1;
                     if estimate_tokens(request) <= target {
                         break 'cut;
@@ -328,7 +361,7 @@ fn without(request: &ChatRequest, dropped: &[bool], note: &str) -> ChatRequest {
         if dropped[idx] {
             if !noted {
                 messages.push(ChatMessage::User {
-                    content: note.to_owned(),
+                    content: note.into(),
                 });
                 noted = true;
             }
@@ -360,13 +393,13 @@ impl Summary {
                     self.asked.push(shorten(content, 200));
                 }
                 ChatMessage::Assistant { tool_calls, .. } => {
-                    for call in tool_calls {
+                    for call in tool_calls.iter() {
                         calls.insert(&call.id, describe_call(&call.name, &call.arguments));
                     }
                 }
                 ChatMessage::Tool { call_id, content } => {
                     let what = calls
-                        .remove(call_id.as_str())
+                        .remove(&**call_id)
                         .unwrap_or_else(|| "a tool call".to_owned());
                     let outcome = shorten(content.lines().next().unwrap_or(""), 80);
                     self.ran.push(format!("{what} -> {outcome}"));

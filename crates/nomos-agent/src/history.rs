@@ -40,16 +40,16 @@ pub(crate) fn build_history(
         calls.iter().map(|c| (c.call_id.as_str(), c)).collect();
     let mut out = Vec::with_capacity(messages.len() + calls.len() + 1);
     out.push(ChatMessage::System {
-        content: system_prompt.to_owned(),
+        content: system_prompt.into(),
     });
     let mut dangling = Vec::new();
     for message in messages {
         match message.role {
             Role::Operator => out.push(ChatMessage::User {
-                content: message.content.clone(),
+                content: message.content.as_str().into(),
             }),
             Role::Note => out.push(ChatMessage::User {
-                content: format!("[Nomos] {}", message.content),
+                content: format!("[Nomos] {}", message.content).into(),
             }),
             Role::Assistant => {
                 let content = (!message.content.trim().is_empty()).then(|| message.content.clone());
@@ -63,7 +63,7 @@ pub(crate) fn build_history(
                     })
                     .collect();
                 out.push(ChatMessage::Assistant {
-                    content,
+                    content: content.map(Into::into),
                     tool_calls,
                 });
                 for call in &message.tool_calls {
@@ -75,8 +75,8 @@ pub(crate) fn build_history(
                         }
                     };
                     out.push(ChatMessage::Tool {
-                        call_id: call.call_id.clone(),
-                        content,
+                        call_id: call.call_id.as_str().into(),
+                        content: content.into(),
                     });
                 }
             }
@@ -146,9 +146,7 @@ mod tests {
             .messages
             .iter()
             .filter_map(|m| match m {
-                ChatMessage::Tool { call_id, content } => {
-                    Some((call_id.as_str(), content.as_str()))
-                }
+                ChatMessage::Tool { call_id, content } => Some((&**call_id, &**content)),
                 _ => None,
             })
             .collect();

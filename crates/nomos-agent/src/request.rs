@@ -3,43 +3,38 @@
 //! unique within the session (TURN-10).
 
 use nomos_core::SessionId;
-use nomos_core::ports::chat::{ChatRequest, ChatResponse, ToolSpec, make_call_ids_unique};
+use nomos_core::ports::chat::{ChatRequest, ChatResponse, make_call_ids_unique};
 use nomos_core::record::{ToolCallOutcome, ToolCallRecord};
 
 use crate::agent::Agent;
 use crate::budget::{self, Budget, Context};
 use crate::error::AgentError;
 use crate::history::{INTERRUPTED_RESULT, ModelHistory};
-use crate::tools::builtin_specs;
 use crate::turn::TurnFailure;
-
-/// A request ready to send, and the tool-call ids the session has used so far.
-pub(crate) struct Prepared {
-    pub request: ChatRequest,
-    pub used_call_ids: Vec<String>,
-}
 
 impl Agent {
     /// Prepares the request, asks the model, and returns its reply with ids the session has
     /// not used (TURN-10), so the history sends back exactly the ids the store holds.
     pub(crate) async fn next_reply(&self, id: SessionId) -> Result<ChatResponse, TurnFailure> {
-        let mut prepared = self.prepare_request(id).await?;
-        let mut response = match self.ask_model(id, &prepared.request).await {
+        let mut request = self.prepare_request(id).await?;
+        let mut response = match self.ask_model(id, &request).await {
             Ok(response) => response,
             // TURN-9: the model says the request is too big; compact once, harder, and ask
             // again. If that fails too, its error is the turn's cause (TURN-2).
             Err(err) if err.is_context_exceeded() => {
                 let target = self.budget().target_tokens() / 2;
-                let fit = self.compact(id, target, &mut prepared.request);
+                let fit = self.compact(id, target, &mut request);
                 tracing::warn!(session = %id, error = %err, ?fit, "the model's context was exceeded; compacted and asking again");
-                self.ask_model(id, &prepared.request).await?
+                self.ask_model(id, &request).await?
             }
             Err(err) => return Err(err.into()),
         };
-        let n_replaced = make_call_ids_unique(
-            prepared.used_call_ids.iter().map(String::as_str),
-            &mut response.tool_calls,
-        );
+        let calls = &mut response.tool_calls;
+        let n_replaced = self
+            .live_history(id, |history| {
+                make_call_ids_unique(|c| history.is_used(c), history.n_used(), calls)
+            })
+            .await?;
         if n_replaced > 0 {
             tracing::debug!(session = %id, n_replaced, "replaced missing or repeated tool-call ids");
         }
@@ -53,15 +48,9 @@ impl Agent {
         }
     }
 
-    fn tools(&self) -> Vec<ToolSpec> {
-        let mut tools = builtin_specs();
-        tools.extend(self.inner.extra.specs());
-        tools
-    }
-
     /// Builds the request from the session's live history (rebuilt from the store when this
     /// process has none at the session's version), closing dangling calls first (TURN-7).
-    pub(crate) async fn prepare_request(&self, id: SessionId) -> Result<Prepared, AgentError> {
+    pub(crate) async fn prepare_request(&self, id: SessionId) -> Result<ChatRequest, AgentError> {
         let dangling = self.live_history(id, |history| history.dangling()).await?;
         if !dangling.is_empty() {
             let now = self.now();
@@ -81,24 +70,21 @@ impl Agent {
             })
             .await?;
         }
-        let tools = self.tools();
+        let tools = &self.inner.tools;
         let target = self.budget().target_tokens();
-        let (request, used_call_ids, fit) = self
+        let (request, fit) = self
             .live_history(id, |history| {
                 let plan = history.plan();
                 let window = history.window();
-                let fit = window.fit(target, &tools, plan.as_deref());
-                let request = window.request(&tools, plan.as_deref());
-                (request, history.used_call_ids(), fit)
+                let fit = window.fit(target, tools, plan.as_deref());
+                let request = window.request(tools, plan.as_deref());
+                (request, fit)
             })
             .await?;
         if fit.tokens_after < fit.tokens_before {
             tracing::info!(session = %id, ?fit, "fitted the request to the model's context");
         }
-        Ok(Prepared {
-            request,
-            used_call_ids,
-        })
+        Ok(request)
     }
 
     /// Runs `f` on the session's history, rebuilding it from the store first when this
@@ -137,12 +123,12 @@ impl Agent {
     /// TURN-9 after the model refused the request's size: fits the history harder and
     /// builds the request again.
     fn compact(&self, id: SessionId, target: usize, request: &mut ChatRequest) -> budget::Fit {
-        let tools = self.tools();
+        let tools = &self.inner.tools;
         let refit = self.inner.histories.with(id, None, |history| {
             let plan = history.plan();
             let window = history.window();
-            let fit = window.fit(target, &tools, plan.as_deref());
-            (fit, window.request(&tools, plan.as_deref()))
+            let fit = window.fit(target, tools, plan.as_deref());
+            (fit, window.request(tools, plan.as_deref()))
         });
         match refit {
             Some((fit, compacted)) => {

@@ -62,13 +62,13 @@ fn port_request(body: &Value) -> ChatRequest {
         .iter()
         .map(|m| match m["role"].as_str().unwrap() {
             "system" => ChatMessage::System {
-                content: text(&m["content"]),
+                content: text(&m["content"]).into(),
             },
             "user" => ChatMessage::User {
-                content: text(&m["content"]),
+                content: text(&m["content"]).into(),
             },
             "assistant" => ChatMessage::Assistant {
-                content: m["content"].as_str().map(str::to_owned),
+                content: m["content"].as_str().map(Into::into),
                 tool_calls: m["tool_calls"]
                     .as_array()
                     .into_iter()
@@ -81,8 +81,8 @@ fn port_request(body: &Value) -> ChatRequest {
                     .collect(),
             },
             _ => ChatMessage::Tool {
-                call_id: text(&m["tool_call_id"]),
-                content: text(&m["content"]),
+                call_id: text(&m["tool_call_id"]).into(),
+                content: text(&m["content"]).into(),
             },
         })
         .collect();

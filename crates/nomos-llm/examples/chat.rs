@@ -29,7 +29,9 @@ async fn main() -> anyhow::Result<()> {
             ChatMessage::System {
                 content: "You are Nomos, an operations agent. Answer briefly.".into(),
             },
-            ChatMessage::User { content: question },
+            ChatMessage::User {
+                content: question.into(),
+            },
         ],
         tools: vec![ToolSpec {
             name: "run".into(),
@@ -39,7 +41,8 @@ async fn main() -> anyhow::Result<()> {
                 "properties": {"host": {"type": "string"}, "command": {"type": "string"}},
                 "required": ["host", "command"]
             }),
-        }],
+        }]
+        .into(),
     };
     let sink = |delta: ChatDelta| match delta {
         ChatDelta::Text { text } => {

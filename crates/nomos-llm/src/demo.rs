@@ -104,7 +104,7 @@ mod tests {
             messages: vec![ChatMessage::User {
                 content: "anything at all".into(),
             }],
-            tools: Vec::new(),
+            tools: Vec::new().into(),
         }
     }
 
@@ -136,7 +136,7 @@ mod tests {
         assert_eq!(reply.tool_calls[0].name, "set_goal");
         first.messages.push(ChatMessage::Assistant {
             content: None,
-            tool_calls: reply.tool_calls,
+            tool_calls: reply.tool_calls.into(),
         });
         // Another session starts at the top while the first one goes on.
         let other = model.complete(&request(), &|_| {}).await.unwrap();

@@ -506,7 +506,8 @@ mod tests {
                         id: call_id.into(),
                         name: "run".into(),
                         arguments: arguments.into(),
-                    }],
+                    }]
+                    .into(),
                 },
                 ChatMessage::Tool {
                     call_id: call_id.into(),

@@ -487,7 +487,7 @@ fn position_in_conversation(request: &ChatRequest) -> usize {
 /// A short description of a request for error messages: last user message and tool names.
 pub(crate) fn summary(request: &ChatRequest) -> String {
     let last_user = request.messages.iter().rev().find_map(|m| match m {
-        ChatMessage::User { content } => Some(content.as_str()),
+        ChatMessage::User { content } => Some(&**content),
         _ => None,
     });
     let tools: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();

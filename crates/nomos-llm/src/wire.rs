@@ -1,6 +1,8 @@
 //! The OpenAI chat-completions wire format: request, reply, stream chunk and error bodies.
 //! These types stay inside this crate; the rest of Nomos sees only the port's types.
 
+use std::collections::HashSet;
+
 use nomos_core::ports::chat::{ChatMessage, ChatRequest, FinishReason, ToolCall, Usage};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -283,14 +285,19 @@ pub(crate) fn tool_call(id: Option<String>, name: String, arguments: Option<Stri
 /// TURN-10 at the edge: the reply's call ids made unique against the ids already in the
 /// conversation (servers that omit ids, send empty ones, or number each reply from zero).
 pub(crate) fn unique_call_ids(request: &ChatRequest, calls: &mut [ToolCall]) {
-    let used = request.messages.iter().flat_map(|message| match message {
-        ChatMessage::Assistant { tool_calls, .. } => {
-            tool_calls.iter().map(|c| c.id.as_str()).collect::<Vec<_>>()
+    let mut used: HashSet<&str> = HashSet::new();
+    for message in &request.messages {
+        match message {
+            ChatMessage::Assistant { tool_calls, .. } => {
+                used.extend(tool_calls.iter().map(|c| c.id.as_str()));
+            }
+            ChatMessage::Tool { call_id, .. } => {
+                used.insert(call_id);
+            }
+            ChatMessage::System { .. } | ChatMessage::User { .. } => {}
         }
-        ChatMessage::Tool { call_id, .. } => vec![call_id.as_str()],
-        ChatMessage::System { .. } | ChatMessage::User { .. } => Vec::new(),
-    });
-    nomos_core::ports::chat::make_call_ids_unique(used, calls);
+    }
+    nomos_core::ports::chat::make_call_ids_unique(|id| used.contains(id), used.len(), calls);
 }
 
 #[cfg(test)]
@@ -316,7 +323,8 @@ mod tests {
                         id: "call_1".into(),
                         name: "run".into(),
                         arguments: r#"{"command":"uptime"}"#.into(),
-                    }],
+                    }]
+                    .into(),
                 },
                 ChatMessage::Tool {
                     call_id: "call_1".into(),
@@ -327,7 +335,8 @@ mod tests {
                 name: "run".into(),
                 description: "run a command".into(),
                 parameters: json!({"type": "object"}),
-            }],
+            }]
+            .into(),
         };
         let (messages, tools) = messages_and_tools(&request);
         let body = serde_json::to_value((&messages, &tools)).unwrap();

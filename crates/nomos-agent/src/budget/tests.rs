@@ -33,11 +33,12 @@ fn exchange(messages: &mut Vec<ChatMessage>, id: &str, name: &str, args: &str, r
             id: id.to_owned(),
             name: name.to_owned(),
             arguments: args.to_owned(),
-        }],
+        }]
+        .into(),
     });
     messages.push(ChatMessage::Tool {
-        call_id: id.to_owned(),
-        content: result.to_owned(),
+        call_id: id.into(),
+        content: result.into(),
     });
 }
 
@@ -47,11 +48,11 @@ fn fleet_audit() -> (ChatRequest, Context) {
     let hosts = hosts();
     let mut messages = vec![
         ChatMessage::System {
-            content: DEFAULT_SYSTEM_PROMPT.to_owned(),
+            content: DEFAULT_SYSTEM_PROMPT.into(),
         },
         ChatMessage::User {
             content: "Audit the fleet: which hosts have upgrades pending, and which kernel runs?"
-                .to_owned(),
+                .into(),
         },
     ];
     let mut context = Context::default();
@@ -72,7 +73,7 @@ fn fleet_audit() -> (ChatRequest, Context) {
     }
     let request = ChatRequest {
         messages,
-        tools: builtin_specs(),
+        tools: builtin_specs().into(),
     };
     (request, context)
 }
@@ -93,7 +94,7 @@ fn tool_results(request: &ChatRequest) -> Vec<(&str, &str)> {
         .messages
         .iter()
         .filter_map(|m| match m {
-            ChatMessage::Tool { call_id, content } => Some((call_id.as_str(), content.as_str())),
+            ChatMessage::Tool { call_id, content } => Some((&**call_id, &**content)),
             _ => None,
         })
         .collect()
@@ -109,7 +110,11 @@ fn assert_calls_keep_their_results(request: &ChatRequest) {
                 open = tool_calls.iter().map(|c| c.id.clone()).collect();
             }
             ChatMessage::Tool { call_id, .. } => {
-                assert_eq!(open.first(), Some(call_id), "a result apart from its call");
+                assert_eq!(
+                    open.first(),
+                    Some(&call_id.to_string()),
+                    "a result apart from its call"
+                );
                 open.remove(0);
             }
             _ => assert!(open.is_empty(), "calls left without results: {open:?}"),
@@ -132,9 +137,9 @@ fn the_token_estimate_errs_high_against_real_tokenisers_on_the_fixtures() {
     for text in &texts {
         let request = ChatRequest {
             messages: vec![ChatMessage::User {
-                content: text.clone(),
+                content: text.as_str().into(),
             }],
-            tools: Vec::new(),
+            tools: Vec::new().into(),
         };
         let estimate = estimate_tokens(&request);
         for (name, real) in [
@@ -307,7 +312,7 @@ fn ansi_escapes_and_carriage_returns_are_stripped_for_the_model() {
 fn the_tool_specs_count_toward_the_estimate() {
     let empty = ChatRequest {
         messages: Vec::new(),
-        tools: Vec::new(),
+        tools: Vec::new().into(),
     };
     let with_tools = ChatRequest {
         messages: Vec::new(),
@@ -315,7 +320,8 @@ fn the_tool_specs_count_toward_the_estimate() {
             name: "run".into(),
             description: "x".repeat(300),
             parameters: serde_json::json!({}),
-        }],
+        }]
+        .into(),
     };
     assert_eq!(estimate_tokens(&empty), 0);
     assert!(estimate_tokens(&with_tools) > 70);

@@ -10,12 +10,14 @@
 //! last exchange are never cut or summarised, and an assistant message and its results move
 //! together (TURN-7).
 
+use std::sync::Arc;
+
 use nomos_core::ExecutionId;
-use nomos_core::ports::chat::{ChatMessage, ChatRequest, ToolSpec};
+use nomos_core::ports::chat::{ChatMessage, ChatRequest};
 
 use super::{
-    Budget, Fit, OLDER_RESULT_BYTES, Summary, head_and_tail, is_operator_message, message_tokens,
-    strip_ansi, text_tokens, total_tokens,
+    Budget, Fit, OLDER_RESULT_BYTES, Summary, Tools, head_and_tail, is_operator_message,
+    message_tokens, strip_ansi, text_tokens, total_tokens,
 };
 
 /// One message of the conversation as the model reads it.
@@ -32,9 +34,9 @@ struct Entry {
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct ResultView {
     /// ANSI stripped, whole: every cut is made from it.
-    pub original: String,
-    /// Cut to the model's share.
-    pub view: String,
+    pub original: Arc<str>,
+    /// Cut to the model's share (the original itself when it fits).
+    pub view: Arc<str>,
     /// The execution behind the call, named by a cut's note.
     pub execution: Option<ExecutionId>,
     /// Fitting cut it to a short head and tail, or found nothing to cut.
@@ -44,8 +46,10 @@ pub(crate) struct ResultView {
 impl ResultView {
     /// The view of a raw result for a model that reads at most `keep` bytes of one.
     pub(crate) fn of(raw: &str, keep: usize, execution: Option<ExecutionId>) -> ResultView {
-        let original = strip_ansi(raw);
-        let view = head_and_tail(&original, keep, execution).unwrap_or_else(|| original.clone());
+        let original: Arc<str> = strip_ansi(raw).into();
+        let view = head_and_tail(&original, keep, execution)
+            .map(Arc::from)
+            .unwrap_or_else(|| original.clone());
         ResultView {
             original,
             view,
@@ -86,7 +90,7 @@ impl Window {
         };
         window.push(
             ChatMessage::System {
-                content: system_prompt.to_owned(),
+                content: system_prompt.into(),
             },
             None,
         );
@@ -157,14 +161,14 @@ impl Window {
     }
 
     /// The request as it stands, with these tools.
-    pub(crate) fn request(&self, tools: &[ToolSpec], plan: Option<&str>) -> ChatRequest {
+    pub(crate) fn request(&self, tools: &Tools, plan: Option<&str>) -> ChatRequest {
         let mut messages = Vec::with_capacity(self.n_kept + 1);
         for (idx, entry) in self.entries.iter().enumerate() {
             if let Some((at, summary)) = &self.summary
                 && *at == idx
             {
                 messages.push(ChatMessage::User {
-                    content: summary.note(plan),
+                    content: summary.note(plan).into(),
                 });
             }
             if !entry.summarised {
@@ -173,7 +177,7 @@ impl Window {
         }
         ChatRequest {
             messages,
-            tools: tools.to_vec(),
+            tools: tools.specs.clone(),
         }
     }
 
@@ -210,9 +214,9 @@ impl Window {
 
     /// Fits the conversation to `target` tokens with these tools, in the three moves of
     /// [`super::fit`], keeping what earlier fits did.
-    pub(crate) fn fit(&mut self, target: usize, tools: &[ToolSpec], plan: Option<&str>) -> Fit {
-        let tools_tokens = super::tools_tokens(tools);
-        let n_tools = tools.len();
+    pub(crate) fn fit(&mut self, target: usize, tools: &Tools, plan: Option<&str>) -> Fit {
+        let tools_tokens = tools.tokens;
+        let n_tools = tools.specs.len();
         let tokens_before = self.estimate(tools_tokens, n_tools, self.note_tokens(plan));
         let mut fit = Fit {
             tokens_before,
@@ -305,7 +309,7 @@ impl Window {
         else {
             return false;
         };
-        set_content(entry, cut);
+        set_content(entry, cut.into());
         let before = entry.tokens;
         entry.tokens = message_tokens(&entry.message);
         self.kept_tokens = self.kept_tokens - before + entry.tokens;
@@ -319,7 +323,7 @@ impl Window {
     }
 }
 
-fn set_content(entry: &mut Entry, text: String) {
+fn set_content(entry: &mut Entry, text: Arc<str>) {
     if let ChatMessage::Tool { content, .. } = &mut entry.message {
         *content = text;
     }
@@ -348,7 +352,7 @@ mod tests {
         let mut context = Context::default();
         for i in 0..n {
             let ask = ChatMessage::User {
-                content: format!("question {i}"),
+                content: format!("question {i}").into(),
             };
             window.push(ask.clone(), None);
             messages.push(ask);
@@ -358,23 +362,24 @@ mod tests {
                     id: format!("c{i}"),
                     name: "run".into(),
                     arguments: format!(r#"{{"host":"web{i}","command":"cat log"}}"#),
-                }],
+                }]
+                .into(),
             };
             window.push(call.clone(), None);
             messages.push(call);
             let raw = format!("line {i}\n").repeat(bytes / 7 + 1);
             let view = ResultView::of(&raw, budget().model_output_bytes, None);
             messages.push(ChatMessage::Tool {
-                call_id: format!("c{i}"),
+                call_id: format!("c{i}").into(),
                 content: view.view.clone(),
             });
             context
                 .originals
-                .insert(format!("c{i}"), view.original.clone());
+                .insert(format!("c{i}"), view.original.to_string());
             window.push(
                 ChatMessage::Tool {
-                    call_id: format!("c{i}"),
-                    content: String::new(),
+                    call_id: format!("c{i}").into(),
+                    content: "".into(),
                 },
                 Some(view),
             );
@@ -383,7 +388,7 @@ mod tests {
             window,
             ChatRequest {
                 messages,
-                tools: Vec::new(),
+                tools: Vec::new().into(),
             },
             context,
         )
@@ -405,8 +410,11 @@ mod tests {
         let (mut window, mut request, context) = conversation(30, 3_000);
         let target = budget().target_tokens();
         let whole = fit_request(&mut request, target, &context);
-        let kept = window.fit(target, &[], None);
-        assert_eq!(window.request(&[], None).messages, request.messages);
+        let kept = window.fit(target, &Tools::none(), None);
+        assert_eq!(
+            window.request(&Tools::none(), None).messages,
+            request.messages
+        );
         assert_eq!(kept.tokens_after, whole.tokens_after);
         assert!(kept.tokens_after <= target, "{kept:?}");
     }
@@ -419,7 +427,7 @@ mod tests {
         for i in 0..200 {
             window.push(
                 ChatMessage::User {
-                    content: format!("question {i}"),
+                    content: format!("question {i}").into(),
                 },
                 None,
             );
@@ -430,20 +438,21 @@ mod tests {
                         id: format!("c{i}"),
                         name: "run".into(),
                         arguments: "{}".into(),
-                    }],
+                    }]
+                    .into(),
                 },
                 None,
             );
             window.push(
                 ChatMessage::Tool {
-                    call_id: format!("c{i}"),
-                    content: String::new(),
+                    call_id: format!("c{i}").into(),
+                    content: "".into(),
                 },
                 Some(ResultView::of(&"x y z ".repeat(600), 2_048, None)),
             );
-            let fit = window.fit(target, &[], None);
+            let fit = window.fit(target, &Tools::none(), None);
             assert!(fit.tokens_after <= target, "exchange {i}: {fit:?}");
-            let request = window.request(&[], None);
+            let request = window.request(&Tools::none(), None);
             assert_eq!(
                 crate::budget::estimate_tokens(&request),
                 fit.tokens_after,
@@ -455,7 +464,7 @@ mod tests {
                 matches!(&request.messages[n - 1], ChatMessage::Tool { content, .. } if content.len() >= 2_048)
             );
             assert!(
-                matches!(&request.messages[n - 3], ChatMessage::User { content } if *content == format!("question {i}"))
+                matches!(&request.messages[n - 3], ChatMessage::User { content } if **content == format!("question {i}"))
             );
         }
     }

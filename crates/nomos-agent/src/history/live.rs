@@ -175,7 +175,7 @@ impl ModelHistory {
             Role::Operator => {
                 self.window.push(
                     ChatMessage::User {
-                        content: message.content.clone(),
+                        content: message.content.as_str().into(),
                     },
                     None,
                 );
@@ -183,13 +183,14 @@ impl ModelHistory {
             Role::Note => {
                 self.window.push(
                     ChatMessage::User {
-                        content: format!("{NOTE_PREFIX}{}", message.content),
+                        content: format!("{NOTE_PREFIX}{}", message.content).into(),
                     },
                     None,
                 );
             }
             Role::Assistant => {
-                let content = (!message.content.trim().is_empty()).then(|| message.content.clone());
+                let content =
+                    (!message.content.trim().is_empty()).then(|| message.content.as_str().into());
                 let tool_calls = message
                     .tool_calls
                     .iter()
@@ -228,8 +229,8 @@ impl ModelHistory {
         };
         let idx = self.window.push(
             ChatMessage::Tool {
-                call_id: call.call_id.clone(),
-                content: String::new(),
+                call_id: call.call_id.as_str().into(),
+                content: "".into(),
             },
             Some(view),
         );
@@ -265,9 +266,14 @@ impl ModelHistory {
         self.pending.values().cloned().collect()
     }
 
-    /// Every tool-call id the session has used (TURN-10).
-    pub(crate) fn used_call_ids(&self) -> Vec<String> {
-        self.used.iter().cloned().collect()
+    /// Whether the session has used this tool-call id (TURN-10).
+    pub(crate) fn is_used(&self, call_id: &str) -> bool {
+        self.used.contains(call_id)
+    }
+
+    /// How many distinct tool-call ids the session has used.
+    pub(crate) fn n_used(&self) -> usize {
+        self.used.len()
     }
 
     /// The current plan, one line per step, when there is one.

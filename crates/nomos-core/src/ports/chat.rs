@@ -1,35 +1,41 @@
 //! The chat-model port: one request in, one assembled reply out, deltas streamed to a sink.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 /// One message of the conversation sent to the model.
+///
+/// Texts are shared (`Arc<str>`): the runtime keeps a session's conversation across
+/// requests, and each request holds the same texts instead of copies, so building one costs
+/// the same however much the conversation holds.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "role", rename_all = "snake_case")]
 pub enum ChatMessage {
     /// System prompt or a system note.
     System {
         /// Text.
-        content: String,
+        content: Arc<str>,
     },
     /// The operator (or a resume note written on the operator's behalf).
     User {
         /// Text.
-        content: String,
+        content: Arc<str>,
     },
     /// The model's earlier reply.
     Assistant {
         /// Text, if any.
-        content: Option<String>,
+        content: Option<Arc<str>>,
         /// Tool calls, if any.
-        tool_calls: Vec<ToolCall>,
+        tool_calls: Arc<[ToolCall]>,
     },
     /// The result of one tool call (TURN-7: exactly one per call).
     Tool {
         /// The call it answers.
-        call_id: String,
+        call_id: Arc<str>,
         /// The result text.
-        content: String,
+        content: Arc<str>,
     },
 }
 
@@ -60,8 +66,8 @@ pub struct ToolSpec {
 pub struct ChatRequest {
     /// The conversation, system prompt first.
     pub messages: Vec<ChatMessage>,
-    /// The tools on offer.
-    pub tools: Vec<ToolSpec>,
+    /// The tools on offer (shared: the same for every request of a runtime).
+    pub tools: Arc<[ToolSpec]>,
 }
 
 /// Why the model stopped.
@@ -271,27 +277,28 @@ pub trait ChatModel: Send + Sync {
 }
 
 /// TURN-10: makes the tool-call ids of one reply unique within the session. A missing (empty)
-/// id, an id repeated within `calls`, or one already in `used` (the session's earlier calls) is
-/// replaced by a fresh `call_nomos_<n>` that is in neither; the others are kept as the server
-/// sent them. Returns how many ids were replaced.
-pub fn make_call_ids_unique<'a>(
-    used: impl IntoIterator<Item = &'a str>,
+/// id, an id repeated within `calls`, or one `is_used` (the session's earlier calls, `n_used`
+/// distinct ids) is replaced by a fresh `call_nomos_<n>` that is in neither; the others are
+/// kept as the server sent them. Returns how many ids were replaced. It costs the same
+/// however many ids the session has used.
+pub fn make_call_ids_unique(
+    is_used: impl Fn(&str) -> bool,
+    n_used: usize,
     calls: &mut [ToolCall],
 ) -> usize {
-    let mut taken: std::collections::HashSet<String> =
-        used.into_iter().map(str::to_owned).collect();
-    let mut next = taken.len() + 1;
+    let mut taken: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut next = n_used + 1;
     let mut n_replaced = 0;
     for call in calls.iter_mut() {
         let id = call.id.trim();
-        if !id.is_empty() && !taken.contains(id) {
+        if !id.is_empty() && !taken.contains(id) && !is_used(id) {
             taken.insert(id.to_owned());
             continue;
         }
         let fresh = loop {
             let candidate = format!("call_nomos_{next}");
             next += 1;
-            if !taken.contains(&candidate) {
+            if !taken.contains(&candidate) && !is_used(&candidate) {
                 break candidate;
             }
         };
@@ -318,7 +325,8 @@ mod tests {
 
     fn check_unique(used: &[&str], sent: &[&str], expected: &[&str]) {
         let mut calls = calls(sent);
-        make_call_ids_unique(used.iter().copied(), &mut calls);
+        let set: std::collections::HashSet<&str> = used.iter().copied().collect();
+        make_call_ids_unique(|id| set.contains(id), set.len(), &mut calls);
         let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, expected);
     }
@@ -374,7 +382,8 @@ mod tests {
     fn replaced_ids_never_collide_with_the_session_or_each_other() {
         let used: Vec<String> = (0..50).map(|n| format!("call_nomos_{n}")).collect();
         let mut reply = calls(&["", "call_nomos_7", "", "dup", "dup"]);
-        make_call_ids_unique(used.iter().map(String::as_str), &mut reply);
+        let set: std::collections::HashSet<&str> = used.iter().map(String::as_str).collect();
+        make_call_ids_unique(|id| set.contains(id), set.len(), &mut reply);
         let mut all: Vec<&str> = used.iter().map(String::as_str).collect();
         all.extend(reply.iter().map(|c| c.id.as_str()));
         let distinct: std::collections::HashSet<&str> = all.iter().copied().collect();

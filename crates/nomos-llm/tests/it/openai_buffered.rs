@@ -61,7 +61,8 @@ async fn request_names_the_model_messages_tools_and_tool_results() {
             id: "call_7".into(),
             name: "run".into(),
             arguments: r#"{"host":"web-1","command":"uptime"}"#.into(),
-        }],
+        }]
+        .into(),
     });
     conversation.messages.push(ChatMessage::Tool {
         call_id: "call_7".into(),

@@ -23,7 +23,8 @@ fn with_tool_result(mut request: ChatRequest, call_id: &str, result: &str) -> Ch
             id: call_id.into(),
             name: "run".into(),
             arguments: "{}".into(),
-        }],
+        }]
+        .into(),
     });
     request.messages.push(ChatMessage::Tool {
         call_id: call_id.into(),

@@ -51,11 +51,11 @@ fn follow_up(first: &ChatResponse) -> ChatRequest {
     let mut next = request("check the disk and the load");
     next.messages.push(ChatMessage::Assistant {
         content: None,
-        tool_calls: first.tool_calls.clone(),
+        tool_calls: first.tool_calls.clone().into(),
     });
     for call in &first.tool_calls {
         next.messages.push(ChatMessage::Tool {
-            call_id: call.id.clone(),
+            call_id: call.id.as_str().into(),
             content: "ok".into(),
         });
     }

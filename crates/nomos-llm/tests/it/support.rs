@@ -91,7 +91,7 @@ pub fn request(user: &str) -> ChatRequest {
                 content: user.into(),
             },
         ],
-        tools: vec![run_tool()],
+        tools: vec![run_tool()].into(),
     }
 }
 

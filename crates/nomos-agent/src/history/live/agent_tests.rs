@@ -105,7 +105,7 @@ fn last_user_messages(model: &Recording) -> Vec<String> {
     last.messages
         .iter()
         .filter_map(|m| match m {
-            ChatMessage::User { content } => Some(content.clone()),
+            ChatMessage::User { content } => Some(content.to_string()),
             _ => None,
         })
         .collect()

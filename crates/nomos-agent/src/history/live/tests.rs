@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use uuid::Uuid;
 
 use super::*;
-use crate::budget::{Budget, Context, model_view};
+use crate::budget::{Budget, Context, Tools, model_view};
 use crate::history::build_history;
 
 const PROMPT: &str = "You are Nomos.";
@@ -194,7 +194,7 @@ fn reference(rows: &Rows) -> Reference {
     let history = build_history(PROMPT, &rows.messages, &rows.calls);
     let mut request = nomos_core::ports::chat::ChatRequest {
         messages: history.messages,
-        tools: Vec::new(),
+        tools: Vec::new().into(),
     };
     let snapshot = rows.snapshot();
     let generation = snapshot.steps.iter().map(|s| s.generation).max();
@@ -233,8 +233,14 @@ fn assert_matches(history: &ModelHistory, rows: &Rows, what: &str) {
     assert_eq!(history.unfitted(), expected.messages, "{what}: messages");
     let dangling: Vec<String> = history.dangling().into_iter().map(|c| c.call_id).collect();
     assert_eq!(dangling, expected.dangling, "{what}: dangling calls");
-    let used: HashSet<String> = history.used_call_ids().into_iter().collect();
-    assert_eq!(used, expected.used, "{what}: used call ids");
+    assert_eq!(
+        history.n_used(),
+        expected.used.len(),
+        "{what}: used call ids"
+    );
+    for id in &expected.used {
+        assert!(history.is_used(id), "{what}: call id {id} used");
+    }
     assert_eq!(history.plan(), expected.plan, "{what}: plan");
 }
 
@@ -336,9 +342,10 @@ fn play(ops: &[Op]) {
                 // Fitting never changes what the history holds, only what a request sends.
                 let mut fitted = live.clone();
                 let plan = fitted.plan();
-                let fit = fitted
-                    .window()
-                    .fit(budget().target_tokens(), &[], plan.as_deref());
+                let fit =
+                    fitted
+                        .window()
+                        .fit(budget().target_tokens(), &Tools::none(), plan.as_deref());
                 assert!(
                     fit.tokens_after <= fit.tokens_before,
                     "fitting grew the request: {fit:?}"
