@@ -6,6 +6,8 @@
 //! A turn's cost should not grow with the session: the table prints each turn's time as the
 //! median of the 11 turns around it (shifted to fit the session: turn 1 is the median of
 //! turns 1..=11) and the ratio to turn 1; one turn alone is too noisy on a shared machine.
+//! The last columns compare what the turns cost in CPU (the process's and its commands'),
+//! which another tenant's load moves less than the wall time.
 //! `NOMOS_BENCH_TURNS` sets the session's length (default 300), `NOMOS_BENCH_CASE` runs
 //! only the rows whose `store/KB/command` contains it (`sqlite/50/none`, for a profile);
 //! PostgreSQL is the
@@ -17,6 +19,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use nix::sys::resource::{UsageWho, getrusage};
 use nomos_agent::Agent;
 use nomos_benches::Immediate;
 use nomos_core::ports::exec::Executor;
@@ -69,27 +72,45 @@ impl Run {
     }
 }
 
-/// Runs `n_turns` turns in one session and returns each turn's wall time.
-async fn session_times(
-    store: Arc<dyn Store>,
-    bytes: usize,
-    run: Run,
-    n_turns: usize,
-) -> Vec<Duration> {
+/// The CPU this process and its waited-for children (the commands' shells) have used.
+fn cpu_used() -> Duration {
+    let of = |who| {
+        let usage = getrusage(who).expect("getrusage");
+        let time = |t: nix::sys::time::TimeVal| {
+            Duration::from_secs(t.tv_sec() as u64) + Duration::from_micros(t.tv_usec() as u64)
+        };
+        time(usage.user_time()) + time(usage.system_time())
+    };
+    of(UsageWho::RUSAGE_SELF) + of(UsageWho::RUSAGE_CHILDREN)
+}
+
+/// Each turn's wall time and CPU time (of the whole process and its commands: what the
+/// machine spent on the turn, which a busy machine's scheduling moves less than the wall).
+struct Times {
+    wall: Vec<Duration>,
+    cpu: Vec<Duration>,
+}
+
+/// Runs `n_turns` turns in one session and returns each turn's times.
+async fn session_times(store: Arc<dyn Store>, bytes: usize, run: Run, n_turns: usize) -> Times {
     let executor: Arc<dyn Executor> = match run {
         Run::Shell => Arc::new(LocalExecutor::new()),
         Run::NoProcess => Arc::new(Immediate { bytes }),
     };
     let agent = Agent::builder(store, executor, Arc::new(script(bytes))).build();
     let id = agent.create_session().await.expect("session");
-    let mut times = Vec::with_capacity(n_turns);
+    let mut times = Times {
+        wall: Vec::with_capacity(n_turns),
+        cpu: Vec::with_capacity(n_turns),
+    };
     for n in 1..=n_turns {
-        let started = Instant::now();
+        let (started, cpu) = (Instant::now(), cpu_used());
         let report = agent
             .send_message(id, &format!("turn {n}: run it"))
             .await
             .expect("turn");
-        times.push(started.elapsed());
+        times.wall.push(started.elapsed());
+        times.cpu.push(cpu_used().saturating_sub(cpu));
         assert_eq!(report.error, None, "turn {n}: {report:?}");
         assert_eq!(report.n_tool_calls, 1, "turn {n}: {report:?}");
     }
@@ -189,11 +210,11 @@ fn main() {
         header.push_str(&format!(" turn {n} (ms) |"));
     }
     header.push_str(&format!(
-        " turn {} / turn 1 | last {TENTH} / first {TENTH} | total (s) |",
+        " turn {} / turn 1 | last {TENTH} / first {TENTH} | total (s) | CPU first {TENTH} (ms) | CPU last {TENTH} / first {TENTH} |",
         n_turns
     ));
     println!("{header}");
-    println!("|{}", "---|".repeat(reported.len() + 6));
+    println!("|{}", "---|".repeat(reported.len() + 8));
     let mut case = 0;
     for (name, open) in &stores {
         for (bytes, run) in CASES {
@@ -202,7 +223,7 @@ fn main() {
                 continue;
             }
             let store = open(case);
-            let times = rt.block_on(session_times(store, bytes, run, n_turns));
+            let Times { wall: times, cpu } = rt.block_on(session_times(store, bytes, run, n_turns));
             let mut row = format!("| {name} | {} KB | {} |", bytes / 1024, run.name());
             for n in &reported {
                 row.push_str(&format!(" {} |", ms(around(&times, *n))));
@@ -212,9 +233,12 @@ fn main() {
             let tenth = (n_turns / 10).max(1);
             let (first, last) = (median(&times[..tenth]), median(&times[n_turns - tenth..]));
             let trend = last.as_secs_f64() / first.as_secs_f64();
+            let (cpu_first, cpu_last) = (median(&cpu[..tenth]), median(&cpu[n_turns - tenth..]));
             row.push_str(&format!(
-                " {ratio:.2} | {trend:.2} | {:.1} |",
-                total.as_secs_f64()
+                " {ratio:.2} | {trend:.2} | {:.1} | {} | {:.2} |",
+                total.as_secs_f64(),
+                ms(cpu_first),
+                cpu_last.as_secs_f64() / cpu_first.as_secs_f64()
             ));
             println!("{row}");
         }
