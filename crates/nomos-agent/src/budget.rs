@@ -108,7 +108,6 @@ pub(crate) fn message_tokens(message: &ChatMessage) -> usize {
     }
 }
 
-/// The text tokens of the tool specs.
 /// The tools a runtime offers the model, shared by all its requests, with their token
 /// estimate made once.
 #[derive(Clone, Debug)]
@@ -136,7 +135,8 @@ impl Tools {
     }
 }
 
-pub(crate) fn tools_tokens(tools: &[nomos_core::ports::chat::ToolSpec]) -> usize {
+/// The text tokens of the tool specs.
+pub(crate) fn tools_tokens(tools: &[ToolSpec]) -> usize {
     tools
         .iter()
         .map(|tool| {
@@ -262,17 +262,17 @@ pub(crate) fn fit(request: &mut ChatRequest, target: usize, context: &Context) -
         for idx in unit.clone() {
             if let ChatMessage::Tool { call_id, content } = &mut request.messages[idx] {
                 let execution = context.executions.get(&**call_id).copied();
+                let shown = content.clone();
                 let original = context
                     .originals
                     .get(&**call_id)
-                    .cloned()
-                    .unwrap_or_else(|| content.to_string());
+                    .map_or(&*shown, String::as_str);
                 if original.len() > OLDER_RESULT_BYTES && content.len() <= OLDER_RESULT_BYTES + 300
                 {
                     // Already cut this short.
                     continue;
                 }
-                if let Some(cut) = head_and_tail(&original, OLDER_RESULT_BYTES, execution) {
+                if let Some(cut) = head_and_tail(original, OLDER_RESULT_BYTES, execution) {
                     *content = cut.into();
                     fit.n_results_cut += 1;
                     if estimate_tokens(request) <= target {
