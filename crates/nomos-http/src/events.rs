@@ -664,6 +664,7 @@ mod tests {
         assert!(!buffer.contains("stale draft"), "{buffer}");
     }
 
+    // rule: EXEC-10
     #[test]
     fn output_behind_a_catch_up_is_stale_only_for_an_execution_whose_end_it_sent() {
         use nomos_core::ExecutionStatus;
