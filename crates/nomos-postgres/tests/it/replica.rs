@@ -110,8 +110,31 @@ async fn each_process_hears_the_other_processes_events_in_order_and_never_its_ow
         )
         .await
     });
-    // Let the listener start before anything is committed.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Wait until the listener hears the other process: it misses what was committed before
+    // it listened, so commit probes until one is heard. Delivery is in commit order, so
+    // nothing committed before the probe heard can arrive after it.
+    let mut probes = Vec::new();
+    let skip = 'listening: loop {
+        assert!(
+            probes.len() < 100,
+            "the listener heard none of {} probes",
+            probes.len()
+        );
+        probes.push(create_session(&b).await);
+        for _ in 0..50 {
+            let n_heard = {
+                let heard = heard.lock().unwrap();
+                heard
+                    .iter()
+                    .any(|(id, _)| probes.contains(id))
+                    .then_some(heard.len())
+            };
+            if let Some(n_heard) = n_heard {
+                break 'listening n_heard;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
     let own = create_session(&a).await;
     // A storm: many commits of the other process at once.
     let mut theirs = Vec::new();
@@ -120,7 +143,7 @@ async fn each_process_hears_the_other_processes_events_in_order_and_never_its_ow
     }
     let mut complete = false;
     for _ in 0..200 {
-        if heard.lock().unwrap().len() >= theirs.len() {
+        if heard.lock().unwrap().len() >= skip + theirs.len() {
             complete = true;
             break;
         }
@@ -131,10 +154,10 @@ async fn each_process_hears_the_other_processes_events_in_order_and_never_its_ow
     assert!(
         complete,
         "heard {} of {}",
-        heard.lock().unwrap().len(),
+        heard.lock().unwrap().len() - skip,
         theirs.len()
     );
-    let heard = heard.lock().unwrap().clone();
+    let heard = heard.lock().unwrap()[skip..].to_vec();
     let sessions: Vec<SessionId> = heard.iter().map(|(id, _)| *id).collect();
     assert_eq!(
         sessions, theirs,
