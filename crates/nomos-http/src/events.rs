@@ -691,4 +691,30 @@ mod tests {
         assert!(!behind.stale_output(queued, ended));
         assert!(behind.ended.is_empty() && behind.messages.is_empty());
     }
+
+    #[test]
+    fn what_a_catch_up_sent_is_forgotten_once_the_events_queued_behind_it_are_read() {
+        let session = SessionId(Uuid::new_v4());
+        let message_id = session.message_id(1);
+        let mut behind = Behind::default();
+        behind.caught_up(&DomainEvent::MessageAppended {
+            message_id,
+            role: nomos_core::Role::Assistant,
+        });
+        behind.queued(1);
+        let queued = behind.take();
+        assert!(behind.stale_delta(queued, Some(message_id)));
+        assert!(!behind.stale_delta(queued, Some(session.message_id(2))));
+        let queued = behind.take();
+        assert!(!queued);
+        assert!(!behind.stale_delta(queued, Some(message_id)));
+        assert!(behind.messages.is_empty(), "{behind:?}");
+        // A catch-up with nothing queued behind it keeps nothing either.
+        behind.caught_up(&DomainEvent::MessageAppended {
+            message_id,
+            role: nomos_core::Role::Assistant,
+        });
+        behind.queued(0);
+        assert!(behind.messages.is_empty(), "{behind:?}");
+    }
 }
