@@ -326,9 +326,11 @@ mod tests {
     fn check_unique(used: &[&str], sent: &[&str], expected: &[&str]) {
         let mut calls = calls(sent);
         let set: std::collections::HashSet<&str> = used.iter().copied().collect();
-        make_call_ids_unique(|id| set.contains(id), set.len(), &mut calls);
+        let n_replaced = make_call_ids_unique(|id| set.contains(id), set.len(), &mut calls);
         let ids: Vec<&str> = calls.iter().map(|c| c.id.as_str()).collect();
         assert_eq!(ids, expected);
+        let n_changed = sent.iter().zip(&ids).filter(|(s, i)| s != i).count();
+        assert_eq!(n_replaced, n_changed, "{sent:?} -> {ids:?}");
     }
 
     // rule: TURN-9
@@ -375,6 +377,8 @@ mod tests {
             &["x", ""],
             &["call_nomos_3", "call_nomos_4"],
         );
+        // A fresh id skips one the session already used, though the count says it is next.
+        check_unique(&["call_nomos_2"], &[""], &["call_nomos_3"]);
     }
 
     // rule: TURN-10
