@@ -379,6 +379,19 @@ impl Behind {
         true
     }
 
+    /// Whether a live event that is not durable came after what the stream has sent: a text
+    /// delta of a message it sent whole (or of no named reply), or output of an execution
+    /// whose end it sent. Only events `queued` behind a catch-up can be.
+    fn stale(&self, queued: bool, event: &LiveEvent) -> bool {
+        match event {
+            LiveEvent::Committed(_) => false,
+            LiveEvent::TextDelta { message_id, .. } => self.stale_delta(queued, *message_id),
+            LiveEvent::ExecutionOutput { execution_id, .. } => {
+                self.stale_output(queued, *execution_id)
+            }
+        }
+    }
+
     /// Whether a text delta of `message_id` shows a draft the stream has sent as final.
     fn stale_delta(&self, queued: bool, message_id: Option<MessageId>) -> bool {
         queued && message_id.is_none_or(|id| self.messages.contains(&id))
@@ -448,29 +461,14 @@ impl Pump {
                         self.behind.queued(receiver.len());
                     }
                 }
-                LiveEvent::TextDelta {
-                    session_id,
-                    message_id,
-                    ..
-                } => {
-                    if self.behind.stale_delta(queued, *message_id)
-                        || self.scope.session().is_some_and(|id| id != *session_id)
-                    {
-                        continue;
-                    }
-                    let scope = self.scope;
-                    let frame = published.encoded(scope.numbering(), |e| encode(scope, e));
-                    self.send(Bytes::from_owner(SharedFrame(frame))).await?;
-                }
-                // EXEC-10: a running command's output, dropped when queued behind a
-                // catch-up that sent the execution's end.
-                LiveEvent::ExecutionOutput {
-                    session_id,
-                    execution_id,
-                    ..
-                } => {
-                    if self.behind.stale_output(queued, *execution_id)
-                        || self.scope.session().is_some_and(|id| id != *session_id)
+                // Streamed model text, and EXEC-10: a running command's output. Both are
+                // dropped when queued behind a catch-up that made them stale.
+                transient @ (LiveEvent::TextDelta { .. } | LiveEvent::ExecutionOutput { .. }) => {
+                    if self.behind.stale(queued, transient)
+                        || self
+                            .scope
+                            .session()
+                            .is_some_and(|id| id != transient.session_id())
                     {
                         continue;
                     }
