@@ -6,6 +6,7 @@ use nomos_core::ports::store::StoreError;
 use nomos_store_sql::backend::Arg;
 use nomos_store_sql::codec::to_json;
 use nomos_store_sql::sql::{ExecutionLists, SessionLists, Sql};
+use rusqlite::types::Value;
 use sqlx::Sqlite;
 use sqlx::sqlite::{SqliteArguments, SqliteRow};
 
@@ -113,26 +114,41 @@ static SQL: Sql = Sql {
     applied_version: "SELECT MAX(version) AS version FROM _sqlx_migrations WHERE success = 1",
 };
 
-/// Binds one argument the way the SQLite schema stores it.
-pub(crate) fn bind(query: SqliteQuery, arg: Arg) -> Result<SqliteQuery, StoreError> {
+/// One argument as the SQLite schema stores it: ids as text, times as integer
+/// milliseconds, lists as JSON arrays for `json_each`, an empty status filter as NULL.
+/// Both drivers bind what this gives.
+pub(crate) fn value(arg: Arg) -> Result<Value, StoreError> {
+    let text = |t: String| Value::Text(t);
+    let opt_text = |t: Option<String>| t.map_or(Value::Null, Value::Text);
     Ok(match arg {
         Arg::Ids(ids) => {
             let texts: Vec<String> = ids.iter().map(ToString::to_string).collect();
-            query.bind(to_json(&texts, "ids")?)
+            text(to_json(&texts, "ids")?)
         }
-        Arg::Statuses(names) if names.is_empty() => query.bind(None::<String>),
-        Arg::Statuses(names) => query.bind(to_json(&names, "status filter")?),
-        Arg::Json(value) => query.bind(to_json(&value, "a JSON value")?),
-        Arg::OptJson(value) => query.bind(value.map(|v| to_json(&v, "a JSON value")).transpose()?),
-        Arg::Time(at) => query.bind(at.as_millis()),
-        Arg::OptTime(at) => query.bind(at.map(|t| t.as_millis())),
-        Arg::Limit(limit) => query.bind(limit.map_or(-1, i64::from)),
-        Arg::Id(id) => query.bind(id.to_string()),
-        Arg::OptId(id) => query.bind(id.map(|id| id.to_string())),
-        Arg::Texts(texts) => query.bind(to_json(&texts, "texts")?),
-        Arg::Int(n) => query.bind(n),
-        Arg::Text(text) => query.bind(text),
-        Arg::OptText(text) => query.bind(text),
+        Arg::Statuses(names) if names.is_empty() => Value::Null,
+        Arg::Statuses(names) => text(to_json(&names, "status filter")?),
+        Arg::Json(value) => text(to_json(&value, "a JSON value")?),
+        Arg::OptJson(value) => opt_text(value.map(|v| to_json(&v, "a JSON value")).transpose()?),
+        Arg::Time(at) => Value::Integer(at.as_millis()),
+        Arg::OptTime(at) => at.map_or(Value::Null, |t| Value::Integer(t.as_millis())),
+        Arg::Limit(limit) => Value::Integer(limit.map_or(-1, i64::from)),
+        Arg::Id(id) => text(id.to_string()),
+        Arg::OptId(id) => opt_text(id.map(|id| id.to_string())),
+        Arg::Texts(texts) => text(to_json(&texts, "texts")?),
+        Arg::Int(n) => Value::Integer(n),
+        Arg::Text(t) => text(t),
+        Arg::OptText(t) => opt_text(t),
+    })
+}
+
+/// Binds one argument the way the SQLite schema stores it ([`value`]).
+pub(crate) fn bind(query: SqliteQuery, arg: Arg) -> Result<SqliteQuery, StoreError> {
+    Ok(match value(arg)? {
+        Value::Null => query.bind(None::<String>),
+        Value::Integer(n) => query.bind(n),
+        Value::Real(x) => query.bind(x),
+        Value::Text(t) => query.bind(t),
+        Value::Blob(b) => query.bind(b),
     })
 }
 

@@ -1,34 +1,32 @@
 //! `commit` and `commit_batch`: the version check, the row upserts and the event
-//! append, all inside one `BEGIN IMMEDIATE` transaction on the writer connection, in
-//! four round trips to it whatever the commit holds: `BEGIN`, the check, one script of
-//! every write, `COMMIT`.
+//! append, all inside one `BEGIN IMMEDIATE` transaction on the commit connection
+//! (`writer.rs`): the check, then one script of every write.
 
 use nomos_core::SessionId;
 use nomos_core::chain::Chainer;
 use nomos_core::event::{EventRecord, PendingEvent};
 use nomos_core::ports::store::{Commit, CommitReceipt, StoreError};
 use nomos_core::record::{Approval, Execution, PlanStep, SessionRecord};
-use nomos_store_sql::backend::{Arg, SqlBackend, SqlWriteTx};
+use nomos_store_sql::backend::Arg;
 use nomos_store_sql::commit::{commit_session, last_by_id, new_session_row, session_args};
 use nomos_store_sql::event_codec::encode_event;
 use nomos_store_sql::sql::SHARED;
-use sqlx::{Row, SqliteConnection};
+use rusqlite::types::Value;
+use rusqlite::{Connection, OptionalExtension};
 
 use nomos_store_sql::codec::{from_u64, to_json};
 
-use crate::backend::WriteTx;
 use crate::codec::ms;
-use crate::error::db_error;
+use crate::error::sqlite_error;
 use crate::open::SqliteStore;
 use crate::script::{Bound, Script};
 
 impl SqliteStore {
     /// Commits one decision in its own transaction.
     pub(crate) async fn commit_one(&self, commit: Commit) -> Result<CommitReceipt, StoreError> {
-        let mut tx = self.begin_write().await?;
-        let receipt = apply(&mut tx, commit).await?;
-        tx.commit().await?;
-        Ok(receipt)
+        self.writer
+            .transaction(&self.write, |db| apply(db, commit))
+            .await
     }
 
     /// Commits several decisions in one transaction, skipping those that conflict.
@@ -36,35 +34,35 @@ impl SqliteStore {
         &self,
         commits: Vec<Commit>,
     ) -> Result<Vec<Result<CommitReceipt, StoreError>>, StoreError> {
-        let mut tx = self.begin_write().await?;
-        let mut results = Vec::with_capacity(commits.len());
-        for commit in commits {
-            // The version check runs before any write of a commit, so a conflict
-            // leaves nothing of it behind and the transaction stays usable.
-            match apply(&mut tx, commit).await {
-                Err(conflict @ StoreError::Conflict { .. }) => results.push(Err(conflict)),
-                Err(other) => return Err(other),
-                Ok(receipt) => results.push(Ok(receipt)),
-            }
-        }
-        tx.commit().await?;
-        Ok(results)
+        self.writer
+            .transaction(&self.write, |db| {
+                let mut results = Vec::with_capacity(commits.len());
+                for commit in commits {
+                    // The version check runs before any write of a commit, so a conflict
+                    // leaves nothing of it behind and the transaction stays usable.
+                    match apply(db, commit) {
+                        Err(conflict @ StoreError::Conflict { .. }) => results.push(Err(conflict)),
+                        Err(other) => return Err(other),
+                        Ok(receipt) => results.push(Ok(receipt)),
+                    }
+                }
+                Ok(results)
+            })
+            .await
     }
 }
 
-/// One commit inside the open transaction, in two round trips to the writer: the
-/// version check with the event chain's tail, then every write of the commit as one
-/// [`Script`]. The check runs before anything is written, so a conflict leaves nothing
+/// One commit inside the open transaction: the version check with the event chain's
+/// tail, then every write of the commit as one [`Script`]. The check runs before anything is written, so a conflict leaves nothing
 /// of the commit behind and the transaction stays usable (`commit_batch`).
-async fn apply(tx: &mut WriteTx, commit: Commit) -> Result<CommitReceipt, StoreError> {
+fn apply(db: &Connection, commit: Commit) -> Result<CommitReceipt, StoreError> {
     let session_id = commit_session(&commit)?;
     let sid = session_id.to_string();
-    let conn = tx.conn();
     let (version, tail) = match commit.expected_version {
         // A new session has no events; an id already taken fails its insert.
         None => (1, Tail::default()),
         Some(expected) => {
-            let head = head(conn, &sid).await?;
+            let head = head(db, &sid)?;
             let found = head.as_ref().map_or(0, |(version, _)| *version);
             if found != expected {
                 return Err(StoreError::Conflict {
@@ -147,7 +145,7 @@ async fn apply(tx: &mut WriteTx, commit: Commit) -> Result<CommitReceipt, StoreE
     let pending = commit.events;
     push_events(&mut script, session_id, &sid, tail, &pending)?;
 
-    let outcomes = script.run(conn).await?;
+    let outcomes = script.run(db)?;
     for (index, check) in checks {
         let changes = outcomes[index].changes;
         match check {
@@ -173,9 +171,8 @@ async fn apply(tx: &mut WriteTx, commit: Commit) -> Result<CommitReceipt, StoreE
     for outcome in &outcomes[first_event_statement..] {
         for row in &outcome.rows {
             numbered.push((
-                row.try_get("seq").map_err(|e| db_error(e, "events.seq"))?,
-                row.try_get("global_seq")
-                    .map_err(|e| db_error(e, "events.global_seq"))?,
+                integer(row, 0, "events.seq")?,
+                integer(row, 1, "events.global_seq")?,
             ));
         }
     }
@@ -219,34 +216,38 @@ struct Tail {
 
 /// A session's stored version and the tail of its event chain, in one statement; `None`
 /// when there is no such session.
-async fn head(conn: &mut SqliteConnection, sid: &str) -> Result<Option<(i64, Tail)>, StoreError> {
-    let row = sqlx::query(
+fn head(db: &Connection, sid: &str) -> Result<Option<(i64, Tail)>, StoreError> {
+    let failed = |e| sqlite_error(e, "reading the session version and its last event");
+    db.prepare_cached(
         "SELECT s.version, e.seq, e.hash FROM sessions s
          LEFT JOIN (SELECT seq, hash FROM events WHERE session_id = ?1
                     ORDER BY seq DESC LIMIT 1) e
          WHERE s.id = ?1",
     )
-    .bind(sid)
-    .fetch_optional(&mut *conn)
-    .await
-    .map_err(|e| db_error(e, "reading the session version and its last event"))?;
-    row.map(|row| {
-        let version = row
-            .try_get("version")
-            .map_err(|e| db_error(e, "sessions.version"))?;
-        let seq: Option<i64> = row.try_get("seq").map_err(|e| db_error(e, "events.seq"))?;
-        let hash = row
-            .try_get("hash")
-            .map_err(|e| db_error(e, "events.hash"))?;
-        Ok((
-            version,
-            Tail {
-                seq: seq.unwrap_or(0),
-                hash,
-            },
-        ))
+    .and_then(|mut head| {
+        head.query_row([sid], |row| {
+            let seq: Option<i64> = row.get(1)?;
+            Ok((
+                row.get(0)?,
+                Tail {
+                    seq: seq.unwrap_or(0),
+                    hash: row.get(2)?,
+                },
+            ))
+        })
+        .optional()
     })
-    .transpose()
+    .map_err(failed)
+}
+
+/// The integer in column `index` of a returned row; `what` names it in an error.
+fn integer(row: &[Value], index: usize, what: &str) -> Result<i64, StoreError> {
+    match row.get(index) {
+        Some(Value::Integer(n)) => Ok(*n),
+        other => Err(StoreError::Invalid(format!(
+            "{what}: expected an integer, found {other:?}"
+        ))),
+    }
 }
 
 /// The session row's statement: the insert at version 1 for a new session, otherwise

@@ -5,9 +5,11 @@
 //! `migrations/sqlite/`, embedded at build time and applied at open; timestamps are
 //! INTEGER milliseconds (UTC), ids are UUID text, states are CHECK-listed text.
 //!
-//! Writes are serialized through a single writer connection (`BEGIN IMMEDIATE`), reads
-//! use a pool of read-only connections, so concurrent async writers queue rather than
-//! deadlock or fail with `SQLITE_BUSY`.
+//! Writes are serialized by SQLite's write lock (`BEGIN IMMEDIATE`, with a busy timeout):
+//! commits run on a connection of their own, called on the committing task's thread,
+//! other writes on the driver's single writer connection; reads use a pool of
+//! read-only connections. Concurrent writers queue rather than deadlock or fail with
+//! `SQLITE_BUSY`.
 
 #![deny(missing_docs)]
 
@@ -19,5 +21,6 @@ mod fanout;
 mod knowledge;
 mod open;
 mod script;
+mod writer;
 
 pub use open::{DATABASE_FILE, SqliteStore};

@@ -4,6 +4,7 @@
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use nomos_core::ports::store::StoreError;
@@ -13,6 +14,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 use sqlx::{Connection, Row, SqliteConnection, SqlitePool};
 
 use crate::error::db_error;
+use crate::writer::Writer;
 
 /// The migrations this binary ships, embedded at build time.
 pub(crate) static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/sqlite");
@@ -46,13 +48,15 @@ const READERS: u32 = 4;
 
 /// A SQLite database behind the store port.
 ///
-/// Writes go through a pool of exactly one connection, each in a `BEGIN IMMEDIATE`
-/// transaction, so concurrent writers queue instead of failing with `SQLITE_BUSY`;
-/// reads use a separate pool of read-only connections that never hold a write lock.
+/// Every write is a `BEGIN IMMEDIATE` transaction, so concurrent writers queue on
+/// SQLite's write lock instead of failing with `SQLITE_BUSY`: commits on the commit
+/// connection (`writer.rs`), other writes on a pool of exactly one connection. Reads use
+/// a separate pool of read-only connections that never hold a write lock.
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
     pub(crate) read: SqlitePool,
     pub(crate) write: SqlitePool,
+    pub(crate) writer: Arc<Writer>,
 }
 
 impl SqliteStore {
@@ -95,6 +99,7 @@ impl SqliteStore {
         let store = SqliteStore {
             write: read.clone(),
             read,
+            writer: Arc::new(Writer::Borrowed),
         };
         store.prepare_schema(Migrate::Refuse).await?;
         Ok(store)
@@ -146,6 +151,7 @@ impl SqliteStore {
         let store = SqliteStore {
             read: pool.clone(),
             write: pool,
+            writer: Arc::new(Writer::Borrowed),
         };
         store.prepare_schema(Migrate::Run).await?;
         Ok(store)
@@ -180,10 +186,15 @@ impl SqliteStore {
             .map_err(|e| unavailable(e, path_or_url))?;
         let read = SqlitePoolOptions::new()
             .max_connections(READERS)
-            .connect_with(options.read_only(true))
+            .connect_with(options.clone().read_only(true))
             .await
             .map_err(|e| unavailable(e, path_or_url))?;
-        let store = SqliteStore { read, write };
+        let writer = Writer::own(options.get_filename().to_path_buf(), BUSY_TIMEOUT);
+        let store = SqliteStore {
+            read,
+            write,
+            writer: Arc::new(writer),
+        };
         store.prepare_schema(migrate).await?;
         Ok(store)
     }

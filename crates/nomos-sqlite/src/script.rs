@@ -1,31 +1,32 @@
-//! A commit's writes as one script: several statements sent to the writer in one round
-//! trip, each keeping its own result (rows changed, rows returned) and its own name for
-//! a failure.
+//! A commit's writes as one script: statements run in order on the commit connection,
+//! each prepared once per connection and kept in its cache, each keeping its own result
+//! (rows changed, rows returned) and its own name for a failure.
 //!
-//! SQLite runs the statements of one query text in order (the sqlx driver steps through
-//! them and streams each one's rows and result; `sqlx::raw_sql` would do the same but
-//! binds nothing). Every statement is written
-//! with its own numbered placeholders (`?1`/`$1` is its first argument); [`Script::push`]
-//! turns each into a plain `?` and appends its argument to the script's one list in the
-//! order the placeholders appear, so the statement texts stay those of a single
-//! statement. (The driver binds plain `?` across the statements of a text in order; a
-//! numbered one past a statement's own count would be left unbound.)
+//! Every statement is written with its own numbered placeholders (`?1`/`$1` is its first
+//! argument); [`Script::push`] turns each into a plain `?` and lists its arguments in the
+//! order the placeholders appear (SQLite reads `$1` as a name, not a number).
 
-use futures::TryStreamExt;
 use nomos_core::ports::store::StoreError;
 use nomos_store_sql::backend::Arg;
-use sqlx::sqlite::SqliteRow;
-use sqlx::{Either, SqliteConnection};
+use rusqlite::Connection;
+use rusqlite::types::Value;
 
-use crate::backend::bind;
-use crate::error::db_error;
+use crate::backend::value;
+use crate::error::sqlite_error;
 
-/// The statements of a script, in order, and the arguments of all of them.
+/// The statements of a script, in order.
 #[derive(Debug, Default)]
 pub(crate) struct Script {
+    statements: Vec<Statement>,
+}
+
+/// One statement: its text with plain placeholders, its arguments in their order, and
+/// what it writes, for a failure.
+#[derive(Debug)]
+struct Statement {
     sql: String,
     args: Vec<Bound>,
-    names: Vec<String>,
+    name: String,
 }
 
 /// One argument of a script: a shared-code [`Arg`] (bound the way the schema stores it)
@@ -42,6 +43,18 @@ pub(crate) enum Bound {
     Text(String),
     /// A text or NULL.
     OptText(Option<String>),
+}
+
+impl Bound {
+    fn into_value(self) -> Result<Value, StoreError> {
+        Ok(match self {
+            Bound::Shared(arg) => value(arg)?,
+            Bound::Int(n) => Value::Integer(n),
+            Bound::OptInt(n) => n.map_or(Value::Null, Value::Integer),
+            Bound::Text(text) => Value::Text(text),
+            Bound::OptText(text) => text.map_or(Value::Null, Value::Text),
+        })
+    }
 }
 
 impl From<Arg> for Bound {
@@ -85,8 +98,8 @@ impl From<Option<String>> for Bound {
 pub(crate) struct Outcome {
     /// Rows it inserted, updated or deleted.
     pub changes: u64,
-    /// Rows it returned.
-    pub rows: Vec<SqliteRow>,
+    /// Rows it returned, each as its columns' values.
+    pub rows: Vec<Vec<Value>>,
 }
 
 impl Script {
@@ -98,7 +111,9 @@ impl Script {
     pub(crate) fn push(&mut self, sql: &str, args: Vec<Bound>, what: impl Into<String>) {
         let mut args: Vec<Option<Bound>> = args.into_iter().map(Some).collect();
         let mut used: Vec<Option<Bound>> = vec![None; args.len()];
-        for n in positional(sql, &mut self.sql) {
+        let mut text = String::with_capacity(sql.len());
+        let mut ordered = Vec::with_capacity(args.len());
+        for n in positional(sql, &mut text) {
             #[allow(clippy::expect_used)]
             let arg = match args[n - 1].take() {
                 Some(arg) => {
@@ -109,62 +124,49 @@ impl Script {
                     .clone()
                     .expect("a placeholder names an argument of its statement"),
             };
-            self.args.push(arg);
+            ordered.push(arg);
         }
-        self.sql.push_str(";\n");
-        self.names.push(what.into());
+        self.statements.push(Statement {
+            sql: text,
+            args: ordered,
+            name: what.into(),
+        });
     }
 
     /// How many statements it holds.
     pub(crate) fn len(&self) -> usize {
-        self.names.len()
+        self.statements.len()
     }
 
-    /// Runs every statement, in order, in one round trip to the connection; returns what
-    /// each did. The first statement that fails stops the script, and its error names it;
-    /// what ran before it is undone only with the transaction around the script.
-    pub(crate) async fn run(self, conn: &mut SqliteConnection) -> Result<Vec<Outcome>, StoreError> {
-        if self.names.is_empty() {
-            return Ok(Vec::new());
-        }
-        let mut query = sqlx::query(sqlx::AssertSqlSafe(self.sql));
-        for arg in self.args {
-            query = match arg {
-                Bound::Shared(arg) => bind(query, arg)?,
-                Bound::Int(n) => query.bind(n),
-                Bound::OptInt(n) => query.bind(n),
-                Bound::Text(text) => query.bind(text),
-                Bound::OptText(text) => query.bind(text),
-            };
-        }
-        let mut outcomes = Vec::with_capacity(self.names.len());
-        let mut current = Outcome::default();
-        // The connection's `fetch_many` streams one result per statement of the text; the
-        // test below holds the driver to it.
-        let mut results = sqlx::Executor::fetch_many(&mut *conn, query);
-        loop {
-            let next = results.try_next().await.map_err(|e| {
-                let what = self
-                    .names
-                    .get(outcomes.len())
-                    .map_or("a statement of a commit", String::as_str);
-                db_error(e, what)
-            })?;
-            match next {
-                None => break,
-                Some(Either::Right(row)) => current.rows.push(row),
-                Some(Either::Left(done)) => {
-                    current.changes = done.rows_affected();
-                    outcomes.push(std::mem::take(&mut current));
-                }
+    /// Runs every statement, in order, on `db`; returns what each did. The first
+    /// statement that fails stops the script, and its error names it; what ran before it
+    /// is undone only with the transaction around the script.
+    pub(crate) fn run(self, db: &Connection) -> Result<Vec<Outcome>, StoreError> {
+        let mut outcomes = Vec::with_capacity(self.statements.len());
+        for statement in self.statements {
+            let name = statement.name;
+            let failed = |e| sqlite_error(e, &name);
+            let mut prepared = db.prepare_cached(&statement.sql).map_err(failed)?;
+            for (index, arg) in statement.args.into_iter().enumerate() {
+                prepared
+                    .raw_bind_parameter(index + 1, arg.into_value()?)
+                    .map_err(failed)?;
             }
-        }
-        if outcomes.len() != self.names.len() {
-            return Err(StoreError::Backend(format!(
-                "a commit's script of {} statements reported {}",
-                self.names.len(),
-                outcomes.len()
-            )));
+            let columns = prepared.column_count();
+            let writes = !prepared.readonly();
+            let mut outcome = Outcome::default();
+            let mut rows = prepared.raw_query();
+            while let Some(row) = rows.next().map_err(failed)? {
+                let values = (0..columns)
+                    .map(|column| row.get::<_, Value>(column))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(failed)?;
+                outcome.rows.push(values);
+            }
+            drop(rows);
+            // The count is of the last statement that wrote, so a read reports none.
+            outcome.changes = if writes { db.changes() } else { 0 };
+            outcomes.push(outcome);
         }
         Ok(outcomes)
     }
@@ -229,13 +231,10 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn each_statement_keeps_its_changes_and_rows_and_a_failure_names_its_statement() {
-        use sqlx::{Connection, Row};
-        let mut conn = SqliteConnection::connect("sqlite::memory:").await.unwrap();
-        sqlx::query("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)")
-            .execute(&mut conn)
-            .await
+    #[test]
+    fn each_statement_keeps_its_changes_and_rows_and_a_failure_names_its_statement() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)")
             .unwrap();
         let mut script = Script::default();
         script.push(
@@ -259,12 +258,13 @@ mod tests {
             "read back",
         );
         assert_eq!(script.len(), 3);
-        let outcomes = script.run(&mut conn).await.unwrap();
+        let outcomes = script.run(&conn).unwrap();
         assert_eq!(outcomes.len(), 3);
         assert_eq!(outcomes[0].changes, 2);
         assert_eq!(outcomes[1].changes, 0);
-        let read: Vec<String> = outcomes[2].rows.iter().map(|r| r.get("v")).collect();
-        assert_eq!(read, ["a", "b"]);
+        assert_eq!(outcomes[2].changes, 0, "a read changes nothing");
+        let read: Vec<&Value> = outcomes[2].rows.iter().map(|r| &r[0]).collect();
+        assert_eq!(read, [&Value::Text("a".into()), &Value::Text("b".into())]);
 
         let mut failing = Script::default();
         failing.push(
@@ -277,7 +277,7 @@ mod tests {
             vec![Bound::Int(1), Bound::Text("again".into())],
             "row 1 once more",
         );
-        let error = failing.run(&mut conn).await.unwrap_err().to_string();
+        let error = failing.run(&conn).unwrap_err().to_string();
         assert!(error.contains("row 1 once more"), "{error}");
     }
 }

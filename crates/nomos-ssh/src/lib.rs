@@ -20,6 +20,7 @@ pub mod inventory;
 pub mod local;
 pub use nomos_core::proxmox;
 mod reaper;
+mod spawn;
 pub mod ssh;
 
 pub use error::SshError;

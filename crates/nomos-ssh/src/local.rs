@@ -7,21 +7,25 @@
 //! Stopping (EXEC-2):
 //! - on timeout the whole process group gets SIGTERM, then SIGKILL after the stop
 //!   grace period, and the call returns [`SshError::Timeout`];
-//! - when the caller's future is dropped, the group gets SIGKILL at once (and
-//!   `kill_on_drop` covers the shell itself);
+//! - when the caller's future is dropped, the group gets SIGKILL at once (and the
+//!   shell itself is killed and reaped when its handle drops);
 //! - a command that finishes normally leaves anything it started in the
 //!   background alone, as an SSH server would. Such a process that keeps stdout or
 //!   stderr open makes the call wait for it until the timeout.
 //!
 //! A process that leaves the group (`setsid`) escapes these signals.
 //!
-//! Dying with the server (EXEC-8): the shell gets a parent-death signal (SIGKILL), the
-//! command's process group is killed by a watcher when the server goes (`reaper.rs`),
+//! Dying with the server (EXEC-8): the shell gets a parent-death signal (SIGKILL), set in
+//! the child before it runs the shell (`spawn.rs`); the signal comes when the thread
+//! that started the shell ends, and commands are started from the runtime's worker
+//! threads, which live as long as the server. Children the shell started itself do not
+//! inherit the signal: the command's process group is killed by a watcher when the
+//! server goes (`reaper.rs`),
 //! and every process of the command carries the execution's id in [`MARKER_VAR`], so the
 //! start-up clean-up stops whatever still escaped (a process that left the group).
 
 use std::os::unix::process::ExitStatusExt;
-use std::process::{ExitStatus, Stdio};
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -32,11 +36,11 @@ use nomos_core::ports::exec::{
 };
 use nomos_core::record::ExecOutput;
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::process::{Child, Command};
 
 use crate::capture::CappedBuffer;
 use crate::error::SshError;
 use crate::inventory::LOCAL_SLUG;
+use crate::spawn::{Program, Shell};
 use crate::ssh::check_marker;
 use crate::ssh::command::{MARKER_VAR, cleanup_script};
 
@@ -106,21 +110,15 @@ impl LocalExecutor {
         live: Option<OutputSink>,
     ) -> Result<ExecOutput, SshError> {
         let started = Instant::now();
-        let mut shell = Command::new(&self.shell);
-        shell
-            .arg("-c")
-            .arg(command)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
         if let Some(marker) = marker {
             check_marker(marker)?;
-            shell.env(MARKER_VAR, marker);
         }
-        die_with_server(&mut shell);
-        let mut child = shell.spawn().map_err(|source| SshError::Spawn {
+        let program = Program {
+            program: &self.shell,
+            args: &["-c", command],
+            env: marker.map(|marker| (MARKER_VAR, marker)),
+        };
+        let mut child = Shell::spawn(&program).map_err(|source| SshError::Spawn {
             shell: self.shell.clone(),
             source,
         })?;
@@ -202,7 +200,7 @@ impl LocalExecutor {
         }
     }
 
-    async fn stop(&self, child: &mut Child, group: &mut GroupGuard) {
+    async fn stop(&self, child: &mut Shell, group: &mut GroupGuard) {
         group.signal(Signal::SIGTERM);
         if tokio::time::timeout(self.stop_grace, child.wait())
             .await
@@ -290,47 +288,16 @@ fn local_only(host: &str) -> Result<(), ExecError> {
     Ok(())
 }
 
-/// EXEC-8: the shell gets SIGKILL when the server dies, however it dies (`kill -9`
-/// included): `PR_SET_PDEATHSIG` is set in the child between fork and exec. The signal
-/// comes when the thread that spawned the shell ends; commands are spawned from the
-/// runtime's worker threads, which live as long as the server. If the server died
-/// before the signal was armed, the child's parent is no longer the server and it exits
-/// instead of running the command. Children the shell started itself do not inherit the
-/// signal: the group watcher kills them, and the start-up clean-up stops any that left
-/// the group ([`LocalExecutor::stop_marked`]).
-#[allow(unsafe_code)]
-fn die_with_server(shell: &mut Command) {
-    let server = nix::unistd::getpid();
-    // SAFETY: the closure runs in the forked child before exec, where only
-    // async-signal-safe functions may be called. It calls prctl(2) and getppid(2), both
-    // plain system calls, allocates nothing (an `io::Error` from an errno holds no heap
-    // data) and takes no lock; it touches no state shared with the parent.
-    unsafe {
-        shell.pre_exec(move || {
-            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)?;
-            if nix::unistd::getppid() != server {
-                return Err(std::io::Error::from_raw_os_error(nix::libc::ESRCH));
-            }
-            Ok(())
-        });
-    }
-}
-
 /// Kills the command's process group when dropped while armed (the caller went away).
 struct GroupGuard {
     pgid: Option<Pid>,
 }
 
 impl GroupGuard {
-    fn new(child: &Child) -> GroupGuard {
-        let pgid = child
-            .id()
-            .and_then(|id| i32::try_from(id).ok())
-            .map(Pid::from_raw);
-        if let Some(pgid) = pgid {
-            crate::reaper::watch(pgid.as_raw());
-        }
-        GroupGuard { pgid }
+    fn new(child: &Shell) -> GroupGuard {
+        let pgid = Pid::from_raw(child.pid());
+        crate::reaper::watch(pgid.as_raw());
+        GroupGuard { pgid: Some(pgid) }
     }
 
     fn signal(&self, signal: Signal) {

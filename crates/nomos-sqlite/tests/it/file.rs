@@ -10,7 +10,7 @@ use nomos_test_support::store_checks::{
     assert_unknown_status_is_reported, session_to_corrupt,
 };
 use nomos_test_support::store_contract::fixtures::{create, event, events_commit, session_id};
-use sqlx::Row;
+use sqlx::{ConnectOptions, Row};
 
 #[tokio::test]
 async fn a_file_database_runs_in_wal_mode_with_foreign_keys_on() {
@@ -81,6 +81,71 @@ async fn concurrent_writers_neither_deadlock_nor_lose_commits() {
         writer.await.unwrap();
     }
     assert_dense_logs(&*store, 8, 51).await;
+}
+
+// rule: EXEC-9
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn commits_and_the_drivers_writes_queue_on_one_write_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(SqliteStore::open_in_data_dir(dir.path()).await.unwrap());
+    // Commits run on the commit connection, the write probe on the driver's writer:
+    // neither may fail with SQLITE_BUSY while the other holds the lock.
+    let probes = {
+        let store = store.clone();
+        tokio::spawn(async move {
+            for _ in 0..200 {
+                store.probe_write().await.unwrap();
+            }
+        })
+    };
+    let writers: Vec<_> = (0..4u128)
+        .map(|writer| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                let record =
+                    create(&*store, session_id(100 + writer), SessionStatus::Executing).await;
+                for n in 1..=50i64 {
+                    let commit = events_commit(&record, n, vec![event(n, DomainEvent::Nudged)]);
+                    store.commit(commit).await.unwrap();
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    probes.await.unwrap();
+    assert_dense_logs(&*store, 4, 51).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_waits_while_another_process_holds_the_write_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = std::sync::Arc::new(SqliteStore::open_in_data_dir(dir.path()).await.unwrap());
+    let record = create(&*store, session_id(100), SessionStatus::Executing).await;
+    let mut other = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(dir.path().join("nomos.db"))
+        .connect()
+        .await
+        .unwrap();
+    sqlx::raw_sql("BEGIN IMMEDIATE")
+        .execute(&mut other)
+        .await
+        .unwrap();
+    let commit = {
+        let store = store.clone();
+        let commit = events_commit(&record, 1, vec![event(1, DomainEvent::Nudged)]);
+        tokio::spawn(async move { store.commit(commit).await })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    assert!(
+        !commit.is_finished(),
+        "a commit ended while another process held the lock"
+    );
+    sqlx::raw_sql("COMMIT").execute(&mut other).await.unwrap();
+    let receipt = commit.await.unwrap().unwrap();
+    assert_eq!(receipt.version, 2);
+    assert_dense_logs(&*store, 1, 2).await;
 }
 
 #[tokio::test]
