@@ -117,6 +117,7 @@ impl LocalExecutor {
             program: &self.shell,
             args: &["-c", command],
             env: marker.map(|marker| (MARKER_VAR, marker)),
+            announce: crate::reaper::pipe(),
         };
         let mut child = Shell::spawn(&program).map_err(|source| SshError::Spawn {
             shell: self.shell.clone(),
@@ -294,10 +295,11 @@ struct GroupGuard {
 }
 
 impl GroupGuard {
+    /// The guard of `child`'s group, which the child listed with the watcher itself.
     fn new(child: &Shell) -> GroupGuard {
-        let pgid = Pid::from_raw(child.pid());
-        crate::reaper::watch(pgid.as_raw());
-        GroupGuard { pgid: Some(pgid) }
+        GroupGuard {
+            pgid: Some(Pid::from_raw(child.pid())),
+        }
     }
 
     fn signal(&self, signal: Signal) {

@@ -8,7 +8,8 @@
 //! parent until the child has called `execve` (or failed to). Between the two the child
 //! calls only plain system calls, on a stack of its own, with every signal blocked and
 //! every caught signal set back to its default, so no handler of the server runs in it:
-//! - its own process group (`setpgid(0, 0)`);
+//! - its own process group (`setpgid(0, 0)`), listed with the watcher of command
+//!   groups (`reaper.rs`) once the parent-death signal is armed;
 //! - the parent-death signal (`PR_SET_PDEATHSIG`, SIGKILL), then a check that the parent
 //!   is still the server, since the server may have died before the signal was armed;
 //! - stdin from `/dev/null`, stdout and stderr into pipes;
@@ -48,6 +49,9 @@ pub(crate) struct Program<'a> {
     pub args: &'a [&'a str],
     /// A variable set for it on top of the server's environment.
     pub env: Option<(&'a str, &'a str)>,
+    /// A pipe the child lists its own process group on (`reaper::watch_line`) before
+    /// it runs the program.
+    pub announce: Option<RawFd>,
 }
 
 /// A started shell: its pid, its output pipes and the handle to wait for it.
@@ -72,6 +76,7 @@ struct ChildArgs {
     stdout: RawFd,
     stderr: RawFd,
     server: libc::pid_t,
+    announce: RawFd,
     mask: libc::sigset_t,
     errno: AtomicI32,
 }
@@ -105,6 +110,7 @@ impl Shell {
                 stdout: stdout_write.as_raw_fd(),
                 stderr: stderr_write.as_raw_fd(),
                 server: libc::getpid(),
+                announce: program.announce.unwrap_or(-1),
                 mask: std::mem::zeroed(),
                 errno: AtomicI32::new(0),
             };
@@ -281,6 +287,13 @@ extern "C" fn child_main(raw: *mut libc::c_void) -> libc::c_int {
         if libc::getppid() != args.server {
             return fail(libc::ESRCH);
         }
+        if args.announce >= 0 {
+            let own = libc::syscall(libc::SYS_getpid) as libc::pid_t;
+            let mut buf = [0u8; 16];
+            let line = crate::reaper::watch_line(own, &mut buf);
+            // A failed write leaves the group to the start-up clean-up (EXEC-8).
+            libc::write(args.announce, line.as_ptr().cast(), line.len());
+        }
         for (from, to) in [(args.stdin, 0), (args.stdout, 1), (args.stderr, 2)] {
             if libc::dup2(from, to) < 0 {
                 return fail(last());
@@ -445,6 +458,7 @@ mod tests {
             program: "/bin/sh",
             args,
             env: None,
+            announce: None,
         }
     }
 
@@ -463,6 +477,7 @@ mod tests {
             program: "sh",
             args: &["-c", "ps -o pgid= -p $$; cat; echo \"[$NOMOS_SPAWN_TEST]\""],
             env: Some(("NOMOS_SPAWN_TEST", "marked")),
+            announce: None,
         };
         let mut shell = Shell::spawn(&program).unwrap();
         let pid = shell.pid();
@@ -474,6 +489,33 @@ mod tests {
         let mut lines = out.lines();
         assert_eq!(lines.next().map(str::trim), Some(pid.to_string().as_str()));
         assert_eq!(lines.next(), Some("[marked]"));
+    }
+
+    // rule: EXEC-8
+    #[tokio::test]
+    async fn the_child_lists_its_group_before_it_runs_the_program() {
+        let (read, write) = pipe_pair().unwrap();
+        // The program reads what the child wrote: it was there before the program ran.
+        let fd = read.as_raw_fd();
+        let script = format!("IFS= read -r line <&{fd}; printf '%s' \"$line\"");
+        let program = Program {
+            program: "/bin/sh",
+            args: &["-c", &script],
+            env: None,
+            announce: Some(write.as_raw_fd()),
+        };
+        // The read end must reach the program: not close-on-exec for this test.
+        // SAFETY: clears a flag on a descriptor this test owns.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
+        let mut shell = Shell::spawn(&program).unwrap();
+        let pid = shell.pid();
+        let mut out = String::new();
+        let mut stdout = shell.stdout.take().unwrap();
+        let (r, status) = tokio::join!(stdout.read_to_string(&mut out), shell.wait());
+        r.unwrap();
+        assert!(status.unwrap().success());
+        assert_eq!(out, format!("+ {pid}"));
+        drop((read, write));
     }
 
     #[tokio::test]
@@ -502,6 +544,7 @@ mod tests {
             program: "/nonexistent/shell",
             args: &[],
             env: None,
+            announce: None,
         };
         let error = Shell::spawn(&missing).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::NotFound, "{error}");
@@ -509,6 +552,7 @@ mod tests {
             program: "no-such-shell-anywhere",
             args: &[],
             env: None,
+            announce: None,
         };
         assert_eq!(
             Shell::spawn(&unnamed).unwrap_err().kind(),
