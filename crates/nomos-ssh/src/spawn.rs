@@ -496,24 +496,27 @@ mod tests {
     async fn the_child_lists_its_group_before_it_runs_the_program() {
         let (read, write) = pipe_pair().unwrap();
         // The program reads what the child wrote: it was there before the program ran.
-        let fd = read.as_raw_fd();
-        let script = format!("IFS= read -r line <&{fd}; printf '%s' \"$line\"");
+        // It opens the test's own read end through /proc, which needs neither a
+        // descriptor it inherits nor a shell that redirects descriptors above 9.
+        let script = format!(
+            "IFS= read -r line < /proc/{}/fd/{}; printf '%s' \"$line\"",
+            std::process::id(),
+            read.as_raw_fd()
+        );
         let program = Program {
             program: "/bin/sh",
             args: &["-c", &script],
             env: None,
             announce: Some(write.as_raw_fd()),
         };
-        // The read end must reach the program: not close-on-exec for this test.
-        // SAFETY: clears a flag on a descriptor this test owns.
-        unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
         let mut shell = Shell::spawn(&program).unwrap();
         let pid = shell.pid();
         let mut out = String::new();
         let mut stdout = shell.stdout.take().unwrap();
         let (r, status) = tokio::join!(stdout.read_to_string(&mut out), shell.wait());
         r.unwrap();
-        assert!(status.unwrap().success());
+        let status = status.unwrap();
+        assert!(status.success(), "{status:?}: {out}");
         assert_eq!(out, format!("+ {pid}"));
         drop((read, write));
     }
