@@ -53,8 +53,9 @@ impl SqliteStore {
 }
 
 /// One commit inside the open transaction: the version check with the event chain's
-/// tail, then every write of the commit as one [`Script`]. The check runs before anything is written, so a conflict leaves nothing
-/// of the commit behind and the transaction stays usable (`commit_batch`).
+/// tail, then every write of the commit as one [`Script`]. The check runs before
+/// anything is written, so a conflict leaves nothing of the commit behind and the
+/// transaction stays usable (`commit_batch`).
 fn apply(db: &Connection, commit: Commit) -> Result<CommitReceipt, StoreError> {
     let session_id = commit_session(&commit)?;
     let sid = session_id.to_string();

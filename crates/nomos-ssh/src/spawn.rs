@@ -438,8 +438,17 @@ mod tests {
 
     use super::*;
 
-    async fn run(program: &Program<'_>) -> (ExitStatus, String, String) {
+    /// What a finished program showed.
+    struct Ran {
+        pid: i32,
+        status: ExitStatus,
+        out: String,
+        err: String,
+    }
+
+    async fn run(program: &Program<'_>) -> Ran {
         let mut shell = Shell::spawn(program).unwrap();
+        let pid = shell.pid();
         let (mut out, mut err) = (String::new(), String::new());
         let mut stdout = shell.stdout.take().unwrap();
         let mut stderr = shell.stderr.take().unwrap();
@@ -450,7 +459,12 @@ mod tests {
         );
         a.unwrap();
         b.unwrap();
-        (status.unwrap(), out, err)
+        Ran {
+            pid,
+            status: status.unwrap(),
+            out,
+            err,
+        }
     }
 
     fn sh<'a>(args: &'a [&'a str]) -> Program<'a> {
@@ -464,11 +478,10 @@ mod tests {
 
     #[tokio::test]
     async fn runs_the_program_with_its_arguments_output_and_status() {
-        let (status, out, err) =
-            run(&sh(&["-c", "echo \"$0 $1\"; echo e >&2; exit 7", "a", "b"])).await;
-        assert_eq!(status.code(), Some(7));
-        assert_eq!(out, "a b\n");
-        assert_eq!(err, "e\n");
+        let ran = run(&sh(&["-c", "echo \"$0 $1\"; echo e >&2; exit 7", "a", "b"])).await;
+        assert_eq!(ran.status.code(), Some(7));
+        assert_eq!(ran.out, "a b\n");
+        assert_eq!(ran.err, "e\n");
     }
 
     #[tokio::test]
@@ -479,15 +492,13 @@ mod tests {
             env: Some(("NOMOS_SPAWN_TEST", "marked")),
             announce: None,
         };
-        let mut shell = Shell::spawn(&program).unwrap();
-        let pid = shell.pid();
-        let mut out = String::new();
-        let mut stdout = shell.stdout.take().unwrap();
-        let (read, status) = tokio::join!(stdout.read_to_string(&mut out), shell.wait());
-        read.unwrap();
-        assert!(status.unwrap().success());
-        let mut lines = out.lines();
-        assert_eq!(lines.next().map(str::trim), Some(pid.to_string().as_str()));
+        let ran = run(&program).await;
+        assert!(ran.status.success());
+        let mut lines = ran.out.lines();
+        assert_eq!(
+            lines.next().map(str::trim),
+            Some(ran.pid.to_string().as_str())
+        );
         assert_eq!(lines.next(), Some("[marked]"));
     }
 
@@ -509,30 +520,25 @@ mod tests {
             env: None,
             announce: Some(write.as_raw_fd()),
         };
-        let mut shell = Shell::spawn(&program).unwrap();
-        let pid = shell.pid();
-        let mut out = String::new();
-        let mut stdout = shell.stdout.take().unwrap();
-        let (r, status) = tokio::join!(stdout.read_to_string(&mut out), shell.wait());
-        r.unwrap();
-        let status = status.unwrap();
-        assert!(status.success(), "{status:?}: {out}");
-        assert_eq!(out, format!("+ {pid}"));
+        let ran = run(&program).await;
+        assert!(ran.status.success(), "{:?}: {}", ran.status, ran.err);
+        assert_eq!(ran.out, format!("+ {}", ran.pid));
         drop((read, write));
     }
 
     #[tokio::test]
     async fn signals_reach_the_child_with_their_default_action() {
         // A blocked or ignored TERM would leave the shell running into `sleep`.
-        let (status, _, _) = run(&sh(&["-c", "kill -TERM $$; sleep 30"])).await;
-        assert_eq!(status.signal(), Some(libc::SIGTERM));
+        let ran = run(&sh(&["-c", "kill -TERM $$; sleep 30"])).await;
+        assert_eq!(ran.status.signal(), Some(libc::SIGTERM));
         // The test process ignores SIGPIPE, as every Rust program does; the program gets
         // it back at its default, and no signal blocked.
-        let (_, out, _) = run(&sh(&[
+        let out = run(&sh(&[
             "-c",
             "exec grep -E '^Sig(Blk|Ign)' /proc/self/status",
         ]))
-        .await;
+        .await
+        .out;
         let mask = |name: &str| {
             let line = out.lines().find(|l| l.starts_with(name)).unwrap();
             u64::from_str_radix(line.split_whitespace().nth(1).unwrap(), 16).unwrap()
@@ -542,7 +548,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_program_that_cannot_run_is_an_error_and_leaves_no_child() {
+    async fn a_program_that_cannot_run_is_an_error() {
         let missing = Program {
             program: "/nonexistent/shell",
             args: &[],
