@@ -73,6 +73,7 @@ pub mod parser;
 mod policy;
 pub mod preview;
 mod rules;
+pub mod shell;
 mod walk;
 mod word;
 
@@ -82,10 +83,18 @@ pub use classification::{Classification, Knowledge};
 pub use parser::{ParseError, ParseErrorKind};
 pub use policy::{Policy, PolicyError, PolicyErrorKind, PolicyRule, PreviewRow};
 pub use preview::{PackageAction, PackageChange, PreviewForm, PreviewParser, preview_form};
+pub use shell::{Shell, UnknownShell};
 
-/// Classifies a command with the built-in rules only. Pure, total and deterministic.
+/// Classifies a command with the built-in rules only, read as POSIX sh (the default pinned
+/// shell, CLASSIFY-8). Pure, total and deterministic.
 pub fn classify(command: &str) -> Classification {
-    walk::Walker::new(None).classify(command)
+    classify_in(command, Shell::Sh)
+}
+
+/// Classifies a command with the built-in rules only, read in the grammar of `shell`, the
+/// interpreter that will run it (CLASSIFY-8).
+pub fn classify_in(command: &str, shell: Shell) -> Classification {
+    walk::Walker::new(None, shell).classify(command)
 }
 
 #[cfg(test)]

@@ -42,6 +42,7 @@ use super::walk::{Arg, Walker};
 use crate::class::CommandClass;
 use crate::classification::Classification;
 use crate::preview::{PreviewForm, PreviewParser, join, simple_words};
+use crate::shell::Shell;
 
 /// An operator policy: rules applied on top of the built-in classifier.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -422,9 +423,15 @@ impl Policy {
         Ok(policy)
     }
 
-    /// Classifies a command with the built-in rules and this policy on top.
+    /// Classifies a command with the built-in rules and this policy on top, read as POSIX sh.
     pub fn classify(&self, command: &str) -> Classification {
-        Walker::new(Some(self)).classify(command)
+        self.classify_in(command, Shell::Sh)
+    }
+
+    /// Classifies a command with the built-in rules and this policy on top, read in the
+    /// grammar of `shell` (CLASSIFY-8).
+    pub fn classify_in(&self, command: &str, shell: Shell) -> Classification {
+        Walker::new(Some(self), shell).classify(command)
     }
 
     /// The rules, in file order.
@@ -450,7 +457,7 @@ impl Policy {
     }
 
     fn classify_traced(&self, command: &str) -> (Classification, Vec<usize>) {
-        let mut walker = Walker::new(Some(self));
+        let mut walker = Walker::new(Some(self), Shell::Sh);
         walker.trace_policy();
         walker.classify_traced(command)
     }

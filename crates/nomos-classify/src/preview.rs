@@ -129,6 +129,11 @@ pub fn quote(word: &str) -> String {
     }
 }
 
+/// A word single-quoted whatever it holds, as `pct exec` and SSH exec requests carry a script.
+pub fn quote_always(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
 /// Words joined into a command string.
 pub fn join(words: &[String]) -> String {
     words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")

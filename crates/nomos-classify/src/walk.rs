@@ -17,6 +17,7 @@ use super::policy::{Policy, PolicyMatch};
 use super::rules;
 use crate::class::CommandClass;
 use crate::classification::{Classification, Knowledge};
+use crate::shell::Shell;
 
 /// How deeply wrappers and re-read strings may nest before the walker gives up.
 const MAX_NESTING: usize = 24;
@@ -121,6 +122,9 @@ struct Src<'s> {
 /// The walker's state for one classification.
 pub(crate) struct Walker<'p> {
     policy: Option<&'p Policy>,
+    /// The interpreter whose grammar the command is read in (CLASSIFY-8).
+    #[allow(dead_code)]
+    shell: Shell,
     parts: u32,
     worst: Option<Winner>,
     readers: Vec<String>,
@@ -135,9 +139,10 @@ pub(crate) struct Walker<'p> {
 }
 
 impl<'p> Walker<'p> {
-    pub(crate) fn new(policy: Option<&'p Policy>) -> Walker<'p> {
+    pub(crate) fn new(policy: Option<&'p Policy>, shell: Shell) -> Walker<'p> {
         Walker {
             policy,
+            shell,
             parts: 0,
             worst: None,
             readers: Vec::new(),
