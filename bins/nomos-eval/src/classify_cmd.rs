@@ -147,7 +147,7 @@ fn score<'a>(policy: &Policy, entries: &'a [CorpusEntry]) -> Report<'a> {
         misses: Vec::new(),
     };
     for entry in entries {
-        let verdict = policy.classify(&entry.command);
+        let verdict = policy.classify_in(&entry.command, entry.shell);
         report.confusion[index(entry.expected)][index(verdict.class)] += 1;
         if verdict.class != entry.expected {
             report.misses.push(Miss {

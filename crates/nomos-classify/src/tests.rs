@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 
 use super::corpus::parse_corpus;
-use super::{Policy, PolicyErrorKind, Script, classify};
+use super::{Policy, PolicyErrorKind, Script, Shell, classify, classify_in};
 use crate::class::CommandClass::{self, ConfigMutation, Destructive, ReadOnly};
 
 const CORPUS: &str = include_str!("../../../fixtures/classify/corpus.tsv");
@@ -14,6 +14,17 @@ const EXAMPLE_POLICY: &str = include_str!("../../../fixtures/classify/policy.exa
 fn check(command: &str, expected: CommandClass) {
     let got = classify(command);
     assert_eq!(got.class, expected, "`{command}`: {}", got.reason);
+}
+
+/// Checks the class of `command` read for the pinned interpreter `shell` (CLASSIFY-8).
+#[track_caller]
+fn check_in(shell: Shell, command: &str, expected: CommandClass) {
+    let got = classify_in(command, shell);
+    assert_eq!(
+        got.class, expected,
+        "`{command}` in {shell}: {}",
+        got.reason
+    );
 }
 
 #[track_caller]
@@ -180,7 +191,8 @@ fn classify_2_for_body_is_classified() {
 // rule: CLASSIFY-2
 #[test]
 fn classify_2_arithmetic_for_body_is_classified() {
-    check(
+    check_in(
+        Shell::Bash,
         "for ((i=0; i<3; i++)); do echo $i > /tmp/f; done",
         ConfigMutation,
     );
@@ -219,7 +231,8 @@ fn classify_2_calling_a_defined_reader_function_reads() {
 // rule: CLASSIFY-2
 #[test]
 fn classify_2_test_brackets_keep_their_operators() {
-    check(
+    check_in(
+        Shell::Bash,
         "[[ -f /a && -d /b || $x =~ ^(a|b)$ ]] && echo yes",
         ReadOnly,
     );
@@ -800,11 +813,11 @@ fn the_shipped_corpus_is_classified_without_a_miss() {
     );
     let mut misses = Vec::new();
     for entry in &entries {
-        let got = classify(&entry.command);
+        let got = classify_in(&entry.command, entry.shell);
         if got.class != entry.expected {
             misses.push(format!(
-                "line {}: expected {}, got {} for `{}` ({})",
-                entry.line, entry.expected, got.class, entry.command, got.reason
+                "line {}: expected {}, got {} for `{}` in {} ({})",
+                entry.line, entry.expected, got.class, entry.command, entry.shell, got.reason
             ));
         }
     }

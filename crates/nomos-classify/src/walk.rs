@@ -17,6 +17,7 @@ use super::policy::{Policy, PolicyMatch};
 use super::rules;
 use crate::class::CommandClass;
 use crate::classification::{Classification, Knowledge};
+use crate::grammar::Grammar;
 use crate::shell::Shell;
 
 /// How deeply wrappers and re-read strings may nest before the walker gives up.
@@ -122,9 +123,11 @@ struct Src<'s> {
 /// The walker's state for one classification.
 pub(crate) struct Walker<'p> {
     policy: Option<&'p Policy>,
-    /// The interpreter whose grammar the command is read in (CLASSIFY-8).
-    #[allow(dead_code)]
+    /// The interpreter that runs the command (CLASSIFY-8): it is read in each of its
+    /// grammars.
     shell: Shell,
+    /// The grammar of the reading being walked.
+    grammar: Grammar,
     parts: u32,
     worst: Option<Winner>,
     readers: Vec<String>,
@@ -143,6 +146,7 @@ impl<'p> Walker<'p> {
         Walker {
             policy,
             shell,
+            grammar: shell.grammars()[0],
             parts: 0,
             worst: None,
             readers: Vec::new(),
@@ -163,15 +167,41 @@ impl<'p> Walker<'p> {
     }
 
     /// Classifies a command and returns the indexes of the policy rules that matched.
-    pub(crate) fn classify_traced(mut self, command: &str) -> (Classification, Vec<usize>) {
-        match Script::parse(command) {
-            Ok(script) => {
-                self.walk_script(&script, &Stdin::Empty);
-                let trace = self.policy_trace.take().unwrap_or_default();
-                (self.finish(), trace)
+    ///
+    /// CLASSIFY-8: the command is read in every grammar its shell may have (`/bin/sh` is
+    /// dash, bash or ash); readings that give the same tree are walked once, and the
+    /// strictest reading wins (the first on a tie), its reason saying which shell reads it
+    /// so when the readings disagree.
+    pub(crate) fn classify_traced(self, command: &str) -> (Classification, Vec<usize>) {
+        let mut readings: Vec<(Grammar, Result<Script, ParseError>)> = Vec::new();
+        for &grammar in self.shell.grammars() {
+            let parsed = Script::parse_in(command, grammar);
+            if !readings.iter().any(|(_, seen)| *seen == parsed) {
+                readings.push((grammar, parsed));
             }
-            Err(error) => (parse_failure(&error), Vec::new()),
         }
+        let tracing = self.policy_trace.is_some();
+        let mut verdicts: Vec<(Grammar, Classification)> = Vec::new();
+        let mut trace = Vec::new();
+        for (grammar, parsed) in &readings {
+            let found = match parsed {
+                Ok(script) => {
+                    let mut walker = Walker::new(self.policy, self.shell);
+                    walker.grammar = *grammar;
+                    if tracing {
+                        walker.trace_policy();
+                    }
+                    walker.walk_script(script, &Stdin::Empty);
+                    trace.extend(walker.policy_trace.take().unwrap_or_default());
+                    walker.finish()
+                }
+                Err(error) => parse_failure(error),
+            };
+            verdicts.push((*grammar, found));
+        }
+        trace.sort_unstable();
+        trace.dedup();
+        (strictest_reading(verdicts), trace)
     }
 
     /// Classifies a command string.
@@ -357,9 +387,18 @@ impl<'p> Walker<'p> {
                 self.walk_list(condition, src, stdin);
                 self.walk_list(body, src, stdin);
             }
-            Compound::For { words, body, .. } => {
+            Compound::For { name, words, body } => {
                 for word in words {
                     self.walk_expansions(&word.expansions, src);
+                }
+                if rules::env::changes_program(name) {
+                    let part = self.next_part(name);
+                    self.report(
+                        part,
+                        CommandClass::ConfigMutation,
+                        Subject::Word(name),
+                        "is the loop variable, which changes what programs run",
+                    );
                 }
                 self.walk_list(body, src, stdin);
             }
@@ -386,6 +425,7 @@ impl<'p> Walker<'p> {
                 );
                 for word in words {
                     self.walk_expansions(&word.expansions, src);
+                    self.evaluated_text(&word.text, part, "[[");
                 }
             }
             Compound::Arith(expansions) => {
@@ -436,6 +476,11 @@ impl<'p> Walker<'p> {
         let input = simple_input(simple, src, stdin);
         for assignment in &simple.assignments {
             let name = assignment.assignment_name().unwrap_or_default();
+            // A quoted value holding `a[$(cmd)]` runs `cmd` wherever bash evaluates the
+            // variable as a number (`$((x))`); an unquoted one ran its substitution already.
+            if assignment.expansions.is_empty() {
+                self.evaluated_text(&assignment.text, part, name);
+            }
             if rules::env::changes_program(name) {
                 self.report(
                     part,
@@ -545,8 +590,16 @@ impl<'p> Walker<'p> {
         self.nesting -= 1;
     }
 
-    /// Reads `text` as a script (`bash -c`, `ssh host CMD`, `eval`) and classifies it.
-    fn reread(&mut self, text: &str, part: Part<'_>, stdin: &Stdin<'_>, what: &str) {
+    /// Reads `text` as a script (`bash -c`, `ssh host CMD`, `eval`) in each of `grammars`
+    /// (the shells that may run it, CLASSIFY-8) and classifies every distinct reading.
+    fn reread(
+        &mut self,
+        text: &str,
+        part: Part<'_>,
+        stdin: &Stdin<'_>,
+        what: &str,
+        grammars: &[Grammar],
+    ) {
         if self.nesting >= MAX_NESTING {
             self.report(
                 part,
@@ -566,21 +619,61 @@ impl<'p> Walker<'p> {
             );
             return;
         }
-        match Script::parse(text) {
-            Ok(script) => {
-                self.nesting += 1;
-                self.walk_script(&script, stdin);
-                self.nesting -= 1;
+        let mut readings: Vec<(Grammar, Result<Script, ParseError>)> = Vec::new();
+        for &grammar in grammars {
+            let parsed = Script::parse_in(text, grammar);
+            if !readings.iter().any(|(_, seen)| *seen == parsed) {
+                readings.push((grammar, parsed));
             }
-            Err(error) => {
-                let predicate = format!("runs text that could not parse: {error}");
-                self.report(
-                    part,
-                    CommandClass::Destructive,
-                    Subject::Word(what),
-                    &predicate,
-                );
+        }
+        let several = readings.len() > 1;
+        for (grammar, parsed) in &readings {
+            match parsed {
+                Ok(script) => {
+                    let outer = std::mem::replace(&mut self.grammar, *grammar);
+                    self.nesting += 1;
+                    self.walk_script(script, stdin);
+                    self.nesting -= 1;
+                    self.grammar = outer;
+                }
+                Err(error) => {
+                    let mut predicate = format!("runs text that could not parse: {error}");
+                    if several {
+                        let _ = write!(predicate, " (as {} reads it)", grammar.shell_name());
+                    }
+                    self.report(
+                        part,
+                        CommandClass::Destructive,
+                        Subject::Word(what),
+                        &predicate,
+                    );
+                }
             }
+        }
+    }
+
+    /// CLASSIFY-8: in bash, text that reaches the arithmetic evaluator runs the code in its
+    /// subscripts (`a[$(cmd)]`), however it was quoted. Such text is at least
+    /// `config_mutation`, and the commands in it are classified as well.
+    fn evaluated_text(&mut self, text: &str, part: Part<'_>, what: &str) {
+        if !self.grammar.evaluates_subscripts() {
+            return;
+        }
+        let Some(code) = subscript_code(text) else {
+            return;
+        };
+        let predicate = format!(
+            "hides code in a subscript that bash evaluates (`{}`)",
+            clip(text)
+        );
+        self.report(
+            part,
+            CommandClass::ConfigMutation,
+            Subject::Word(what),
+            &predicate,
+        );
+        for inner in code {
+            self.reread(inner, part, &Stdin::Empty, what, &[Grammar::Bash]);
         }
     }
 }
@@ -717,21 +810,70 @@ impl<'i> Cx<'_, '_, '_, 'i> {
         self.walker.invoke(args, self.part, stdin);
     }
 
-    /// Reads `text` as a shell script and classifies it (`what` names the wrapper).
+    /// Reads `text` as a script of the shell running this command (`eval`, `trap`) and
+    /// classifies it (`what` names the wrapper).
     pub(crate) fn script(&mut self, text: &str, what: &str) {
+        let grammar = self.walker.grammar;
+        self.script_in(text, what, &[grammar]);
+    }
+
+    /// Reads `text` as a script that one of `grammars` runs (`bash -c`, `ssh host CMD`).
+    pub(crate) fn script_in(&mut self, text: &str, what: &str, grammars: &[Grammar]) {
         let stdin = self.stdin.clone();
-        self.walker.reread(text, self.part, &stdin, what);
+        self.walker.reread(text, self.part, &stdin, what, grammars);
     }
 
     /// Reads `text` as a script that gets no input of its own.
     pub(crate) fn script_without_input(&mut self, text: &str, what: &str) {
-        self.walker.reread(text, self.part, &Stdin::Empty, what);
+        let grammar = self.walker.grammar;
+        self.script_without_input_in(text, what, &[grammar]);
+    }
+
+    /// Reads `text` as a script of one of `grammars` that gets no input of its own.
+    pub(crate) fn script_without_input_in(&mut self, text: &str, what: &str, grammars: &[Grammar]) {
+        self.walker
+            .reread(text, self.part, &Stdin::Empty, what, grammars);
+    }
+
+    /// CLASSIFY-8: `text` is evaluated as arithmetic by bash (`let`, `declare`, `read`,
+    /// `printf -v`, `test -v`): the code in its subscripts counts.
+    pub(crate) fn evaluated(&mut self, text: &str, what: &str) {
+        self.walker.evaluated_text(text, self.part, what);
     }
 
     /// Where this command's standard input comes from.
     pub(crate) fn stdin(&self) -> Stdin<'i> {
         self.stdin.clone()
     }
+}
+
+/// The strictest of the readings of one command (the first on a tie), with the most
+/// cautious knowledge of them all; when the readings disagree the reason names the shell.
+fn strictest_reading(verdicts: Vec<(Grammar, Classification)>) -> Classification {
+    let knowledge = verdicts
+        .iter()
+        .map(|(_, found)| found.knowledge)
+        .max()
+        .unwrap_or(Knowledge::Rule);
+    let agree = verdicts
+        .windows(2)
+        .all(|pair| pair[0].1.class == pair[1].1.class);
+    let mut best: Option<(Grammar, Classification)> = None;
+    for (grammar, found) in verdicts {
+        if best
+            .as_ref()
+            .is_none_or(|(_, best)| found.class > best.class)
+        {
+            best = Some((grammar, found));
+        }
+    }
+    let Some((grammar, mut found)) = best else {
+        return Classification::new(CommandClass::ReadOnly, "empty command runs nothing");
+    };
+    if !agree {
+        let _ = write!(found.reason, " (as {} reads it)", grammar.shell_name());
+    }
+    found.with_knowledge(knowledge)
 }
 
 /// CLASSIFY-5: unparseable input is destructive.
@@ -802,6 +944,58 @@ fn pipe_output<'s>(command: &'s Command, src: Src<'s>, stdin: &Stdin<'s>) -> Std
         }
         _ => Stdin::Pipe(&program.text),
     }
+}
+
+/// The commands (`$(...)` and backtick bodies) in the subscripts of `text`, or `None` when
+/// no subscript holds an expansion; `Some` with no commands when a subscript expands only
+/// parameters (`a[$x]`), whose values bash may evaluate again.
+fn subscript_code(text: &str) -> Option<Vec<&str>> {
+    let bytes = text.as_bytes();
+    let mut code = Vec::new();
+    let mut found = false;
+    let mut depth = 0usize;
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'[' => depth += 1,
+            b']' if depth > 0 => depth -= 1,
+            b'`' if depth > 0 => {
+                found = true;
+                let end = text[at + 1..].find('`').map_or(text.len(), |n| at + 1 + n);
+                code.push(&text[at + 1..end]);
+                at = end;
+            }
+            b'$' if depth > 0 => {
+                found = true;
+                if bytes.get(at + 1) == Some(&b'(') {
+                    let end = closing_paren(bytes, at + 1);
+                    code.push(&text[at + 2..end.min(text.len())]);
+                    at = end;
+                }
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    found.then_some(code)
+}
+
+/// The index of the `)` that closes the `(` at `open` (or the end of `bytes`).
+fn closing_paren(bytes: &[u8], open: usize) -> usize {
+    let mut depth = 0usize;
+    for (at, &b) in bytes.iter().enumerate().skip(open) {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return at;
+                }
+            }
+            _ => {}
+        }
+    }
+    bytes.len()
 }
 
 /// At most [`MAX_PART_TEXT`] bytes of `text`, cut at a character boundary.

@@ -9,6 +9,35 @@
 use super::super::walk::{Arg, Cx};
 use super::env::changes_program;
 
+/// CLASSIFY-8: the builtins whose operands bash evaluates as arithmetic, where a subscript
+/// `a[$(cmd)]` runs `cmd`: `let`, `declare` and its kin, `read`, `printf -v`, `test -v`.
+/// Each operand's code counts (only in a bash reading; see `grammar.rs`).
+pub(crate) fn evaluation_contexts(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    let program = args[0].text;
+    let operands: Vec<&str> = match program {
+        "let" | "declare" | "typeset" | "local" | "readonly" | "export" | "read" => {
+            args[1..].iter().map(|arg| arg.text).collect()
+        }
+        "printf" => args
+            .windows(2)
+            .filter(|pair| pair[0].text == "-v")
+            .map(|pair| pair[1].text)
+            .chain(
+                args[1..]
+                    .iter()
+                    .filter_map(|arg| arg.text.strip_prefix("-v").filter(|rest| !rest.is_empty())),
+            )
+            .collect(),
+        "test" | "[" if args.iter().any(|arg| arg.text == "-v") => {
+            args[1..].iter().map(|arg| arg.text).collect()
+        }
+        _ => return,
+    };
+    for operand in operands {
+        cx.evaluated(operand, program);
+    }
+}
+
 /// Handles the builtins; `false` when `args[0]` is none of them.
 pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
     let program = args[0].text;

@@ -4,6 +4,12 @@
 use super::super::opts::{Opt, Opts, Spec};
 use super::super::walk::{Arg, Cx, Stdin, Subject};
 use crate::class::CommandClass;
+use crate::grammar::Grammar;
+use crate::shell::Shell;
+
+/// A shell whose grammar is not known: a login shell (`ssh HOST CMD`, `su -c`), `$SHELL`
+/// (`flock -c`) or `/bin/sh` (`watch`) is read in every modelled grammar (CLASSIFY-8).
+const ANY_SHELL: Shell = Shell::Sh;
 
 /// Shells whose scripts the classifier reads.
 pub(crate) const SHELLS: &[&str] = &[
@@ -67,6 +73,8 @@ pub(crate) const WRAPPERS: &[&str] = &[
     "chroot",
     "flock",
     "nsenter",
+    "unshare",
+    "systemd-nspawn",
     "watch",
     "unbuffer",
     "systemd-run",
@@ -250,23 +258,40 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
                 long_values: &["userspec", "groups"],
             };
             let (_, at) = Opts::leading(&args[1..], &spec);
-            if args.len() <= at + 2 {
-                cx.mutation(program, "opens a shell in another root");
-            } else {
-                inner(cx, args, at + 2, "runs nothing");
-            }
+            other_root(cx, args, at + 2, "another root");
         }
         "nsenter" => {
+            // Only these take a separate value; `-m`, `-n`, `-r`, `-w`... take an optional
+            // one that must be attached (`-n/proc/1/ns/net`, `--net=FILE`).
             let spec = Spec {
-                short_values: "tSGrw",
+                short_values: "tSG",
                 long_values: &["target", "setuid", "setgid"],
             };
             let (_, at) = Opts::leading(&args[1..], &spec);
-            if args.len() <= at + 1 {
-                cx.mutation(program, "opens a shell in another namespace");
-            } else {
-                inner(cx, args, at + 1, "runs nothing");
-            }
+            other_root(cx, args, at + 1, "another process's namespaces");
+        }
+        "unshare" => {
+            let spec = Spec {
+                short_values: "SGRwl",
+                long_values: &[
+                    "setuid",
+                    "setgid",
+                    "root",
+                    "wd",
+                    "propagation",
+                    "setgroups",
+                    "map-user",
+                    "map-group",
+                    "map-users",
+                    "map-groups",
+                    "load-interp",
+                ],
+            };
+            let (_, at) = Opts::leading(&args[1..], &spec);
+            other_root(cx, args, at + 1, "new namespaces");
+        }
+        "systemd-nspawn" => {
+            cx.mutation(program, "boots or runs a program of a container's root");
         }
         "flock" => flock(cx, args),
         "xargs" => xargs(cx, args),
@@ -280,7 +305,11 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
                 inner(cx, args, at + 1, "runs nothing");
             } else {
                 let joined = join(&args[(at + 1).min(args.len())..]);
-                script_or_nothing(cx, program, &joined);
+                if joined.trim().is_empty() {
+                    cx.read_only(program, "runs nothing");
+                } else {
+                    cx.script_in(&joined, program, ANY_SHELL.grammars());
+                }
             }
         }
         "systemd-run" => {
@@ -336,11 +365,30 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
                 cx.script_without_input(action, program);
             }
         },
-        _ if SHELLS.contains(&program) => shell(cx, args),
+        "busybox" => busybox(cx, args),
+        _ if SHELLS.contains(&program) => shell(cx, args, Shell::grammars_of_program(program)),
         _ if INTERPRETERS.contains(&program) && !program.ends_with("awk") => interpreter(cx, args),
         _ => return false,
     }
     true
+}
+
+/// CLASSIFY-8: `chroot DIR prog`, `nsenter`, `unshare` run a program of another root or
+/// namespace, which may not be the program the classifier knows by that name: never
+/// `read_only`; the command is classified too, so a destructive one stays destructive.
+pub(crate) fn other_root(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>], at: usize, place: &str) {
+    let program = args[0].text;
+    match args.get(at..).filter(|rest| !rest.is_empty()) {
+        Some(rest) => {
+            let predicate = format!("runs a program of {place}, which the classifier cannot know");
+            cx.mutation(program, &predicate);
+            cx.run(rest);
+        }
+        None => {
+            let predicate = format!("opens a shell in {place}");
+            cx.mutation(program, &predicate);
+        }
+    }
 }
 
 /// Classifies `args[at..]` as the wrapped command, or reports `bare` when there is none.
@@ -400,6 +448,10 @@ fn sudo(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         cx.mutation(program, "edits files");
         return;
     }
+    if opts.either('R', "chroot") {
+        // CLASSIFY-8: the command is another root's program of that name.
+        cx.mutation(program, "runs a program of another root (-R)");
+    }
     if args.len() <= at {
         if opts.either('s', "shell") || opts.either('i', "login") {
             cx.mutation(program, "opens a root shell");
@@ -454,7 +506,7 @@ fn flock(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     };
     let (opts, at) = Opts::leading(&args[1..], &spec);
     if let Some(command) = opts.short_value('c').or(opts.long_value("command")) {
-        cx.script(command, program);
+        cx.script_in(command, program, ANY_SHELL.grammars());
         return;
     }
     let rest = &args[(at + 2).min(args.len())..];
@@ -464,7 +516,7 @@ fn flock(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     }) = rest.first()
     {
         match rest.get(1) {
-            Some(command) => cx.script(command.text, program),
+            Some(command) => cx.script_in(command.text, program, ANY_SHELL.grammars()),
             None => cx.read_only(program, "runs nothing"),
         }
         return;
@@ -532,7 +584,7 @@ fn su(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     // `su` takes options after the user name too (`su postgres -c '...'`).
     let all = Opts::parse(&args[1..], &spec);
     if let Some(command) = all.short_value('c').or(all.long_value("command")) {
-        cx.script(command, program);
+        cx.script_in(command, program, ANY_SHELL.grammars());
         return;
     }
     // `runuser -u user -- cmd` runs the command directly.
@@ -543,7 +595,19 @@ fn su(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     cx.mutation(program, "opens a shell as another user");
 }
 
-fn shell(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+/// `busybox sh ...` is ash; `busybox APPLET ...` runs the applet of that name.
+fn busybox(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    match args.get(1) {
+        Some(applet) if matches!(applet.text, "sh" | "ash" | "hush") && !applet.dynamic => {
+            shell(cx, &args[1..], Shell::Busybox.grammars());
+        }
+        Some(applet) if !applet.text.starts_with('-') => cx.run(&args[1..]),
+        _ => cx.read_only(args[0].text, "only lists its applets"),
+    }
+}
+
+/// `sh -c SCRIPT`, `bash -s < file`, `... | sh`: the script is read in `grammars`.
+fn shell(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>], grammars: &[Grammar]) {
     let program = args[0].text;
     let spec = Spec {
         short_values: "oO",
@@ -559,7 +623,7 @@ fn shell(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         match first {
             Some(script) => {
                 cx.read_only(program, "runs the script given with -c");
-                cx.script(script.text, program);
+                cx.script_in(script.text, program, grammars);
             }
             None => cx.read_only(program, "runs nothing"),
         }
@@ -577,7 +641,7 @@ fn shell(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         Stdin::Text(text) => {
             cx.read_only(program, "runs the script on its input");
             // The script's commands read what is left of that input: nothing known.
-            cx.script_without_input(&text, program);
+            cx.script_without_input_in(&text, program, grammars);
         }
         Stdin::Pipe(producer) => {
             let predicate =
@@ -634,7 +698,7 @@ fn ssh(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let remote = &args[at + 2..];
     if !remote.is_empty() {
         cx.read_only(program, "runs the remote command");
-        cx.script(&join(remote), program);
+        cx.script_in(&join(remote), program, ANY_SHELL.grammars());
         return;
     }
     if opts.short('L') || opts.short('R') || opts.short('D') || opts.short('N') || opts.short('W') {
@@ -644,7 +708,7 @@ fn ssh(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     match cx.stdin() {
         Stdin::Text(text) => {
             cx.read_only(program, "runs its input on the remote host");
-            cx.script_without_input(&text, program);
+            cx.script_without_input_in(&text, program, ANY_SHELL.grammars());
         }
         Stdin::Pipe(producer) => {
             let predicate = format!(

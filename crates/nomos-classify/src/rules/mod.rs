@@ -341,6 +341,7 @@ pub(crate) fn ignores_dynamic_args(program: &str) -> bool {
 /// Classifies one command (`args[0]` is the program, already known not to be a path).
 pub(crate) fn classify(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let program = args[0].text;
+    builtins::evaluation_contexts(cx, args);
     if builtins::run(cx, args)
         || env::run(cx, args)
         || files::run(cx, args)

@@ -274,10 +274,12 @@ fn ip(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let object = args.get(at + 1).map(|arg| arg.text);
     let verb = args.get(at + 2).map(|arg| arg.text);
     if object == Some("netns") && verb == Some("exec") {
+        // CLASSIFY-8: the command runs with the namespace's own `/etc/netns` files mounted
+        // over the host's; never `read_only`, and the command itself is classified too.
         cx.report(
-            CommandClass::ReadOnly,
+            CommandClass::ConfigMutation,
             Subject::Command(program, "netns exec"),
-            "runs a command in a namespace",
+            "runs a program in another network namespace",
         );
         if args.len() > at + 4 {
             cx.run(&args[at + 4..]);
