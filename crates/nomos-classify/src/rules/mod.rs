@@ -13,6 +13,8 @@ pub(crate) mod options;
 pub(crate) mod packages;
 pub(crate) mod paths;
 pub(crate) mod proxmox;
+pub(crate) mod sed;
+pub(crate) mod setters;
 pub(crate) mod sql;
 pub(crate) mod storage;
 pub(crate) mod system;
@@ -165,7 +167,6 @@ const READERS: &[&str] = &[
     "whatis",
     "tldr",
     "lslogins",
-    "systemd-analyze",
     "systemd-cgls",
     "systemd-cgtop",
     "systemd-detect-virt",
@@ -314,7 +315,6 @@ const WRITING_OPTIONS: &[(&str, &[&str])] = &[
     ("atop", &["-w"]),
     ("ncdu", &["-o"]),
     ("tldr", &["-u", "--update"]),
-    ("systemd-analyze", &["set-", "--root"]),
     ("less", &["-o", "-O", "--log-file", "--LOG-FILE"]),
     ("sensors", &["-s", "--set"]),
     ("top", &["-w"]),
@@ -346,6 +346,7 @@ pub(crate) fn classify(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         || env::run(cx, args)
         || files::run(cx, args)
         || text::run(cx, args)
+        || setters::run(cx, args)
         || system::run(cx, args)
         || containers::run(cx, args)
         || packages::run(cx, args)

@@ -110,46 +110,6 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
         }
         "curl" => curl(cx, args),
         "wget" => wget(cx, args),
-        "nmcli" => {
-            let positionals: Vec<&str> = args[1..]
-                .iter()
-                .filter(|arg| !arg.text.starts_with('-'))
-                .map(|arg| arg.text)
-                .collect();
-            let reads = match positionals.as_slice() {
-                [] | [_] => true,
-                [_, verb, ..] => {
-                    matches!(
-                        *verb,
-                        "show"
-                            | "status"
-                            | "list"
-                            | "s"
-                            | "l"
-                            | "permissions"
-                            | "hostname"
-                            | "logging"
-                            | "monitor"
-                            | "wifi"
-                    ) && positionals.len() <= 3
-                }
-            };
-            if reads {
-                cx.read_only(program, "only reads");
-            } else {
-                cx.mutation(program, "changes network settings");
-            }
-        }
-        "resolvectl" | "systemd-resolve" => match args.get(1).map(|arg| arg.text) {
-            None
-            | Some(
-                "status" | "query" | "statistics" | "service" | "openpgp" | "tlsa" | "show-cache"
-                | "show-server-state" | "--status" | "monitor",
-            ) => {
-                cx.read_only(program, "only reads");
-            }
-            Some(_) => cx.mutation(program, "changes resolver settings"),
-        },
         "tc" | "bridge" | "brctl" => {
             let positionals: Vec<&str> = args[1..]
                 .iter()

@@ -232,26 +232,6 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
                 cx.read_only(program, "only prints the host name");
             }
         }
-        "hostnamectl" | "timedatectl" | "localectl" => {
-            match args[1..]
-                .iter()
-                .find(|arg| !arg.text.starts_with('-'))
-                .map(|arg| arg.text)
-            {
-                None
-                | Some(
-                    "status" | "show" | "list-timezones" | "list-locales" | "list-keymaps"
-                    | "timesync-status" | "show-timesync",
-                ) => {
-                    cx.read_only(program, "only reads");
-                }
-                Some(verb) => cx.report(
-                    CommandClass::ConfigMutation,
-                    Subject::Command(program, verb),
-                    "changes system settings",
-                ),
-            }
-        }
         "loginctl" => match args.get(1).map(|arg| arg.text) {
             None
             | Some(
@@ -313,11 +293,11 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
         }
         "modprobe" | "insmod" | "rmmod" | "depmod" => {
             let opts = Opts::parse(&args[1..], &Spec::FLAGS_ONLY);
-            if opts.either('n', "dry-run")
-                || opts.short('c')
-                || opts.long("showconfig")
-                || opts.long("show-depends")
-            {
+            // Only modprobe and depmod honour `-n`; only modprobe shows its configuration.
+            let simulates = matches!(program, "modprobe" | "depmod") && opts.either('n', "dry-run");
+            let shows = program == "modprobe"
+                && (opts.short('c') || opts.long("showconfig") || opts.long("show-depends"));
+            if simulates || shows {
                 cx.read_only(program, "only shows what it would do");
             } else {
                 cx.mutation(program, "loads or unloads kernel modules");
