@@ -1400,3 +1400,148 @@ fn classify_7_a_policy_rule_with_examples_knows_an_unknown_program_and_a_floor_d
         got.reason
     );
 }
+
+// rule: CLASSIFY-8
+#[test]
+fn classify_8_constructs_are_read_as_the_pinned_shell_reads_them() {
+    // dash reads `((` as two subshells and `[[` as a program; bash reads arithmetic and tests.
+    check_in(Shell::Sh, "((rm -rf /tmp/x))", Destructive);
+    check_in(Shell::Bash, "((rm -rf /tmp/x))", ReadOnly);
+    check_in(Shell::Sh, "[[ a > b ]]", ConfigMutation);
+    check_in(Shell::Bash, "[[ a > b ]]", ReadOnly);
+    check_in(Shell::Busybox, "[[ -n a ]]", ReadOnly);
+    // A syntax error in one of /bin/sh's shells is a command that cannot be read.
+    check_in(Shell::Sh, "function f { ls; }", Destructive);
+    check_in(Shell::Busybox, "function f { ls; }", ReadOnly);
+    check_in(Shell::Sh, "cat <<< x", Destructive);
+    check_in(Shell::Bash, "cat <<< x", ReadOnly);
+    check_in(Shell::Sh, "ls |& cat", Destructive);
+    check_in(Shell::Sh, "a=(x y)", Destructive);
+    check_in(Shell::Sh, "cat <(echo hi)", Destructive);
+    check_in(Shell::Busybox, "cat <(echo hi)", ReadOnly);
+    // dash runs `echo hi &` and then `>> out`; bash appends both streams.
+    check_in(Shell::Sh, "echo hi &>> out", Destructive);
+    check_in(Shell::Bash, "echo hi &>> out", ConfigMutation);
+    check_in(Shell::Busybox, "echo hi >& out", ConfigMutation);
+    // bash expands braces into words known only when it runs.
+    check_in(Shell::Bash, "{ls,/tmp}", ConfigMutation);
+    check_in(Shell::Sh, "{rm,-rf,/tmp/x}", ConfigMutation);
+}
+
+// rule: CLASSIFY-8
+#[test]
+fn classify_8_the_reason_names_the_shell_when_readings_disagree() {
+    check_reason("[[ -n a ]]", ConfigMutation, "(as dash reads it)");
+    check_reason("((rm -rf /x))", Destructive, "(as dash reads it)");
+}
+
+// rule: CLASSIFY-8
+#[test]
+fn classify_8_code_in_evaluation_contexts_is_code() {
+    for command in [
+        "echo $(( '$(touch /tmp/p)' ))",
+        "echo $(( a[$(touch /tmp/p)] ))",
+        "x='a[$(touch /tmp/p)]'; echo $((x))",
+        "let 'a[$(touch /tmp/p)]=1'",
+        "declare -i x='a[$(touch /tmp/p)]'",
+        "typeset x='a[$(touch /tmp/p)]'",
+        "[[ a[$(touch /tmp/p)] -eq 1 ]]",
+        "printf -v 'a[$(touch /tmp/p)]' x",
+        "read 'a[$(touch /tmp/p)]' < /etc/hostname",
+        "test -v 'a[$(touch /tmp/p)]'",
+        "echo ${a['$(touch /tmp/p)']}",
+    ] {
+        check_in(Shell::Sh, command, ConfigMutation);
+        check_in(Shell::Bash, command, ConfigMutation);
+    }
+    // ash has no arrays: its `let` and `read` do not evaluate subscripts.
+    check_in(
+        Shell::Busybox,
+        "x='a[$(touch /tmp/p)]'; echo $((x))",
+        ReadOnly,
+    );
+    check("let x=1", ReadOnly);
+    check("printf -v x %s y", ReadOnly);
+}
+
+// rule: CLASSIFY-8
+#[test]
+fn classify_8_a_variable_assigned_by_a_builtin_that_changes_what_runs_is_a_mutation() {
+    for command in [
+        "read PATH < /etc/hostname",
+        "read -r -d x LD_PRELOAD < /etc/hosts",
+        "getopts ab PATH",
+        "for IFS in x; do ls; done",
+        "printf -v PATH %s /tmp",
+        "mapfile -t PATH < /etc/hosts",
+    ] {
+        check(command, ConfigMutation);
+    }
+    check_in(
+        Shell::Bash,
+        "select PATH in /tmp; do ls; done",
+        ConfigMutation,
+    );
+    check("read -r x < /etc/hostname", ReadOnly);
+    check("getopts ab opt", ReadOnly);
+}
+
+// rule: CLASSIFY-8
+#[test]
+fn classify_8_simulation_counts_only_where_the_subcommand_honours_it() {
+    check("apt-get -s install nginx", ReadOnly);
+    check("apt-get -s upgrade", ReadOnly);
+    check("apt-get -s update", ConfigMutation);
+    check("apt-get --simulate download nginx", ConfigMutation);
+    check("apt-get --dry-run source nginx", ConfigMutation);
+    check("apt-get -s clean", ConfigMutation);
+    check("modprobe -n nf_conntrack", ReadOnly);
+    check("rmmod -n nf_conntrack", ConfigMutation);
+    check("make -n all", ConfigMutation);
+    check("rsync -n -a /a/ /b/", ReadOnly);
+    check("rsync -n -a -e 'sh -c id' /a/ /b/", ConfigMutation);
+    check("rsync -n --log-file=/tmp/l /a/ /b/", ConfigMutation);
+}
+
+// rule: CLASSIFY-8
+#[test]
+fn classify_8_remote_file_arguments_are_not_read_only() {
+    for command in [
+        "tar -tf backup:/x.tar",
+        "tar -tfbackup:/x.tar",
+        "tar --file=backup:/x.tar -t",
+        "tar --file backup:/x.tar --list",
+        "tar tvf backup:/x.tar",
+        "tar tfC backup:/x.tar /tmp",
+        "tar -tvC /tmp -f root@nas:/x.tar",
+        "rsync -n backup:/etc/ /tmp/x",
+        "rsync -n backup::module /tmp/x",
+        "rsync -n rsync://backup/module /tmp/x",
+        "git ls-remote 'ext::sh -c touch% /tmp/x'",
+        "git fetch 'ext::sh -c id'",
+        "git archive --remote=ext::x HEAD",
+    ] {
+        check(command, ConfigMutation);
+    }
+    check("tar -tvf ./a:b.tar", ReadOnly);
+    check("tar -tvf /srv/x.tar", ReadOnly);
+}
+
+// rule: CLASSIFY-8
+#[test]
+fn classify_8_wrappers_running_another_root_are_never_read_only() {
+    for command in [
+        "chroot /srv/root ls",
+        "chroot /srv/root",
+        "nsenter -t 1 -m -u -i -n -p ls",
+        "unshare -r id",
+        "unshare --mount --pid --fork ls",
+        "systemd-nspawn -D /srv/root ls",
+        "ip netns exec blue ip addr",
+        "sudo -R /srv/root ls",
+    ] {
+        check(command, ConfigMutation);
+    }
+    check("nsenter -t 1 -m -u -i -n -p rm -rf /x", Destructive);
+    check("ip netns exec blue rm -rf /x", Destructive);
+}

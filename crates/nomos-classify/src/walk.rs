@@ -169,14 +169,19 @@ impl<'p> Walker<'p> {
     /// Classifies a command and returns the indexes of the policy rules that matched.
     ///
     /// CLASSIFY-8: the command is read in every grammar its shell may have (`/bin/sh` is
-    /// dash, bash or ash); readings that give the same tree are walked once, and the
+    /// dash, bash or ash); readings that give the same tree (and evaluate subscripts alike) are
+    /// walked once, and the
     /// strictest reading wins (the first on a tie), its reason saying which shell reads it
     /// so when the readings disagree.
     pub(crate) fn classify_traced(self, command: &str) -> (Classification, Vec<usize>) {
         let mut readings: Vec<(Grammar, Result<Script, ParseError>)> = Vec::new();
         for &grammar in self.shell.grammars() {
             let parsed = Script::parse_in(command, grammar);
-            if !readings.iter().any(|(_, seen)| *seen == parsed) {
+            // Two readings with the same tree are walked once, unless one of them
+            // evaluates subscripts and the other does not: the walk differs then.
+            if !readings.iter().any(|(seen_in, seen)| {
+                *seen == parsed && seen_in.evaluates_subscripts() == grammar.evaluates_subscripts()
+            }) {
                 readings.push((grammar, parsed));
             }
         }
@@ -622,7 +627,11 @@ impl<'p> Walker<'p> {
         let mut readings: Vec<(Grammar, Result<Script, ParseError>)> = Vec::new();
         for &grammar in grammars {
             let parsed = Script::parse_in(text, grammar);
-            if !readings.iter().any(|(_, seen)| *seen == parsed) {
+            // Two readings with the same tree are walked once, unless one of them
+            // evaluates subscripts and the other does not: the walk differs then.
+            if !readings.iter().any(|(seen_in, seen)| {
+                *seen == parsed && seen_in.evaluates_subscripts() == grammar.evaluates_subscripts()
+            }) {
                 readings.push((grammar, parsed));
             }
         }
