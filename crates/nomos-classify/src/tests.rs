@@ -1450,6 +1450,9 @@ fn classify_8_code_in_evaluation_contexts_is_code() {
         "read 'a[$(touch /tmp/p)]' < /etc/hostname",
         "test -v 'a[$(touch /tmp/p)]'",
         "echo ${a['$(touch /tmp/p)']}",
+        "declare -a x='([0]=$(touch /tmp/p))'",
+        "unset 'a[$(touch /tmp/p)]'",
+        "ls ${x:'$(touch /tmp/p)'}",
     ] {
         check_in(Shell::Sh, command, ConfigMutation);
         check_in(Shell::Bash, command, ConfigMutation);

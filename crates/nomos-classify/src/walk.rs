@@ -958,23 +958,28 @@ fn pipe_output<'s>(command: &'s Command, src: Src<'s>, stdin: &Stdin<'s>) -> Std
 /// The commands (`$(...)` and backtick bodies) in the subscripts of `text`, or `None` when
 /// no subscript holds an expansion; `Some` with no commands when a subscript expands only
 /// parameters (`a[$x]`), whose values bash may evaluate again.
+///
+/// A quoted compound value (`declare -a x='([0]=$(cmd))'`) is expanded by bash as an array
+/// assignment: everything after its `=(` counts as if inside a subscript.
 fn subscript_code(text: &str) -> Option<Vec<&str>> {
     let bytes = text.as_bytes();
     let mut code = Vec::new();
     let mut found = false;
     let mut depth = 0usize;
+    let compound = text.find("=(").map_or(usize::MAX, |eq| eq + 1);
     let mut at = 0;
     while at < bytes.len() {
+        let inside = depth > 0 || at > compound;
         match bytes[at] {
             b'[' => depth += 1,
             b']' if depth > 0 => depth -= 1,
-            b'`' if depth > 0 => {
+            b'`' if inside => {
                 found = true;
                 let end = text[at + 1..].find('`').map_or(text.len(), |n| at + 1 + n);
                 code.push(&text[at + 1..end]);
                 at = end;
             }
-            b'$' if depth > 0 => {
+            b'$' if inside => {
                 found = true;
                 if bytes.get(at + 1) == Some(&b'(') {
                     let end = closing_paren(bytes, at + 1);

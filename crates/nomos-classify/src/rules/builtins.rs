@@ -10,12 +10,13 @@ use super::super::walk::{Arg, Cx};
 use super::env::changes_program;
 
 /// CLASSIFY-8: the builtins whose operands bash evaluates as arithmetic, where a subscript
-/// `a[$(cmd)]` runs `cmd`: `let`, `declare` and its kin, `read`, `printf -v`, `test -v`.
+/// `a[$(cmd)]` runs `cmd`: `let`, `declare` and its kin, `read`, `unset`, `printf -v`,
+/// `test -v`.
 /// Each operand's code counts (only in a bash reading; see `grammar.rs`).
 pub(crate) fn evaluation_contexts(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let program = args[0].text;
     let operands: Vec<&str> = match program {
-        "let" | "declare" | "typeset" | "local" | "readonly" | "export" | "read" => {
+        "let" | "declare" | "typeset" | "local" | "readonly" | "export" | "read" | "unset" => {
             args[1..].iter().map(|arg| arg.text).collect()
         }
         "printf" => args
