@@ -64,6 +64,7 @@
 
 #![deny(missing_docs)]
 
+mod arith;
 pub mod ast;
 pub mod class;
 pub mod classification;

@@ -8,9 +8,10 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+use super::arith;
 use super::ast::{
-    Command, Compound, Expansion, HereDoc, List, Pipeline, Redirect, RedirectOp, RedirectTarget,
-    Script, SimpleCommand, Word,
+    Command, Compound, Expansion, HereDoc, List, Pipeline, Quoting, Redirect, RedirectOp,
+    RedirectTarget, Script, SimpleCommand, Word,
 };
 use super::parser::ParseError;
 use super::policy::{Policy, PolicyMatch};
@@ -132,6 +133,9 @@ pub(crate) struct Walker<'p> {
     worst: Option<Winner>,
     readers: Vec<String>,
     functions: Vec<String>,
+    /// Variables assigned from data in a bash reading (`read x`, `x=$(cmd)`): arithmetic
+    /// that names one evaluates code its value may hold (CLASSIFY-8).
+    from_data: Vec<String>,
     defining: Vec<String>,
     nesting: usize,
     reread_bytes: usize,
@@ -151,6 +155,7 @@ impl<'p> Walker<'p> {
             worst: None,
             readers: Vec::new(),
             functions: Vec::new(),
+            from_data: Vec::new(),
             defining: Vec::new(),
             nesting: 0,
             reread_bytes: 0,
@@ -396,6 +401,13 @@ impl<'p> Walker<'p> {
                 for word in words {
                     self.walk_expansions(&word.expansions, src);
                 }
+                // Expanded words and file names from a glob are data.
+                let data = words
+                    .iter()
+                    .any(|word| !word.expansions.is_empty() || word.text.contains(['*', '?', '[']));
+                if data {
+                    self.assigned_from_data(name);
+                }
                 if rules::env::changes_program(name) {
                     let part = self.next_part(name);
                     self.report(
@@ -408,6 +420,8 @@ impl<'p> Walker<'p> {
                 self.walk_list(body, src, stdin);
             }
             Compound::ArithFor { header, body } => {
+                let part = self.next_part("for (( ... ))");
+                self.data_in_arith_command(part);
                 self.walk_expansions(header, src);
                 self.walk_list(body, src, stdin);
             }
@@ -428,9 +442,19 @@ impl<'p> Walker<'p> {
                     Subject::Word("[["),
                     "only tests",
                 );
+                let arithmetic = words.iter().any(|word| {
+                    word.quoting == Quoting::Bare
+                        && matches!(
+                            word.text.as_str(),
+                            "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge"
+                        )
+                });
                 for word in words {
                     self.walk_expansions(&word.expansions, src);
                     self.evaluated_text(&word.text, part, "[[");
+                    if arithmetic {
+                        self.data_in_arithmetic(&word.text, part, "[[");
+                    }
                 }
             }
             Compound::Arith(expansions) => {
@@ -441,6 +465,7 @@ impl<'p> Walker<'p> {
                     Subject::Word("(("),
                     "only computes",
                 );
+                self.data_in_arith_command(part);
                 self.walk_expansions(expansions, src);
             }
         }
@@ -479,8 +504,16 @@ impl<'p> Walker<'p> {
             self.walk_redirect(redirect, src, part);
         }
         let input = simple_input(simple, src, stdin);
+        for word in simple.assignments.iter().chain(&simple.words) {
+            for arithmetic in arith::arithmetic_parts(&word.text) {
+                self.data_in_arithmetic(arithmetic, part, &word.text);
+            }
+        }
         for assignment in &simple.assignments {
             let name = assignment.assignment_name().unwrap_or_default();
+            if !assignment.expansions.is_empty() {
+                self.assigned_from_data(name);
+            }
             // A quoted value holding `a[$(cmd)]` runs `cmd` wherever bash evaluates the
             // variable as a number (`$((x))`); an unquoted one ran its substitution already.
             if assignment.expansions.is_empty() {
@@ -658,6 +691,41 @@ impl<'p> Walker<'p> {
                     );
                 }
             }
+        }
+    }
+
+    /// CLASSIFY-8: `name` now holds data (read from input, a loop over expanded words, a
+    /// command's output); only bash evaluates such a value as arithmetic.
+    fn assigned_from_data(&mut self, name: &str) {
+        if self.grammar.evaluates_subscripts() && !self.from_data.iter().any(|seen| seen == name) {
+            self.from_data.push(name.to_string());
+        }
+    }
+
+    /// CLASSIFY-8: arithmetic `text` that names a variable holding data runs the code in the
+    /// subscripts of that value (`read x < f; echo $((x))` with `a[$(cmd)]` in `f`).
+    fn data_in_arithmetic(&mut self, text: &str, part: Part<'_>, what: &str) {
+        if !self.grammar.evaluates_subscripts() {
+            return;
+        }
+        let Some(name) = arith::mentioned(text, &self.from_data) else {
+            return;
+        };
+        let predicate = format!(
+            "evaluates `{name}`, which holds data, as arithmetic, where a subscript in its value runs code"
+        );
+        self.report(
+            part,
+            CommandClass::ConfigMutation,
+            Subject::Word(what),
+            &predicate,
+        );
+    }
+
+    /// `(( ))` and `for (( ))` keep no text: any variable holding data may reach them.
+    fn data_in_arith_command(&mut self, part: Part<'_>) {
+        if let Some(name) = self.from_data.first().cloned() {
+            self.data_in_arithmetic(&name, part, "((");
         }
     }
 
@@ -848,6 +916,17 @@ impl<'i> Cx<'_, '_, '_, 'i> {
     /// `printf -v`, `test -v`): the code in its subscripts counts.
     pub(crate) fn evaluated(&mut self, text: &str, what: &str) {
         self.walker.evaluated_text(text, self.part, what);
+    }
+
+    /// CLASSIFY-8: `text` is read as arithmetic (`let`, `declare -i`): a variable holding
+    /// data that it names counts.
+    pub(crate) fn arithmetic(&mut self, text: &str, what: &str) {
+        self.walker.data_in_arithmetic(text, self.part, what);
+    }
+
+    /// CLASSIFY-8: `name` is assigned from data (`read`, `mapfile`, `getopts`, `printf -v`).
+    pub(crate) fn assigned_from_data(&mut self, name: &str) {
+        self.walker.assigned_from_data(name);
     }
 
     /// Where this command's standard input comes from.

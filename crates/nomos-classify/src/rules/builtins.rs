@@ -15,6 +15,7 @@ use super::env::changes_program;
 /// Each operand's code counts (only in a bash reading; see `grammar.rs`).
 pub(crate) fn evaluation_contexts(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let program = args[0].text;
+    data_and_arithmetic(cx, args);
     let operands: Vec<&str> = match program {
         "let" | "declare" | "typeset" | "local" | "readonly" | "export" | "read" | "unset" => {
             args[1..].iter().map(|arg| arg.text).collect()
@@ -36,6 +37,62 @@ pub(crate) fn evaluation_contexts(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>])
     };
     for operand in operands {
         cx.evaluated(operand, program);
+    }
+}
+
+/// CLASSIFY-8: builtins that assign data to variables (`read`, `mapfile`, `getopts`,
+/// `printf -v`) and those that read their operands as arithmetic (`let`, `declare -i`).
+fn data_and_arithmetic(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    let program = args[0].text;
+    let names = args[1..]
+        .iter()
+        .map(|arg| arg.text)
+        .filter(|text| crate::ast::is_name(text));
+    match program {
+        "read" => {
+            cx.assigned_from_data("REPLY");
+            names.for_each(|name| cx.assigned_from_data(name));
+        }
+        "mapfile" | "readarray" => {
+            cx.assigned_from_data("MAPFILE");
+            names.for_each(|name| cx.assigned_from_data(name));
+        }
+        "getopts" => {
+            cx.assigned_from_data("OPTARG");
+            if let Some(name) = args.get(2) {
+                cx.assigned_from_data(name.text);
+            }
+        }
+        "printf" => {
+            let mut words = args[1..].iter().map(|arg| arg.text);
+            while let Some(word) = words.next() {
+                match word.strip_prefix("-v") {
+                    Some("") => {
+                        if let Some(name) = words.next() {
+                            cx.assigned_from_data(name);
+                        }
+                    }
+                    Some(name) => cx.assigned_from_data(name),
+                    None => {}
+                }
+            }
+        }
+        "let" => {
+            for arg in &args[1..] {
+                cx.arithmetic(arg.text, program);
+            }
+        }
+        "declare" | "typeset" | "local" | "readonly" | "export" => {
+            let integer = args[1..].iter().any(|arg| {
+                arg.text.starts_with('-') && !arg.text.starts_with("--") && arg.text.contains('i')
+            });
+            for arg in &args[1..] {
+                if integer || arg.text.contains("=(") {
+                    cx.arithmetic(arg.text, program);
+                }
+            }
+        }
+        _ => {}
     }
 }
 
