@@ -1,7 +1,7 @@
 //! The text bash reads as arithmetic inside a word, and the variable names it mentions
 //! (CLASSIFY-8): a variable whose value came from data (`read`, `mapfile`, a loop over
 //! file names, `x=$(cmd)`) runs the code in that value's subscripts when arithmetic names
-//! it (`read x < f; echo $((x))`).
+//! it (`read x < f; echo $((x))`), and so does an indirect expansion of it (`${!x}`).
 
 /// The arithmetic parts of a word's source spelling: the bodies of `$(( ))` and the
 /// subscripts of `${name[...]}`.
@@ -24,6 +24,13 @@ pub(crate) fn arithmetic_parts(text: &str) -> Vec<&str> {
                 .position(|&b| b == b'}')
                 .map_or(bytes.len(), |n| at + n);
             let inner = text.get(at + 2..end).unwrap_or("");
+            // `${!name}` expands the variable `name` names, subscript and all.
+            if let Some(indirect) = inner.strip_prefix('!') {
+                let name_end = indirect
+                    .find(|c: char| c != '_' && !c.is_ascii_alphanumeric())
+                    .unwrap_or(indirect.len());
+                parts.push(&indirect[..name_end]);
+            }
             if let (Some(open), Some(close)) = (inner.find('['), inner.rfind(']'))
                 && open < close
             {
@@ -88,6 +95,7 @@ mod tests {
             ["i", " (n) * 2 "]
         );
         assert!(arithmetic_parts("$x ${y}").is_empty());
+        assert_eq!(arithmetic_parts("${!ref}"), ["ref"]);
     }
 
     #[test]

@@ -508,6 +508,7 @@ impl<'p> Walker<'p> {
             for arithmetic in arith::arithmetic_parts(&word.text) {
                 self.data_in_arithmetic(arithmetic, part, &word.text);
             }
+            self.prompt_expansion(word, part);
         }
         for assignment in &simple.assignments {
             let name = assignment.assignment_name().unwrap_or_default();
@@ -722,6 +723,23 @@ impl<'p> Walker<'p> {
         );
     }
 
+    /// CLASSIFY-8: bash's `${x@P}` expands `x` as a prompt string, which runs the command
+    /// substitutions in its value.
+    fn prompt_expansion(&mut self, word: &Word, part: Part<'_>) {
+        if self.grammar == Grammar::Bash
+            && !word.expansions.is_empty()
+            && word.text.contains("${")
+            && word.text.contains("@P}")
+        {
+            self.report(
+                part,
+                CommandClass::ConfigMutation,
+                Subject::Word(&word.text),
+                "expands a variable as a prompt (`@P`), which runs the commands in its value",
+            );
+        }
+    }
+
     /// `(( ))` and `for (( ))` keep no text: any variable holding data may reach them.
     fn data_in_arith_command(&mut self, part: Part<'_>) {
         if let Some(name) = self.from_data.first().cloned() {
@@ -922,6 +940,11 @@ impl<'i> Cx<'_, '_, '_, 'i> {
     /// data that it names counts.
     pub(crate) fn arithmetic(&mut self, text: &str, what: &str) {
         self.walker.data_in_arithmetic(text, self.part, what);
+    }
+
+    /// The grammar of the reading being walked (CLASSIFY-8).
+    pub(crate) fn grammar(&self) -> Grammar {
+        self.walker.grammar
     }
 
     /// CLASSIFY-8: `name` is assigned from data (`read`, `mapfile`, `getopts`, `printf -v`).

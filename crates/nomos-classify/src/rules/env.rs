@@ -67,6 +67,7 @@ pub(crate) const WRAPPERS: &[&str] = &[
     "nice",
     "ionice",
     "nohup",
+    "coproc",
     "xargs",
     "stdbuf",
     "setsid",
@@ -200,6 +201,10 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
             let (_, at) = Opts::leading(&args[1..], &Spec::FLAGS_ONLY);
             inner(cx, args, at + 1, "runs nothing");
         }
+        // bash's `coproc CMD` runs CMD beside the shell (in dash `coproc` is a program name,
+        // which the dash reading finds unknown).
+        "coproc" if cx.grammar() == Grammar::Bash => inner(cx, args, 1, "runs nothing"),
+        "coproc" => return false,
         "nohup" | "setsid" | "unbuffer" => {
             let (_, at) = Opts::leading(&args[1..], &Spec::FLAGS_ONLY);
             inner(cx, args, at + 1, "runs nothing");
