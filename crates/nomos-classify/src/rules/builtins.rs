@@ -90,6 +90,13 @@ fn data_and_arithmetic(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
                 if integer || arg.text.contains("=(") {
                     cx.arithmetic(arg.text, program);
                 }
+                // `local x=$(cmd)` holds data, like `x=$(cmd)`.
+                if let Some((name, _)) = arg.text.split_once('=')
+                    && arg.dynamic
+                    && crate::ast::is_name(name)
+                {
+                    cx.assigned_from_data(name);
+                }
             }
         }
         _ => {}
@@ -243,7 +250,12 @@ fn variables(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>], flags: &str, values:
             continue;
         }
         options_done = true;
-        if arg.dynamic && !text.contains('=') {
+        // A name known only at run time (`"$x=1"`, `a[$i]=1`) may hold a subscript that bash
+        // evaluates (CLASSIFY-8).
+        let dynamic_name = text
+            .split_once('=')
+            .is_none_or(|(name, _)| name.contains(['$', '`']));
+        if arg.dynamic && dynamic_name {
             let predicate = format!("sets a variable named only at run time (`{text}`)");
             cx.mutation(program, &predicate);
             return;
