@@ -3,14 +3,23 @@
 //! file names, `x=$(cmd)`) runs the code in that value's subscripts when arithmetic names
 //! it (`read x < f; echo $((x))`), and so does an indirect expansion of it (`${!x}`).
 
-/// The arithmetic parts of a word's source spelling: the bodies of `$(( ))` and the
-/// subscripts of `${name[...]}`.
+/// The arithmetic parts of a word's source spelling: the bodies of `$(( ))` and `$[ ]`,
+/// the subscripts of `${name[...]}`, the offset and length of `${name:offset:length}`, and
+/// the name of an indirect `${!name}`.
 pub(crate) fn arithmetic_parts(text: &str) -> Vec<&str> {
     let mut parts = Vec::new();
     let bytes = text.as_bytes();
     let mut at = 0;
     while at < bytes.len() {
-        if bytes[at..].starts_with(b"$((") {
+        if bytes[at..].starts_with(b"$[") {
+            // The old spelling of `$(( ))`.
+            let end = bytes[at..]
+                .iter()
+                .position(|&b| b == b']')
+                .map_or(bytes.len(), |n| at + n);
+            parts.push(text.get(at + 2..end).unwrap_or(""));
+            at = end;
+        } else if bytes[at..].starts_with(b"$((") {
             let end = closing(bytes, at + 1).unwrap_or(bytes.len());
             // `get`: an unterminated `$((` may end inside a multi-byte character.
             parts.push(
@@ -35,6 +44,16 @@ pub(crate) fn arithmetic_parts(text: &str) -> Vec<&str> {
                 && open < close
             {
                 parts.push(&inner[open + 1..close]);
+            }
+            // `${s:offset:length}`: both are arithmetic (`${s:-x}` and the like are not).
+            let name_end = inner
+                .trim_start_matches(['#', '!'])
+                .find(|c: char| c != '_' && !c.is_ascii_alphanumeric())
+                .map(|n| n + inner.len() - inner.trim_start_matches(['#', '!']).len());
+            if let Some(colon) = name_end.filter(|&n| inner[n..].starts_with(':'))
+                && !inner[colon + 1..].starts_with(['-', '=', '?', '+'])
+            {
+                parts.push(&inner[colon + 1..]);
             }
             at = end;
         }
@@ -96,6 +115,9 @@ mod tests {
         );
         assert!(arithmetic_parts("$x ${y}").is_empty());
         assert_eq!(arithmetic_parts("${!ref}"), ["ref"]);
+        assert_eq!(arithmetic_parts("${s:x:2}"), ["x:2"]);
+        assert!(arithmetic_parts("${s:-x}").is_empty());
+        assert_eq!(arithmetic_parts("$[x+1]"), ["x+1"]);
     }
 
     #[test]
