@@ -1554,4 +1554,8 @@ fn classify_8_wrappers_running_another_root_are_never_read_only() {
     }
     check("nsenter -t 1 -m -u -i -n -p rm -rf /x", Destructive);
     check("ip netns exec blue rm -rf /x", Destructive);
+    // iproute2 reads objects and verbs by prefix, and `-all` names no namespace.
+    check("ip -all netns exec rm -rf /x", Destructive);
+    check("ip net e blue rm -rf /x", Destructive);
+    check("ip vrf exec blue ls", ConfigMutation);
 }

@@ -233,16 +233,31 @@ fn ip(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let at = idx - 1;
     let object = args.get(at + 1).map(|arg| arg.text);
     let verb = args.get(at + 2).map(|arg| arg.text);
-    if object == Some("netns") && verb == Some("exec") {
+    // iproute2 matches objects and verbs by prefix: `ip net e NAME cmd` is `ip netns exec`.
+    let prefix = |word: Option<&str>, full: &str, least: usize| {
+        word.is_some_and(|word| word.len() >= least && full.starts_with(word))
+    };
+    let netns = prefix(object, "netns", 3);
+    if (netns || prefix(object, "vrf", 1)) && prefix(verb, "exec", 1) {
         // CLASSIFY-8: the command runs with the namespace's own `/etc/netns` files mounted
-        // over the host's; never `read_only`, and the command itself is classified too.
+        // over the host's (or bound to a VRF); never `read_only`, and the command itself is
+        // classified too. `ip -all netns exec cmd` names no namespace.
+        let all = args[1..idx]
+            .iter()
+            .any(|arg| matches!(arg.text.trim_start_matches('-'), "a" | "all"));
+        let (what, place) = if netns {
+            ("netns exec", "runs a program in another network namespace")
+        } else {
+            ("vrf exec", "runs a program bound to another routing table")
+        };
         cx.report(
             CommandClass::ConfigMutation,
-            Subject::Command(program, "netns exec"),
-            "runs a program in another network namespace",
+            Subject::Command(program, what),
+            place,
         );
-        if args.len() > at + 4 {
-            cx.run(&args[at + 4..]);
+        let start = if netns && all { at + 3 } else { at + 4 };
+        if args.len() > start {
+            cx.run(&args[start..]);
         }
         return;
     }
