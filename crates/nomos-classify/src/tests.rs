@@ -1464,6 +1464,15 @@ fn classify_8_code_in_evaluation_contexts_is_code() {
         check_in(Shell::Sh, command, ConfigMutation);
         check_in(Shell::Bash, command, ConfigMutation);
     }
+    // A value handed to a program's environment reaches any bash it starts.
+    for command in [
+        "env x='a[$(touch /tmp/p)]' bash -c 'echo $((x))'",
+        "sudo x='a[$(touch /tmp/p)]' bash -c 'echo $((x))'",
+        "x='a[$(touch /tmp/p)]' bash -c 'echo $((x))'",
+        "export x='a[$(touch /tmp/p)]'",
+    ] {
+        check_in(Shell::Busybox, command, ConfigMutation);
+    }
     // ash has no arrays: its `let` and `read` do not evaluate subscripts.
     check_in(
         Shell::Busybox,

@@ -518,7 +518,12 @@ impl<'p> Walker<'p> {
             // A quoted value holding `a[$(cmd)]` runs `cmd` wherever bash evaluates the
             // variable as a number (`$((x))`); an unquoted one ran its substitution already.
             if assignment.expansions.is_empty() {
-                self.evaluated_text(&assignment.text, part, name);
+                if simple.words.is_empty() {
+                    self.evaluated_text(&assignment.text, part, name);
+                } else {
+                    // Exported to the program, which may be a bash that evaluates it.
+                    self.evaluated_by_child(&assignment.text, part, name);
+                }
             }
             if rules::env::changes_program(name) {
                 self.report(
@@ -751,9 +756,15 @@ impl<'p> Walker<'p> {
     /// subscripts (`a[$(cmd)]`), however it was quoted. Such text is at least
     /// `config_mutation`, and the commands in it are classified as well.
     fn evaluated_text(&mut self, text: &str, part: Part<'_>, what: &str) {
-        if !self.grammar.evaluates_subscripts() {
-            return;
+        if self.grammar.evaluates_subscripts() {
+            self.evaluated_by_child(text, part, what);
         }
+    }
+
+    /// CLASSIFY-8: a value handed to another program in its environment (`x=V prog`,
+    /// `env x=V prog`, `export`) reaches any bash that program starts, whatever shell reads
+    /// this command.
+    fn evaluated_by_child(&mut self, text: &str, part: Part<'_>, what: &str) {
         let Some(code) = subscript_code(text) else {
             return;
         };
@@ -934,6 +945,12 @@ impl<'i> Cx<'_, '_, '_, 'i> {
     /// `printf -v`, `test -v`): the code in its subscripts counts.
     pub(crate) fn evaluated(&mut self, text: &str, what: &str) {
         self.walker.evaluated_text(text, self.part, what);
+    }
+
+    /// CLASSIFY-8: `text` is handed to another program's environment (`env x=V`, `sudo
+    /// x=V`), where a bash may evaluate it as arithmetic.
+    pub(crate) fn evaluated_by_child(&mut self, text: &str, what: &str) {
+        self.walker.evaluated_by_child(text, self.part, what);
     }
 
     /// CLASSIFY-8: `text` is read as arithmetic (`let`, `declare -i`): a variable holding

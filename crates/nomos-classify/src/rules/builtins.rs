@@ -36,7 +36,12 @@ pub(crate) fn evaluation_contexts(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>])
         _ => return,
     };
     for operand in operands {
-        cx.evaluated(operand, program);
+        if program == "export" {
+            // Exported: any bash a later program starts evaluates it too.
+            cx.evaluated_by_child(operand, program);
+        } else {
+            cx.evaluated(operand, program);
+        }
     }
 }
 

@@ -448,6 +448,8 @@ fn sudo(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
                 "is set for the command, which changes what programs run",
             );
         }
+        // CLASSIFY-8: a bash the command starts may evaluate the value as arithmetic.
+        cx.evaluated_by_child(args[at].text, name);
         at += 1;
     }
     if opts.either('l', "list") || opts.either('V', "version") {
@@ -494,6 +496,8 @@ fn env(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
                 "is set for the command, which changes what programs run",
             );
         }
+        // CLASSIFY-8: a bash the command starts may evaluate the value as arithmetic.
+        cx.evaluated_by_child(arg.text, name);
         at += 1;
     }
     if let Some(split) = opts.short_value('S').or(opts.long_value("split-string")) {
