@@ -34,10 +34,15 @@
 //! arithmetic evaluator runs `cmd` from `let`, `declare -i`, `declare`/`local`/`typeset`
 //! names and values, `printf -v`, `read`, `[[ X -eq Y ]]`, `[[ -v X ]]`, `test -v X`,
 //! `(( ))` (where single quotes do not quote), `for (( ))`, `${a['...']}` and `${x:'...'}`,
-//! and through a variable whose value holds such a subscript (`x='a[$(cmd)]'; echo $((x))`).
+//! `unset`, `${!x}`, `${s:offset:length}`, `$[ ]`, and through a variable whose value holds
+//! such a subscript (`x='a[$(cmd)]'; echo $((x))`, or data: `read x < f; echo $((x))`).
+//! A value exported to a program (`x=V prog`, `env x=V prog`, `export`) reaches any bash that
+//! program starts. `${x@P}` runs the command substitutions in `x`'s value, and `coproc CMD`
+//! runs `CMD` (in dash both are a bad substitution and a program name).
 //! In every shell, single quotes inside `$(( ))` do not quote: the substitution runs.
-//! Not code in any of the three: `[ X -eq Y ]`, `test X -eq Y`, `getopts`, `for` names,
-//! `export`, `unset`, `mapfile`, `shift`, `return`, `exit`, `kill`, `wait`, `ulimit`, `cd`.
+//! Not code in any of the three: `[ X -eq Y ]`, `test X -eq Y`, `shift`, `return`, `exit`,
+//! `kill`, `wait`, `ulimit`, `cd`. `read`, `mapfile`, `getopts`, `printf -v` and `for` fill
+//! variables with data, which counts once arithmetic names them.
 
 use serde::{Deserialize, Serialize};
 
