@@ -330,6 +330,8 @@ mod tests {
         check("busctl call org.x / org.x M", ConfigMutation);
         check("coredumpctl gdb", ConfigMutation);
         check("coredumpctl list", ReadOnly);
+        check("docker compose config --output /tmp/x.yml", ConfigMutation);
+        check("docker compose config", ReadOnly);
     }
 
     // rule: CLASSIFY-8
