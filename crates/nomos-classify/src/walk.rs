@@ -17,6 +17,7 @@ use super::policy::{Policy, PolicyMatch};
 use super::rules;
 use crate::class::CommandClass;
 use crate::classification::{Classification, Knowledge};
+use crate::secret::{SecretPaths, SecretWatch};
 use crate::shell::Shell;
 
 /// How deeply wrappers and re-read strings may nest before the walker gives up.
@@ -136,6 +137,8 @@ pub(crate) struct Walker<'p> {
     policy_trace: Option<Vec<usize>>,
     knowledge: Knowledge,
     system_path: Option<(String, String)>,
+    /// SECRET-1: the paths the parts read.
+    secrets: SecretWatch<'p>,
 }
 
 impl<'p> Walker<'p> {
@@ -154,6 +157,9 @@ impl<'p> Walker<'p> {
             policy_trace: None,
             knowledge: Knowledge::Rule,
             system_path: None,
+            secrets: SecretWatch::new(
+                policy.map_or(SecretPaths::defaults(), |policy| policy.secret_paths()),
+            ),
         }
     }
 
@@ -179,9 +185,10 @@ impl<'p> Walker<'p> {
         self.classify_traced(command).0
     }
 
-    fn finish(self) -> Classification {
+    fn finish(mut self) -> Classification {
         let knowledge = self.knowledge;
         let system_path = self.system_path.clone();
+        let (sensitivity, secret_reason) = self.secrets.finish();
         let mut found = self.verdict();
         // CLASSIFY-7: a program from a system directory was read as its basename.
         if let Some((path, name)) = system_path {
@@ -190,6 +197,11 @@ impl<'p> Walker<'p> {
                 " (`{path}` is read as `{name}`, a program in a system directory)"
             );
         }
+        // SECRET-1: a read of a secret path says which.
+        if let Some(sentence) = secret_reason {
+            found.reason.push_str(&sentence);
+        }
+        found.sensitivity = sensitivity;
         found.with_knowledge(knowledge)
     }
 
@@ -357,10 +369,13 @@ impl<'p> Walker<'p> {
                 self.walk_list(condition, src, stdin);
                 self.walk_list(body, src, stdin);
             }
-            Compound::For { words, body, .. } => {
+            Compound::For { name, words, body } => {
                 for word in words {
                     self.walk_expansions(&word.expansions, src);
                 }
+                // SECRET-1: `for f in /etc/shadow; do cat "$f"; done` reads what `$f` holds.
+                let values: Vec<Arg<'_>> = words.iter().map(Arg::from_word).collect();
+                self.secrets.assign(name, &values);
                 self.walk_list(body, src, stdin);
             }
             Compound::ArithFor { header, body } => {
@@ -446,6 +461,10 @@ impl<'p> Walker<'p> {
             }
         }
         if simple.words.is_empty() {
+            // SECRET-1: `F=/etc/shadow; cat $F` reads what `$F` holds.
+            for assignment in &simple.assignments {
+                self.secrets.assign_word(Arg::from_word(assignment));
+            }
             let class = CommandClass::ReadOnly;
             match simple.assignments.first() {
                 Some(first) => {
@@ -484,13 +503,18 @@ impl<'p> Walker<'p> {
         let op = match redirect.op {
             RedirectOp::Write => ">",
             RedirectOp::Append => ">>",
-            RedirectOp::ReadWrite => "<>",
+            RedirectOp::ReadWrite => {
+                self.secrets.redirect(Arg::from_word(word));
+                "<>"
+            }
             RedirectOp::WriteAll => "&>",
             RedirectOp::AppendAll => "&>>",
-            RedirectOp::Read
-            | RedirectOp::Duplicate
-            | RedirectOp::HereDoc
-            | RedirectOp::HereString => return,
+            RedirectOp::Read => {
+                // SECRET-1: `< FILE` reads the file.
+                self.secrets.redirect(Arg::from_word(word));
+                return;
+            }
+            RedirectOp::Duplicate | RedirectOp::HereDoc | RedirectOp::HereString => return,
         };
         let (class, predicate) = rules::paths::write_target(Arg::from_word(word));
         self.report(part, class, Subject::Redirect(op, &word.text), predicate);
@@ -647,6 +671,8 @@ impl<'i> Cx<'_, '_, '_, 'i> {
             );
             return;
         }
+        // SECRET-1: the paths this program reads.
+        self.walker.secrets.command(args);
         rules::classify(self, args);
         // CLASSIFY-6: a read-only verdict holds only when every option is known to read.
         if self.own == Some(CommandClass::ReadOnly)

@@ -1,0 +1,245 @@
+//! SECRET-1 during a walk: follows `cd`, checks every path a part reads against the secret
+//! paths in force, and keeps the first secret read for the classification.
+
+use super::{Cwd, Scope, SecretPaths, normalise};
+use crate::classification::Sensitivity;
+use crate::rules::reads::{Read, reads};
+use crate::walk::Arg;
+
+/// The first secret a command reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Found {
+    program: String,
+    written: String,
+    normalised: String,
+    pattern: String,
+    scope: Scope,
+}
+
+/// What one classification has seen of the paths its parts read.
+#[derive(Debug)]
+pub(crate) struct SecretWatch<'p> {
+    paths: &'p SecretPaths,
+    cwd: Cwd,
+    found: Option<Found>,
+    /// Shell variables set to values the classifier can read, with those values.
+    vars: Vec<(String, Vec<(String, bool)>)>,
+}
+
+/// How many values a word with known variables expands to before the rest are dropped.
+const MAX_EXPANSIONS: usize = 16;
+
+impl<'p> SecretWatch<'p> {
+    pub(crate) fn new(paths: &'p SecretPaths) -> SecretWatch<'p> {
+        SecretWatch {
+            paths,
+            cwd: Cwd::login(),
+            found: None,
+            vars: Vec::new(),
+        }
+    }
+
+    /// `NAME=VALUE` (a bare assignment, or an argument of `export`, `local`, ...).
+    pub(crate) fn assign_word(&mut self, word: Arg<'_>) {
+        let Some((name, value)) = word.text.split_once('=') else {
+            return;
+        };
+        let name = name.strip_suffix('+').unwrap_or(name);
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return;
+        }
+        let value = Arg {
+            text: value,
+            dynamic: word.dynamic,
+        };
+        self.assign(name, &[value]);
+    }
+
+    /// A variable takes one of `values` (a `for` loop's words, or one assignment).
+    pub(crate) fn assign(&mut self, name: &str, values: &[Arg<'_>]) {
+        let mut known = Vec::new();
+        for value in values {
+            for (text, dynamic) in self.expand(value.text, value.dynamic) {
+                known.push((text, dynamic));
+            }
+        }
+        known.truncate(MAX_EXPANSIONS);
+        self.vars.retain(|(var, _)| var != name);
+        self.vars.push((name.to_owned(), known));
+    }
+
+    /// The texts a word may stand for once known variables are put in (`$F`, `${F}`); a
+    /// word still holding an unknown expansion stays dynamic.
+    fn expand(&self, text: &str, dynamic: bool) -> Vec<(String, bool)> {
+        if !dynamic {
+            return vec![(text.to_owned(), false)];
+        }
+        let mut out = vec![(String::new(), false)];
+        let mut rest = text;
+        while let Some(at) = rest.find('$') {
+            let (before, after) = rest.split_at(at);
+            for (done, _) in &mut out {
+                done.push_str(before);
+            }
+            let (name, len) = variable_at(after);
+            let values = self
+                .vars
+                .iter()
+                .find(|(var, _)| !name.is_empty() && var == name)
+                .map(|(_, values)| values.as_slice());
+            match values {
+                Some(values) if !values.is_empty() => {
+                    let mut next = Vec::new();
+                    for (done, done_dynamic) in &out {
+                        for (value, value_dynamic) in values {
+                            if next.len() < MAX_EXPANSIONS {
+                                next.push((
+                                    format!("{done}{value}"),
+                                    *done_dynamic || *value_dynamic,
+                                ));
+                            }
+                        }
+                    }
+                    out = next;
+                }
+                _ => {
+                    for (done, done_dynamic) in &mut out {
+                        done.push_str(&after[..len]);
+                        *done_dynamic = true;
+                    }
+                }
+            }
+            rest = &after[len..];
+        }
+        for (done, _) in &mut out {
+            done.push_str(rest);
+        }
+        if text.contains('`') {
+            for (_, done_dynamic) in &mut out {
+                *done_dynamic = true;
+            }
+        }
+        out
+    }
+
+    /// A simple command, wrappers already unwrapped (`args[0]` is the program).
+    pub(crate) fn command(&mut self, args: &[Arg<'_>]) {
+        let Some(program) = args.first() else { return };
+        if matches!(
+            program.text,
+            "export" | "local" | "declare" | "typeset" | "readonly"
+        ) {
+            for arg in &args[1..] {
+                self.assign_word(*arg);
+            }
+            return;
+        }
+        if matches!(program.text, "cd" | "pushd") {
+            let target = args[1..]
+                .iter()
+                .find(|a| !a.text.starts_with('-') || a.text == "-");
+            self.cwd.change(target.map(|a| (a.text, a.dynamic)));
+            return;
+        }
+        if self.found.is_some() {
+            return;
+        }
+        for read in reads(args) {
+            if self.check(program.text, &read) {
+                return;
+            }
+        }
+    }
+
+    /// A redirection that reads a file (`< FILE`, `<> FILE`).
+    pub(crate) fn redirect(&mut self, target: Arg<'_>) {
+        if self.found.is_some() {
+            return;
+        }
+        let read = Read {
+            text: target.text,
+            dynamic: target.dynamic,
+            scope: Scope::File,
+            name: None,
+            base: None,
+        };
+        self.check("<", &read);
+    }
+
+    fn check(&mut self, program: &str, read: &Read<'_>) -> bool {
+        let cwd = match read.base {
+            Some(base) => {
+                let mut cwd = self.cwd.clone();
+                cwd.change(Some((base, read.dynamic)));
+                cwd
+            }
+            None => self.cwd.clone(),
+        };
+        for (text, dynamic) in self.expand(read.text, read.dynamic) {
+            for path in normalise(&text, dynamic, &cwd) {
+                if let Some(pattern) = self.paths.find(&path, read.scope, read.name.as_ref()) {
+                    self.found = Some(Found {
+                        program: program.to_owned(),
+                        written: read.text.to_owned(),
+                        normalised: path.display(),
+                        pattern: pattern.as_str().to_owned(),
+                        scope: read.scope,
+                    });
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    /// The sensitivity of the whole command, and the sentence its reason gains.
+    pub(crate) fn finish(&mut self) -> (Sensitivity, Option<String>) {
+        let Some(found) = self.found.take() else {
+            return (Sensitivity::Ordinary, None);
+        };
+        let shown = if found.written == found.normalised {
+            format!("`{}`", found.written)
+        } else {
+            format!("`{}` (`{}`)", found.written, found.normalised)
+        };
+        let by = if found.program == "<" {
+            "a redirection".to_owned()
+        } else {
+            format!("`{}`", found.program)
+        };
+        let what = match found.scope {
+            Scope::File => "a secret path",
+            Scope::Tree | Scope::Named => "and what is under it, where secret paths are",
+        };
+        let sentence = format!(
+            "; {by} reads {shown}, {what} (pattern `{}`), so it needs the operator's own approval (SECRET-1)",
+            found.pattern
+        );
+        (
+            Sensitivity::Secret {
+                path: found.normalised,
+                pattern: found.pattern,
+            },
+            Some(sentence),
+        )
+    }
+}
+
+/// The variable name at the start of `text` (which starts with `$`) and the length of the
+/// whole reference (`$F`, `${F}`); an empty name for any other expansion.
+fn variable_at(text: &str) -> (&str, usize) {
+    let body = &text[1..];
+    if let Some(inner) = body.strip_prefix('{') {
+        let end = inner
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(inner.len());
+        if inner[end..].starts_with('}') {
+            return (&inner[..end], end + 3);
+        }
+        return ("", 1);
+    }
+    let end = body
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(body.len());
+    (&body[..end], end + 1)
+}
