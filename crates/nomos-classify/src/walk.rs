@@ -130,6 +130,12 @@ pub(crate) struct Walker<'p> {
     worst: Option<Winner>,
     readers: Vec<String>,
     functions: Vec<String>,
+    /// SECRET-1: the functions' bodies, with the script text they were defined in, to
+    /// follow the paths a call's arguments name (`read_file /etc/shadow`).
+    bodies: Vec<(String, Compound, usize)>,
+    /// SECRET-1: above zero while a function's body is followed again for a call's paths;
+    /// its parts were classified at the definition, so nothing is reported.
+    replaying: u32,
     defining: Vec<String>,
     nesting: usize,
     reread_bytes: usize,
@@ -150,6 +156,8 @@ impl<'p> Walker<'p> {
             worst: None,
             readers: Vec::new(),
             functions: Vec::new(),
+            bodies: Vec::new(),
+            replaying: 0,
             defining: Vec::new(),
             nesting: 0,
             reread_bytes: 0,
@@ -230,7 +238,9 @@ impl<'p> Walker<'p> {
     }
 
     fn next_part<'s>(&mut self, text: &'s str) -> Part<'s> {
-        self.parts += 1;
+        if self.replaying == 0 {
+            self.parts += 1;
+        }
         Part {
             number: self.parts,
             text: clip(text.trim()),
@@ -245,6 +255,9 @@ impl<'p> Walker<'p> {
         subject: Subject<'_>,
         predicate: &str,
     ) {
+        if self.replaying > 0 {
+            return;
+        }
         if class == CommandClass::ReadOnly && self.readers.len() < 8 {
             let reader = match subject {
                 Subject::Word(word) => Some(Cow::Borrowed(clip(word))),
@@ -329,6 +342,11 @@ impl<'p> Walker<'p> {
             }
             Command::FunctionDef(def) => {
                 self.functions.push(def.name.clone());
+                self.bodies.push((
+                    def.name.clone(),
+                    def.body.clone(),
+                    src.source.as_ptr() as usize,
+                ));
                 self.defining.push(def.name.clone());
                 self.walk_compound(&def.body, src, stdin);
                 self.defining.pop();
@@ -487,6 +505,33 @@ impl<'p> Walker<'p> {
         }
         let args: Vec<Arg<'_>> = simple.words.iter().map(Arg::from_word).collect();
         self.invoke(&args, part, &input);
+        self.follow_call(&args, src, &input);
+    }
+
+    /// SECRET-1: a call of a function defined above reads what its body reads with the
+    /// call's arguments as `$1`, `$2`, ... and `$@`; the body is walked again for the paths
+    /// alone (its class was found at the definition).
+    fn follow_call<'s>(&mut self, args: &[Arg<'_>], src: Src<'s>, stdin: &Stdin<'s>) {
+        const MAX_REPLAY: u32 = 4;
+        let Some(program) = args.first() else { return };
+        if self.replaying >= MAX_REPLAY || args.len() < 2 || self.secrets.found() {
+            return;
+        }
+        let here = src.source.as_ptr() as usize;
+        let Some(body) = self
+            .bodies
+            .iter()
+            .rev()
+            .find(|(name, _, at)| name == program.text && *at == here)
+            .map(|(_, body, _)| body.clone())
+        else {
+            return;
+        };
+        let saved = self.secrets.bind_positional(&args[1..]);
+        self.replaying += 1;
+        self.walk_compound(&body, src, stdin);
+        self.replaying -= 1;
+        self.secrets.restore_positional(saved);
     }
 
     fn walk_redirect(&mut self, redirect: &Redirect, src: Src<'_>, part: Part<'_>) {

@@ -58,6 +58,7 @@ pub const DEFAULT_SECRET_PATHS: &[&str] = &[
     "~/.pgpass",
     "/proc/*/environ",
     "/root/.bash_history",
+    "/root/.*",
 ];
 
 /// Where a pattern starts.

@@ -88,8 +88,8 @@ match = ["cat /srv/app/config/credentials.yml"]
 not_match = ["cat /srv/app/config/app.yml"]
 
 [[secret]]
-remove = "/root/.bash_history"
-not_match = ["cat /root/.bash_history"]
+remove = "/root/.*"
+not_match = ["cat /root/.profile"]
 "#,
         "policy.toml",
     )
@@ -100,17 +100,18 @@ not_match = ["cat /root/.bash_history"]
             .secret_read(),
         Some("/srv/app/config/credentials.yml")
     );
+    assert_eq!(policy.classify("cat /root/.profile").secret_read(), None);
     assert_eq!(
         policy.classify("cat /root/.bash_history").secret_read(),
-        None
+        Some("/root/.bash_history")
     );
     assert_eq!(
         policy.classify("cat /etc/shadow").secret_read(),
         Some("/etc/shadow")
     );
     assert_eq!(
-        classify("cat /root/.bash_history").secret_read(),
-        Some("/root/.bash_history")
+        classify("cat /root/.profile").secret_read(),
+        Some("/root/.profile")
     );
 }
 
@@ -156,4 +157,37 @@ fn a_secret_row_whose_examples_fail_stops_the_load_with_the_line() {
             path: "/etc/shadow".to_owned()
         }
     );
+}
+
+// rule: SECRET-1
+#[test]
+fn whole_scripts_that_print_secret_files_name_the_path() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fixtures/classify/secret-scripts"
+    );
+    let mut scripts: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    scripts.sort();
+    assert!(scripts.len() >= 15, "{} scripts", scripts.len());
+    let mut wrong = Vec::new();
+    for script in &scripts {
+        let text = std::fs::read_to_string(script).unwrap();
+        let expected = text
+            .lines()
+            .find_map(|line| line.strip_prefix("# secret: "))
+            .unwrap_or_else(|| panic!("{} names no `# secret:` path", script.display()));
+        let found = classify(&text);
+        if found.secret_read() != Some(expected) {
+            wrong.push(format!(
+                "{}: expected `{expected}`, got {:?} ({})",
+                script.display(),
+                found.secret_read(),
+                found.reason
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

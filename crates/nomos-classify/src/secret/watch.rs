@@ -48,11 +48,71 @@ impl<'p> SecretWatch<'p> {
         if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             return;
         }
+        // `NAME=(a b c)`: an array, each element one value `${NAME[@]}` may stand for.
+        if let Some(inner) = value.strip_prefix('(').and_then(|v| v.strip_suffix(')')) {
+            let values: Vec<Arg<'_>> = inner
+                .split_whitespace()
+                .map(|text| Arg {
+                    text: text.trim_matches(['"', '\'']),
+                    dynamic: word.dynamic,
+                })
+                .collect();
+            self.assign(name, &values);
+            return;
+        }
+        // `P=$(realpath ../etc/shadow)`: the path itself, as far as secrets go.
+        if let Some(path) = echoed_path(value) {
+            let value = Arg {
+                text: path,
+                dynamic: path.contains('$'),
+            };
+            self.assign(name, &[value]);
+            return;
+        }
         let value = Arg {
             text: value,
             dynamic: word.dynamic,
         };
         self.assign(name, &[value]);
+    }
+
+    /// Whether a secret read was already found.
+    pub(crate) fn found(&self) -> bool {
+        self.found.is_some()
+    }
+
+    /// A function call's arguments become `$1`, `$2`, ... and `$@`; returns what those
+    /// held before, for [`SecretWatch::restore_positional`].
+    pub(crate) fn bind_positional(
+        &mut self,
+        args: &[Arg<'_>],
+    ) -> Vec<(String, Vec<(String, bool)>)> {
+        let saved: Vec<(String, Vec<(String, bool)>)> = self
+            .vars
+            .iter()
+            .filter(|(name, _)| is_positional(name))
+            .cloned()
+            .collect();
+        self.vars.retain(|(name, _)| !is_positional(name));
+        for (at, arg) in args.iter().take(9).enumerate() {
+            self.assign(&(at + 1).to_string(), std::slice::from_ref(arg));
+        }
+        self.assign("@", args);
+        self.vars.retain(|(name, _)| name != "*");
+        let all = self
+            .vars
+            .iter()
+            .find(|(name, _)| name == "@")
+            .map(|(_, values)| values.clone())
+            .unwrap_or_default();
+        self.vars.push(("*".to_owned(), all));
+        saved
+    }
+
+    /// Puts back the positional parameters [`SecretWatch::bind_positional`] replaced.
+    pub(crate) fn restore_positional(&mut self, saved: Vec<(String, Vec<(String, bool)>)>) {
+        self.vars.retain(|(name, _)| !is_positional(name));
+        self.vars.extend(saved);
     }
 
     /// A variable takes one of `values` (a `for` loop's words, or one assignment).
@@ -225,16 +285,50 @@ impl<'p> SecretWatch<'p> {
     }
 }
 
+/// The path of `$(realpath PATH)`, `$(readlink -f PATH)` or `$(echo PATH)`: a command
+/// substitution whose output is its one argument's path.
+fn echoed_path(value: &str) -> Option<&str> {
+    let inner = value.strip_prefix("$(")?.strip_suffix(')')?;
+    let mut words = inner.split_whitespace();
+    let program = words.next()?;
+    let rest: Vec<&str> = words.collect();
+    let path = match (program, rest.as_slice()) {
+        ("realpath" | "echo", [path]) => *path,
+        ("realpath" | "readlink", [flag, path]) if matches!(*flag, "-f" | "-e" | "-m") => *path,
+        _ => return None,
+    };
+    let path = path.trim_matches(['"', '\'']);
+    (!path.is_empty() && !path.contains(['`', '(', ')'])).then_some(path)
+}
+
+/// Whether `name` is a positional parameter (`1`..`9`, `@`, `*`).
+fn is_positional(name: &str) -> bool {
+    matches!(name, "@" | "*") || (name.len() == 1 && name.as_bytes()[0].is_ascii_digit())
+}
+
 /// The variable name at the start of `text` (which starts with `$`) and the length of the
-/// whole reference (`$F`, `${F}`); an empty name for any other expansion.
+/// whole reference (`$F`, `${F}`, `${F[@]}`, `${F[0]}`, `$1`, `$@`); an empty name for any
+/// other expansion. An array element stands for any of the array's values.
 fn variable_at(text: &str) -> (&str, usize) {
     let body = &text[1..];
+    if body.starts_with(['@', '*']) || body.starts_with(|c: char| c.is_ascii_digit()) {
+        return (&body[..1], 2);
+    }
     if let Some(inner) = body.strip_prefix('{') {
+        if inner.starts_with(['@', '*']) && inner[1..].starts_with('}') {
+            return (&inner[..1], 4);
+        }
         let end = inner
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .unwrap_or(inner.len());
         if inner[end..].starts_with('}') {
             return (&inner[..end], end + 3);
+        }
+        if let Some(index) = inner[end..].strip_prefix('[')
+            && let Some(close) = index.find(']')
+            && index[close + 1..].starts_with('}')
+        {
+            return (&inner[..end], end + close + 5);
         }
         return ("", 1);
     }
