@@ -327,10 +327,52 @@ impl<'p> Walker<'p> {
 
     fn walk_pipeline<'s>(&mut self, pipeline: &'s Pipeline, src: Src<'s>, stdin: &Stdin<'s>) {
         let mut input = stdin.clone();
-        for command in &pipeline.commands {
+        for (at, command) in pipeline.commands.iter().enumerate() {
             self.walk_command(command, src, &input);
+            if at > 0 {
+                self.find_into_xargs(&pipeline.commands[at - 1], command);
+            }
             input = pipe_output(command, src, &input);
         }
+    }
+
+    /// SECRET-1: `find ROOT -name N | xargs READER` reads what `find ROOT -name N -exec
+    /// READER {} +` would.
+    fn find_into_xargs(&mut self, find: &Command, xargs: &Command) {
+        let (Command::Simple(find), Command::Simple(xargs)) = (find, xargs) else {
+            return;
+        };
+        let is = |simple: &SimpleCommand, name: &str| {
+            simple.words.first().and_then(Word::literal) == Some(name)
+        };
+        if !is(find, "find") || !is(xargs, "xargs") {
+            return;
+        }
+        // The inner command starts at the first word that is not an option of `xargs`.
+        let mut words = xargs.words[1..].iter();
+        let mut reader = Vec::new();
+        while let Some(word) = words.next() {
+            let text = word.text.as_str();
+            if !reader.is_empty() || !text.starts_with('-') {
+                reader.push(Arg::from_word(word));
+            } else if matches!(text, "-I" | "-n" | "-d" | "-L" | "-P" | "-s" | "-a" | "-E") {
+                words.next();
+            }
+        }
+        if reader.is_empty() {
+            return;
+        }
+        let mut args: Vec<Arg<'_>> = find
+            .words
+            .iter()
+            .take_while(|word| !matches!(word.text.as_str(), "-exec" | "-execdir" | "-ok"))
+            .map(Arg::from_word)
+            .collect();
+        args.push(Arg::literal("-exec"));
+        args.extend(reader);
+        args.push(Arg::literal("{}"));
+        args.push(Arg::literal("+"));
+        self.secrets.command(&args);
     }
 
     fn walk_command<'s>(&mut self, command: &'s Command, src: Src<'s>, stdin: &Stdin<'s>) {
@@ -797,6 +839,12 @@ impl<'i> Cx<'_, '_, '_, 'i> {
     /// Reads `text` as a script that gets no input of its own.
     pub(crate) fn script_without_input(&mut self, text: &str, what: &str) {
         self.walker.reread(text, self.part, &Stdin::Empty, what);
+    }
+
+    /// SECRET-1: `args` (`args[0]` the program) read what they name, though the command
+    /// is classified as it is written (`echo /etc/shadow | xargs cat` reads the path).
+    pub(crate) fn secret_reads(&mut self, args: &[Arg<'_>]) {
+        self.walker.secrets.command(args);
     }
 
     /// Where this command's standard input comes from.

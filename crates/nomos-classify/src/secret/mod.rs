@@ -35,6 +35,10 @@ pub const DEFAULT_SECRET_PATHS: &[&str] = &[
     "/etc/shadow-",
     "/etc/gshadow",
     "/etc/gshadow-",
+    "/etc/shadow.*",
+    "/etc/gshadow.*",
+    "/var/backups/shadow.*",
+    "/var/backups/gshadow.*",
     "/etc/security/opasswd",
     "/etc/ssh/ssh_host_*_key",
     "~/.ssh/id_*",
@@ -58,6 +62,7 @@ pub const DEFAULT_SECRET_PATHS: &[&str] = &[
     "~/.pgpass",
     "/proc/*/environ",
     "/root/.bash_history",
+    "~/.*_history",
     "/root/.*",
 ];
 

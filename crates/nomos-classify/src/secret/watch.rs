@@ -141,6 +141,18 @@ impl<'p> SecretWatch<'p> {
             for (done, _) in &mut out {
                 done.push_str(before);
             }
+            // `$(echo /etc/shadow)`, `$(realpath ../etc/shadow)`: the path itself.
+            if after.starts_with("$(")
+                && let Some(close) = after.find(')')
+                && let Some(path) = echoed_path(&after[..=close])
+                && !path.contains('$')
+            {
+                for (done, _) in &mut out {
+                    done.push_str(path);
+                }
+                rest = &after[close + 1..];
+                continue;
+            }
             let (name, len) = variable_at(after);
             let values = self
                 .vars
