@@ -16,7 +16,29 @@ pub struct ForModel {
 /// The text with its secrets replaced by `[redacted: KIND]` and a note the model reads, or
 /// `None` when it holds no secret the scanner knows.
 pub fn for_model(text: &str) -> Option<ForModel> {
-    let redacted = nomos_redact::Scanner::builtin().redact(text);
+    let scanner = nomos_redact::Scanner::builtin();
+    let mut redacted = scanner.redact(text);
+    // A text built from output redacted earlier (a fan-out's rows, cut to a line each)
+    // holds markers already: they count, so the event and the note still say so.
+    let mut seen: Vec<&str> = Vec::new();
+    for rule in scanner.rules() {
+        let kind = rule.kind();
+        if seen.contains(&kind) {
+            continue;
+        }
+        seen.push(kind);
+        let earlier = text.matches(&nomos_redact::marker(kind)).count();
+        if earlier == 0 {
+            continue;
+        }
+        match redacted.counts.iter_mut().find(|c| c.kind == kind) {
+            Some(found) => found.count += earlier,
+            None => redacted.counts.push(nomos_redact::KindCount {
+                kind: kind.to_owned(),
+                count: earlier,
+            }),
+        }
+    }
     if redacted.counts.is_empty() {
         return None;
     }
