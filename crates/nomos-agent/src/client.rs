@@ -99,7 +99,7 @@ impl Agent {
                 now,
                 reply.outcome,
                 &reply.text,
-            ))
+            ));
         })
         .await
     }

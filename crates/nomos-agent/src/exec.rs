@@ -114,16 +114,17 @@ impl Agent {
                         }
                         None => session.handle_execution_stopped(now, execution_id),
                     };
-                    if let Some(call) = &call {
-                        session.record_tool_call(call.record(id, now, outcome, &text));
-                    }
+                    // SECRET-2: the core stores the result as the model may read it.
+                    let stored = call
+                        .as_ref()
+                        .map(|call| session.record_tool_call(call.record(id, now, outcome, &text)));
                     let class = session.execution(execution_id).map(|e| e.class);
                     let principal = session
                         .approvals()
                         .iter()
                         .find(|a| a.execution_id == execution_id)
                         .and_then(|a| a.decided_by.clone());
-                    (finished, class, principal)
+                    (finished, class, principal, stored)
                 })
                 .await
                 .map(|(decided, events)| {
@@ -131,8 +132,14 @@ impl Agent {
                     decided
                 });
             let (class, principal) = match &recorded {
-                Ok((_, class, principal)) => (*class, principal.clone()),
+                Ok((_, class, principal, _)) => (*class, principal.clone()),
                 Err(_) => (None, None),
+            };
+            // What the caller hands on (to the model, or to an MCP client) is what was
+            // stored; when nothing could be stored, it is redacted the same way.
+            let text = match &recorded {
+                Ok((_, _, _, Some(stored))) => stored.clone(),
+                _ => nomos_core::redaction::redact_for_model(&text),
             };
             tracing::info!(
                 target: "nomos::audit",
@@ -144,7 +151,7 @@ impl Agent {
                 exit = %exit,
                 "command ran"
             );
-            match recorded.map(|(finished, _, _)| finished) {
+            match recorded.map(|(finished, _, _, _)| finished) {
                 Ok(Ok(())) => {}
                 Ok(Err(refused)) => {
                     tracing::warn!(%execution_id, error = %refused, "execution end refused by the core")

@@ -340,10 +340,10 @@ impl Agent {
                         }
                         session.record_tool_call(tool_call_record(
                             id, call, started, now, outcome, &text,
-                        ));
+                        ))
                     })
                     .await
-                    .map(|()| CallReply::new(outcome, text));
+                    .map(|stored| CallReply::new(outcome, stored));
             }
             Ok(Call::ExecutionOutput {
                 execution_id,
@@ -477,14 +477,16 @@ impl Agent {
                             &reply.text,
                         ));
                     }
-                    _ => session.record_tool_call(tool_call_record(
-                        id,
-                        call,
-                        started,
-                        now,
-                        reply.outcome,
-                        &reply.text,
-                    )),
+                    _ => {
+                        reply.text = session.record_tool_call(tool_call_record(
+                            id,
+                            call,
+                            started,
+                            now,
+                            reply.outcome,
+                            &reply.text,
+                        ));
+                    }
                 }
                 reply
             })
@@ -611,11 +613,13 @@ impl Agent {
         outcome: ToolCallOutcome,
         result: &str,
     ) -> Result<CallReply, AgentError> {
-        self.mutate(id, |session, now| {
-            session.record_tool_call(tool_call_record(id, call, started, now, outcome, result))
-        })
-        .await?;
-        Ok(CallReply::new(outcome, result.to_owned()))
+        // SECRET-2: the caller hands on what the core stored for the model.
+        let stored = self
+            .mutate(id, |session, now| {
+                session.record_tool_call(tool_call_record(id, call, started, now, outcome, result))
+            })
+            .await?;
+        Ok(CallReply::new(outcome, stored))
     }
 }
 

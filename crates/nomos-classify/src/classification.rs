@@ -23,6 +23,26 @@ pub enum Knowledge {
     Unknown,
 }
 
+/// Whether a command reads a path that holds secrets (SECRET-1).
+///
+/// Its class stays what the command does (`cat /etc/shadow` is `read_only`: it changes
+/// nothing); the gate gives a secret read its own approval, like a destructive command,
+/// because its output would reach the model.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Sensitivity {
+    /// No path the command reads is a secret one, as far as the classifier can name them.
+    #[default]
+    Ordinary,
+    /// The command reads a secret path.
+    Secret {
+        /// The path, normalised (`/tmp/../etc/shadow` is `/etc/shadow`).
+        path: String,
+        /// The secret path pattern it matched (`/etc/shadow`, `~/.ssh/id_*`).
+        pattern: String,
+    },
+}
+
 /// A command's class and the reason for it (CLASSIFY-1).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Classification {
@@ -33,6 +53,9 @@ pub struct Classification {
     /// Whether the rules, the policy or nothing knew the command's programs (CLASSIFY-7).
     #[serde(default)]
     pub knowledge: Knowledge,
+    /// Whether it reads a secret path (SECRET-1).
+    #[serde(default)]
+    pub sensitivity: Sensitivity,
 }
 
 impl Classification {
@@ -42,6 +65,7 @@ impl Classification {
             class,
             reason: reason.into(),
             knowledge: Knowledge::Rule,
+            sensitivity: Sensitivity::Ordinary,
         }
     }
 
@@ -49,6 +73,15 @@ impl Classification {
     pub fn with_knowledge(mut self, knowledge: Knowledge) -> Classification {
         self.knowledge = knowledge;
         self
+    }
+
+    /// SECRET-1: the secret path the command reads, if any; such a command needs its own
+    /// approval whatever its class.
+    pub fn secret_read(&self) -> Option<&str> {
+        match &self.sensitivity {
+            Sensitivity::Ordinary => None,
+            Sensitivity::Secret { path, .. } => Some(path),
+        }
     }
 
     /// GATE-5 (rev. 2): whether the command needs its own approval even inside an assent

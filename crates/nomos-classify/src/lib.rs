@@ -75,17 +75,20 @@ pub mod parser;
 mod policy;
 pub mod preview;
 mod rules;
+mod secret;
+pub mod secret_table;
 pub mod shell;
 mod walk;
 mod word;
 
 pub use ast::Script;
 pub use class::{CommandClass, UnknownVariant};
-pub use classification::{Classification, Knowledge};
+pub use classification::{Classification, Knowledge, Sensitivity};
 pub use grammar::Grammar;
 pub use parser::{ParseError, ParseErrorKind};
 pub use policy::{Policy, PolicyError, PolicyErrorKind, PolicyRule, PreviewRow};
 pub use preview::{PackageAction, PackageChange, PreviewForm, PreviewParser, preview_form};
+pub use secret::{DEFAULT_SECRET_PATHS, SecretPaths, SecretPattern};
 pub use shell::{Shell, UnknownShell};
 
 /// Classifies a command with the built-in rules only, read as POSIX sh (the default pinned

@@ -32,6 +32,20 @@
 //! A row needs examples; each must match the row and give exactly its `preview`, and every
 //! preview command must classify `read_only` with the policy loaded. The longest matching
 //! row wins, and a row wins over the built-in table.
+//!
+//! `[[secret]]` rows change the secret paths (SECRET-1) that a command needs its own
+//! approval to read, starting from [`crate::DEFAULT_SECRET_PATHS`]:
+//!
+//! ```toml
+//! [[secret]]
+//! add = "/srv/app/config/credentials.yml"          # or `remove = "/root/.bash_history"`
+//! match = ["cat /srv/app/config/credentials.yml"]  # must read a secret with the policy loaded
+//! not_match = ["cat /srv/app/config/app.yml"]      # must not
+//! ```
+//!
+//! A row adds or removes exactly one pattern (written as in [`crate::SecretPattern`]; `!`
+//! makes an exception), `remove` names a pattern that is listed, and every row needs at
+//! least one example; the examples are checked with every row of the file applied.
 
 use std::fmt;
 
@@ -42,6 +56,7 @@ use super::walk::{Arg, Walker};
 use crate::class::CommandClass;
 use crate::classification::Classification;
 use crate::preview::{PreviewForm, PreviewParser, join, simple_words};
+use crate::secret::{SecretPaths, SecretPattern};
 use crate::shell::Shell;
 
 /// An operator policy: rules applied on top of the built-in classifier.
@@ -49,6 +64,8 @@ use crate::shell::Shell;
 pub struct Policy {
     rules: Vec<PolicyRule>,
     previews: Vec<PreviewRow>,
+    /// SECRET-1: the secret paths, when `[[secret]]` rows changed the defaults.
+    secrets: Option<SecretPaths>,
 }
 
 /// One preview row of a policy file (GATE-10).
@@ -156,6 +173,20 @@ pub enum PolicyErrorKind {
         /// The preview the row gives.
         got: Vec<String>,
     },
+    /// A `[[secret]]` row that does not add or remove exactly one valid pattern, or has no
+    /// examples.
+    SecretRow(String),
+    /// A `[[secret]]` row removes a pattern that is not listed.
+    SecretNotListed(String),
+    /// A secret row's `match` example that reads no secret path.
+    SecretExampleNotSecret(String),
+    /// A secret row's `not_match` example that reads a secret path.
+    SecretExampleSecret {
+        /// The example.
+        example: String,
+        /// The secret path it reads.
+        path: String,
+    },
     /// A preview command that is not read-only.
     PreviewNotReadOnly {
         /// The preview command.
@@ -218,6 +249,18 @@ impl fmt::Display for PolicyErrorKind {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
+            PolicyErrorKind::SecretRow(problem) => write!(f, "secret row {problem}"),
+            PolicyErrorKind::SecretNotListed(pattern) => write!(
+                f,
+                "secret row removes `{pattern}`, which is not a listed secret path pattern"
+            ),
+            PolicyErrorKind::SecretExampleNotSecret(example) => {
+                write!(f, "secret `match` example `{example}` reads no secret path")
+            }
+            PolicyErrorKind::SecretExampleSecret { example, path } => write!(
+                f,
+                "secret `not_match` example `{example}` reads the secret path `{path}`"
+            ),
             PolicyErrorKind::PreviewNotReadOnly { preview, got } => write!(
                 f,
                 "preview `{preview}` classifies as {got}; a preview must be read_only"
@@ -233,6 +276,21 @@ struct RawPolicy {
     rule: Vec<toml::Spanned<RawRule>>,
     #[serde(default)]
     preview: Vec<toml::Spanned<RawPreviewRow>>,
+    #[serde(default)]
+    secret: Vec<toml::Spanned<RawSecretRow>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSecretRow {
+    #[serde(default)]
+    add: Option<String>,
+    #[serde(default)]
+    remove: Option<String>,
+    #[serde(default, rename = "match")]
+    examples: Vec<String>,
+    #[serde(default)]
+    not_match: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -357,7 +415,75 @@ impl Policy {
                 line,
             });
         }
-        let policy = Policy { rules, previews };
+        let mut secret_examples = Vec::new();
+        let mut secrets = None;
+        for spanned in raw.secret {
+            let line = line_of(text, spanned.span().start);
+            let row = spanned.into_inner();
+            let paths: &mut SecretPaths =
+                secrets.get_or_insert_with(|| SecretPaths::defaults().clone());
+            match (row.add, row.remove) {
+                (Some(add), None) => {
+                    let Some(pattern) = SecretPattern::parse(&add) else {
+                        return Err(error(
+                            line,
+                            PolicyErrorKind::SecretRow(format!(
+                                "adds `{add}`, which is not a path pattern (empty, or with `..`)"
+                            )),
+                        ));
+                    };
+                    paths.add(pattern);
+                }
+                (None, Some(remove)) => {
+                    if !paths.remove(&remove) {
+                        return Err(error(line, PolicyErrorKind::SecretNotListed(remove)));
+                    }
+                }
+                _ => {
+                    return Err(error(
+                        line,
+                        PolicyErrorKind::SecretRow(
+                            "needs exactly one of `add` and `remove`".to_owned(),
+                        ),
+                    ));
+                }
+            }
+            if row.examples.is_empty() && row.not_match.is_empty() {
+                return Err(error(
+                    line,
+                    PolicyErrorKind::SecretRow(
+                        "needs examples (`match` or `not_match`) to be checked at load".to_owned(),
+                    ),
+                ));
+            }
+            secret_examples.push((line, row.examples, row.not_match));
+        }
+        let policy = Policy {
+            rules,
+            previews,
+            secrets,
+        };
+        for (line, examples, counterexamples) in &secret_examples {
+            for example in examples {
+                if policy.classify(example).secret_read().is_none() {
+                    return Err(error(
+                        *line,
+                        PolicyErrorKind::SecretExampleNotSecret(example.clone()),
+                    ));
+                }
+            }
+            for example in counterexamples {
+                if let Some(path) = policy.classify(example).secret_read() {
+                    return Err(error(
+                        *line,
+                        PolicyErrorKind::SecretExampleSecret {
+                            example: example.clone(),
+                            path: path.to_owned(),
+                        },
+                    ));
+                }
+            }
+        }
         for (row, (line, examples)) in policy.previews.iter().zip(&preview_examples) {
             for example in examples {
                 let form = simple_words(&example.command).and_then(|words| row.form_for(&words));
@@ -432,6 +558,11 @@ impl Policy {
     /// grammar of `shell` (CLASSIFY-8).
     pub fn classify_in(&self, command: &str, shell: Shell) -> Classification {
         Walker::new(Some(self), shell).classify(command)
+    }
+
+    /// SECRET-1: the secret paths in force (the defaults, changed by `[[secret]]` rows).
+    pub fn secret_paths(&self) -> &SecretPaths {
+        self.secrets.as_ref().unwrap_or(SecretPaths::defaults())
     }
 
     /// The rules, in file order.

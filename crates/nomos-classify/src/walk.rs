@@ -17,8 +17,9 @@ use super::parser::ParseError;
 use super::policy::{Policy, PolicyMatch};
 use super::rules;
 use crate::class::CommandClass;
-use crate::classification::{Classification, Knowledge};
+use crate::classification::{Classification, Knowledge, Sensitivity};
 use crate::grammar::Grammar;
+use crate::secret::{SecretPaths, SecretWatch};
 use crate::shell::Shell;
 
 /// How deeply wrappers and re-read strings may nest before the walker gives up.
@@ -136,6 +137,12 @@ pub(crate) struct Walker<'p> {
     /// Variables assigned from data in a bash reading (`read x`, `x=$(cmd)`): arithmetic
     /// that names one evaluates code its value may hold (CLASSIFY-8).
     from_data: Vec<String>,
+    /// SECRET-1: the functions' bodies, with the script text they were defined in, to
+    /// follow the paths a call's arguments name (`read_file /etc/shadow`).
+    bodies: Vec<(String, Compound, usize)>,
+    /// SECRET-1: above zero while a function's body is followed again for a call's paths;
+    /// its parts were classified at the definition, so nothing is reported.
+    replaying: u32,
     defining: Vec<String>,
     nesting: usize,
     reread_bytes: usize,
@@ -143,6 +150,8 @@ pub(crate) struct Walker<'p> {
     policy_trace: Option<Vec<usize>>,
     knowledge: Knowledge,
     system_path: Option<(String, String)>,
+    /// SECRET-1: the paths the parts read.
+    secrets: SecretWatch<'p>,
 }
 
 impl<'p> Walker<'p> {
@@ -156,6 +165,8 @@ impl<'p> Walker<'p> {
             readers: Vec::new(),
             functions: Vec::new(),
             from_data: Vec::new(),
+            bodies: Vec::new(),
+            replaying: 0,
             defining: Vec::new(),
             nesting: 0,
             reread_bytes: 0,
@@ -163,6 +174,9 @@ impl<'p> Walker<'p> {
             policy_trace: None,
             knowledge: Knowledge::Rule,
             system_path: None,
+            secrets: SecretWatch::new(
+                policy.map_or(SecretPaths::defaults(), |policy| policy.secret_paths()),
+            ),
         }
     }
 
@@ -219,9 +233,10 @@ impl<'p> Walker<'p> {
         self.classify_traced(command).0
     }
 
-    fn finish(self) -> Classification {
+    fn finish(mut self) -> Classification {
         let knowledge = self.knowledge;
         let system_path = self.system_path.clone();
+        let (sensitivity, secret_reason) = self.secrets.finish();
         let mut found = self.verdict();
         // CLASSIFY-7: a program from a system directory was read as its basename.
         if let Some((path, name)) = system_path {
@@ -230,6 +245,11 @@ impl<'p> Walker<'p> {
                 " (`{path}` is read as `{name}`, a program in a system directory)"
             );
         }
+        // SECRET-1: a read of a secret path says which.
+        if let Some(sentence) = secret_reason {
+            found.reason.push_str(&sentence);
+        }
+        found.sensitivity = sensitivity;
         found.with_knowledge(knowledge)
     }
 
@@ -258,7 +278,9 @@ impl<'p> Walker<'p> {
     }
 
     fn next_part<'s>(&mut self, text: &'s str) -> Part<'s> {
-        self.parts += 1;
+        if self.replaying == 0 {
+            self.parts += 1;
+        }
         Part {
             number: self.parts,
             text: clip(text.trim()),
@@ -273,6 +295,9 @@ impl<'p> Walker<'p> {
         subject: Subject<'_>,
         predicate: &str,
     ) {
+        if self.replaying > 0 {
+            return;
+        }
         if class == CommandClass::ReadOnly && self.readers.len() < 8 {
             let reader = match subject {
                 Subject::Word(word) => Some(Cow::Borrowed(clip(word))),
@@ -342,10 +367,52 @@ impl<'p> Walker<'p> {
 
     fn walk_pipeline<'s>(&mut self, pipeline: &'s Pipeline, src: Src<'s>, stdin: &Stdin<'s>) {
         let mut input = stdin.clone();
-        for command in &pipeline.commands {
+        for (at, command) in pipeline.commands.iter().enumerate() {
             self.walk_command(command, src, &input);
+            if at > 0 {
+                self.find_into_xargs(&pipeline.commands[at - 1], command);
+            }
             input = pipe_output(command, src, &input);
         }
+    }
+
+    /// SECRET-1: `find ROOT -name N | xargs READER` reads what `find ROOT -name N -exec
+    /// READER {} +` would.
+    fn find_into_xargs(&mut self, find: &Command, xargs: &Command) {
+        let (Command::Simple(find), Command::Simple(xargs)) = (find, xargs) else {
+            return;
+        };
+        let is = |simple: &SimpleCommand, name: &str| {
+            simple.words.first().and_then(Word::literal) == Some(name)
+        };
+        if !is(find, "find") || !is(xargs, "xargs") {
+            return;
+        }
+        // The inner command starts at the first word that is not an option of `xargs`.
+        let mut words = xargs.words[1..].iter();
+        let mut reader = Vec::new();
+        while let Some(word) = words.next() {
+            let text = word.text.as_str();
+            if !reader.is_empty() || !text.starts_with('-') {
+                reader.push(Arg::from_word(word));
+            } else if matches!(text, "-I" | "-n" | "-d" | "-L" | "-P" | "-s" | "-a" | "-E") {
+                words.next();
+            }
+        }
+        if reader.is_empty() {
+            return;
+        }
+        let mut args: Vec<Arg<'_>> = find
+            .words
+            .iter()
+            .take_while(|word| !matches!(word.text.as_str(), "-exec" | "-execdir" | "-ok"))
+            .map(Arg::from_word)
+            .collect();
+        args.push(Arg::literal("-exec"));
+        args.extend(reader);
+        args.push(Arg::literal("{}"));
+        args.push(Arg::literal("+"));
+        self.secrets.command(&args);
     }
 
     fn walk_command<'s>(&mut self, command: &'s Command, src: Src<'s>, stdin: &Stdin<'s>) {
@@ -357,6 +424,11 @@ impl<'p> Walker<'p> {
             }
             Command::FunctionDef(def) => {
                 self.functions.push(def.name.clone());
+                self.bodies.push((
+                    def.name.clone(),
+                    def.body.clone(),
+                    src.source.as_ptr() as usize,
+                ));
                 self.defining.push(def.name.clone());
                 self.walk_compound(&def.body, src, stdin);
                 self.defining.pop();
@@ -417,6 +489,9 @@ impl<'p> Walker<'p> {
                         "is the loop variable, which changes what programs run",
                     );
                 }
+                // SECRET-1: `for f in /etc/shadow; do cat "$f"; done` reads what `$f` holds.
+                let values: Vec<Arg<'_>> = words.iter().map(Arg::from_word).collect();
+                self.secrets.assign(name, &values);
                 self.walk_list(body, src, stdin);
             }
             Compound::ArithFor { header, body } => {
@@ -535,6 +610,10 @@ impl<'p> Walker<'p> {
             }
         }
         if simple.words.is_empty() {
+            // SECRET-1: `F=/etc/shadow; cat $F` reads what `$F` holds.
+            for assignment in &simple.assignments {
+                self.secrets.assign_word(Arg::from_word(assignment));
+            }
             let class = CommandClass::ReadOnly;
             match simple.assignments.first() {
                 Some(first) => {
@@ -557,6 +636,33 @@ impl<'p> Walker<'p> {
         }
         let args: Vec<Arg<'_>> = simple.words.iter().map(Arg::from_word).collect();
         self.invoke(&args, part, &input);
+        self.follow_call(&args, src, &input);
+    }
+
+    /// SECRET-1: a call of a function defined above reads what its body reads with the
+    /// call's arguments as `$1`, `$2`, ... and `$@`; the body is walked again for the paths
+    /// alone (its class was found at the definition).
+    fn follow_call<'s>(&mut self, args: &[Arg<'_>], src: Src<'s>, stdin: &Stdin<'s>) {
+        const MAX_REPLAY: u32 = 4;
+        let Some(program) = args.first() else { return };
+        if self.replaying >= MAX_REPLAY || args.len() < 2 || self.secrets.found() {
+            return;
+        }
+        let here = src.source.as_ptr() as usize;
+        let Some(body) = self
+            .bodies
+            .iter()
+            .rev()
+            .find(|(name, _, at)| name == program.text && *at == here)
+            .map(|(_, body, _)| body.clone())
+        else {
+            return;
+        };
+        let saved = self.secrets.bind_positional(&args[1..]);
+        self.replaying += 1;
+        self.walk_compound(&body, src, stdin);
+        self.replaying -= 1;
+        self.secrets.restore_positional(saved);
     }
 
     fn walk_redirect(&mut self, redirect: &Redirect, src: Src<'_>, part: Part<'_>) {
@@ -573,13 +679,18 @@ impl<'p> Walker<'p> {
         let op = match redirect.op {
             RedirectOp::Write => ">",
             RedirectOp::Append => ">>",
-            RedirectOp::ReadWrite => "<>",
+            RedirectOp::ReadWrite => {
+                self.secrets.redirect(Arg::from_word(word));
+                "<>"
+            }
             RedirectOp::WriteAll => "&>",
             RedirectOp::AppendAll => "&>>",
-            RedirectOp::Read
-            | RedirectOp::Duplicate
-            | RedirectOp::HereDoc
-            | RedirectOp::HereString => return,
+            RedirectOp::Read => {
+                // SECRET-1: `< FILE` reads the file.
+                self.secrets.redirect(Arg::from_word(word));
+                return;
+            }
+            RedirectOp::Duplicate | RedirectOp::HereDoc | RedirectOp::HereString => return,
         };
         let (class, predicate) = rules::paths::write_target(Arg::from_word(word));
         self.report(part, class, Subject::Redirect(op, &word.text), predicate);
@@ -846,6 +957,8 @@ impl<'i> Cx<'_, '_, '_, 'i> {
             );
             return;
         }
+        // SECRET-1: the paths this program reads.
+        self.walker.secrets.command(args);
         rules::classify(self, args);
         // CLASSIFY-6: a read-only verdict holds only when every option is known to read.
         if self.own == Some(CommandClass::ReadOnly)
@@ -969,6 +1082,12 @@ impl<'i> Cx<'_, '_, '_, 'i> {
         self.walker.assigned_from_data(name);
     }
 
+    /// SECRET-1: `args` (`args[0]` the program) read what they name, though the command
+    /// is classified as it is written (`echo /etc/shadow | xargs cat` reads the path).
+    pub(crate) fn secret_reads(&mut self, args: &[Arg<'_>]) {
+        self.walker.secrets.command(args);
+    }
+
     /// Where this command's standard input comes from.
     pub(crate) fn stdin(&self) -> Stdin<'i> {
         self.stdin.clone()
@@ -986,6 +1105,21 @@ fn strictest_reading(verdicts: Vec<(Grammar, Classification)>) -> Classification
     let agree = verdicts
         .windows(2)
         .all(|pair| pair[0].1.class == pair[1].1.class);
+    // SECRET-1: a secret read in any reading is one (`cat <<< /etc/shadow` does not parse in
+    // dash, but bash reads the file).
+    let secret = verdicts
+        .iter()
+        .find(|(_, found)| matches!(found.sensitivity, Sensitivity::Secret { .. }))
+        .map(|(_, found)| {
+            // The sentence the secret reading's reason ends with.
+            let sentence = found
+                .reason
+                .rfind("; ")
+                .map(|at| found.reason[at..].to_string())
+                .filter(|sentence| sentence.contains("SECRET-1"))
+                .unwrap_or_default();
+            (found.sensitivity.clone(), sentence)
+        });
     let mut best: Option<(Grammar, Classification)> = None;
     for (grammar, found) in verdicts {
         if best
@@ -1000,6 +1134,12 @@ fn strictest_reading(verdicts: Vec<(Grammar, Classification)>) -> Classification
     };
     if !agree {
         let _ = write!(found.reason, " (as {} reads it)", grammar.shell_name());
+    }
+    if let Some((sensitivity, sentence)) = secret
+        && found.sensitivity == Sensitivity::Ordinary
+    {
+        found.reason.push_str(&sentence);
+        found.sensitivity = sensitivity;
     }
     found.with_knowledge(knowledge)
 }

@@ -574,6 +574,22 @@ fn event_entry(record: &EventRecord) -> Option<ActivityEntry> {
                 },
             )
         },
+        DomainEvent::OutputRedacted { tool, kinds, .. } => ActivityEntry {
+            state: EntryState::Done,
+            detail: Some(
+                kinds
+                    .iter()
+                    .map(|k| format!("{} {}", k.count, k.kind))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+            ..entry(
+                at,
+                format!("redacted/{seq}"),
+                ActivityKind::Status,
+                format!("Secrets redacted from the `{tool}` result the model reads"),
+            )
+        },
         DomainEvent::Nudged => entry(
             at,
             format!("nudge/{seq}"),

@@ -228,6 +228,17 @@ pub enum DomainEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         by: Option<String>,
     },
+    /// SECRET-2: secrets in a tool result were replaced with `[redacted: KIND]` before it
+    /// was stored for the model; the execution's own output keeps them for the operator.
+    #[serde(rename = "output.redacted")]
+    OutputRedacted {
+        /// The tool call whose result was redacted.
+        call_id: String,
+        /// The tool's name (`run`, `get_execution_output`, ...).
+        tool: String,
+        /// Each kind redacted, with its count.
+        kinds: Vec<RedactedKind>,
+    },
     /// CONTROL-2: the operator revoked the assent window before it expired (AUDIT-1: who,
     /// and the request); the window's `assent.closed` (reason `revoked`) follows.
     #[serde(rename = "assent.revoked")]
@@ -335,6 +346,15 @@ impl AssentCloseReason {
     }
 }
 
+/// SECRET-2: one kind of secret redacted from a tool result, and how many.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RedactedKind {
+    /// The kind, as the marker names it (`private key`, `aws key`, ...).
+    pub kind: String,
+    /// How many were replaced.
+    pub count: u32,
+}
+
 impl DomainEvent {
     /// Every kind [`DomainEvent::kind`] returns (a new variant adds its kind here too).
     pub const KINDS: &'static [&'static str] = &[
@@ -361,6 +381,7 @@ impl DomainEvent {
         "plan.rejected",
         "task.closed",
         "session.archived",
+        "output.redacted",
     ];
 
     /// The event's kind, as the SSE `event:` field and the store's `kind` column spell it.
@@ -389,6 +410,7 @@ impl DomainEvent {
             DomainEvent::PlanRejected { .. } => "plan.rejected",
             DomainEvent::TaskClosed { .. } => "task.closed",
             DomainEvent::SessionArchived { .. } => "session.archived",
+            DomainEvent::OutputRedacted { .. } => "output.redacted",
         }
     }
 }

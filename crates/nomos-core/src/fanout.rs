@@ -371,6 +371,9 @@ fn row(
             } else {
                 &o.stdout
             };
+            // SECRET-2: the rows are for the model, and a cut line could leave half a
+            // secret the scanner no longer knows, so the whole output is redacted first.
+            let text = nomos_redact::Scanner::builtin().redact(text).text;
             let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
             let first = lines.first().map_or(String::new(), |l| clip(l, width));
             let last = if lines.len() > 1 {

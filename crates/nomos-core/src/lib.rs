@@ -45,6 +45,7 @@ pub mod ports;
 pub mod preview;
 pub mod proxmox;
 pub mod record;
+pub mod redaction;
 pub mod resume;
 pub mod session;
 pub mod status;

@@ -257,7 +257,8 @@ pub fn continuation_outcome(execution: &Execution, approval: Option<&Approval>) 
             } else {
                 &output.stdout
             };
-            let body = excerpt(text, OUTPUT_CHARS);
+            // SECRET-2: the model reads this note; secrets leave the output first.
+            let body = excerpt(&crate::redaction::redact_for_model(text), OUTPUT_CHARS);
             let body = if body.is_empty() {
                 "(no output)".to_owned()
             } else {

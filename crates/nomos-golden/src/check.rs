@@ -294,6 +294,30 @@ pub fn check(expect: &Expect, observed: &Observed) -> Vec<String> {
             fail(format!("reply_not_contains: {text:?} is in the replies"));
         }
     }
+    for text in &expect.execution_output_contains {
+        let found = observed.snapshot.executions.iter().any(|e| {
+            e.output.as_ref().is_some_and(|o| {
+                o.stdout.contains(text.as_str()) || o.stderr.contains(text.as_str())
+            })
+        });
+        if !found {
+            fail(format!(
+                "execution_output_contains: {text:?} is in no execution's stored output"
+            ));
+        }
+    }
+    for text in &expect.tool_results_not_contain {
+        if let Some(call) = observed
+            .calls
+            .iter()
+            .find(|c| c.result.contains(text.as_str()))
+        {
+            fail(format!(
+                "tool_results_not_contain: {text:?} is in the result of {} ({})",
+                call.name, call.call_id
+            ));
+        }
+    }
     let dones: Vec<&Option<String>> = observed
         .events
         .iter()

@@ -368,6 +368,13 @@ pub struct Expect {
     /// Text the assistant's replies never contain.
     #[serde(default)]
     pub reply_not_contains: Vec<String>,
+    /// Text the stored output of some execution contains: what the console's API returns to
+    /// the operator (SECRET-2: the original, whatever the model read).
+    #[serde(default)]
+    pub execution_output_contains: Vec<String>,
+    /// Text no stored tool result (what the model reads) contains.
+    #[serde(default)]
+    pub tool_results_not_contain: Vec<String>,
     /// How many turns failed (`turn.done` with an error).
     #[serde(default)]
     pub turn_errors: Option<Count>,

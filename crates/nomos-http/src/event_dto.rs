@@ -287,6 +287,16 @@ pub enum EventDto {
         /// How it ended.
         outcome: ToolCallOutcomeDto,
     },
+    /// SECRET-2: secrets in a tool result were redacted before the model read it.
+    #[serde(rename = "output.redacted")]
+    OutputRedacted {
+        /// The tool call whose result was redacted.
+        call_id: String,
+        /// The tool's name.
+        tool: String,
+        /// Each kind redacted, with its count.
+        kinds: Vec<RedactedKindDto>,
+    },
     /// SWEEP-1: the idle sweep nudged the session.
     #[serde(rename = "task.nudged")]
     Nudged,
@@ -393,6 +403,15 @@ pub enum EventDto {
         #[schema(nullable = false)]
         by: Option<String>,
     },
+}
+
+/// SECRET-2: one kind of secret redacted, and how many.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct RedactedKindDto {
+    /// The kind the marker names (`private key`, `aws key`, ...).
+    pub kind: String,
+    /// How many were replaced.
+    pub count: u32,
 }
 
 impl From<&DomainEvent> for EventDto {
@@ -506,6 +525,21 @@ impl From<&DomainEvent> for EventDto {
                 call_id,
                 name,
                 outcome: outcome.into(),
+            },
+            DomainEvent::OutputRedacted {
+                call_id,
+                tool,
+                kinds,
+            } => EventDto::OutputRedacted {
+                call_id,
+                tool,
+                kinds: kinds
+                    .into_iter()
+                    .map(|k| RedactedKindDto {
+                        kind: k.kind,
+                        count: k.count,
+                    })
+                    .collect(),
             },
             DomainEvent::Nudged => EventDto::Nudged,
             DomainEvent::TurnStarted { cause } => EventDto::TurnStarted {

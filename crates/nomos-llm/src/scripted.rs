@@ -13,6 +13,7 @@
 //!     last_user_contains: "disk"
 //!     last_tool_result_contains: "Filesystem"
 //!     tools_include: [run]
+//!     request_not_contains: ["BEGIN OPENSSH PRIVATE KEY"]   # no message of the request holds it
 //!   usage: {prompt_tokens: 120, completion_tokens: 12}   # optional
 //! - error: empty                           # a model fault: empty, empty_ok, timeout, connect, length,
 //! - error: {status: 500, message: boom}    # stream_cut, {status, message}, {refusal: text},
@@ -140,6 +141,10 @@ pub struct Expectation {
     /// These tools are on offer.
     #[serde(default)]
     pub tools_include: Vec<String>,
+    /// No message of the request (system, user, assistant text or tool result) contains any
+    /// of these texts (SECRET-2: what the model must never read).
+    #[serde(default)]
+    pub request_not_contains: Vec<String>,
 }
 
 impl Expectation {
@@ -183,6 +188,23 @@ impl Expectation {
                     ));
                 }
                 Some(_) => {}
+            }
+        }
+        for unwanted in &self.request_not_contains {
+            let found = request.messages.iter().find_map(|m| {
+                let text = match m {
+                    ChatMessage::System { content }
+                    | ChatMessage::User { content }
+                    | ChatMessage::Tool { content, .. } => Some(content),
+                    ChatMessage::Assistant { content, .. } => content.as_ref(),
+                };
+                text.filter(|t| t.contains(unwanted.as_str()))
+            });
+            if let Some(text) = found {
+                return Err(format!(
+                    "expected no message of the request to contain {unwanted:?}, got {:?}",
+                    short(text)
+                ));
             }
         }
         let offered: Vec<&str> = request.tools.iter().map(|t| t.name.as_str()).collect();

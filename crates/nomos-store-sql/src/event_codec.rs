@@ -100,6 +100,7 @@ mod tests {
 {"type":"plan.rejected","generation":3,"rejected_by":"alice","reason":"not during office hours"}
 {"type":"task.closed","outcome":"failure","note":"the host is gone","closed_by":"alice"}
 {"type":"session.archived","archived":true,"by":"alice"}
+{"type":"output.redacted","call_id":"call-2","tool":"run","kinds":[{"kind":"private key","count":1}]}
 "#;
 
     fn v1_rows() -> Vec<Value> {

@@ -158,6 +158,16 @@ export type EventDto =
     outcome: ToolCallOutcomeDto;
     type: 'tool.called';
   }
+  /** SECRET-2: secrets in a tool result were redacted before the model read it. */
+  | {
+    /** The tool call whose result was redacted. */
+    call_id: string;
+    /** Each kind redacted, with its count. */
+    kinds: RedactedKindDto[];
+    /** The tool's name. */
+    tool: string;
+    type: 'output.redacted';
+  }
   /** SWEEP-1: the idle sweep nudged the session. */
   | {
     type: 'task.nudged';
@@ -258,6 +268,14 @@ export type ExecutionStatusDto = 'pending_approval' | 'approved' | 'running' | '
 /** The outcome a session ended with, or the board shows. */
 export type OutcomeDto = 'success' | 'failure' | 'partial';
 
+/** SECRET-2: one kind of secret redacted, and how many. */
+export interface RedactedKindDto {
+  /** How many were replaced. */
+  count: number;
+  /** The kind the marker names (`private key`, `aws key`, ...). */
+  kind: string;
+}
+
 /** Who wrote a transcript message. */
 export type RoleDto = 'operator' | 'assistant' | 'note';
 
@@ -290,6 +308,7 @@ export const EVENT_KINDS = [
   'approval.resolved',
   'message.appended',
   'tool.called',
+  'output.redacted',
   'task.nudged',
   'turn.started',
   'turn.done',

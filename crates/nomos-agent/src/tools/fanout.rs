@@ -90,9 +90,16 @@ impl Agent {
                             id, call, started, now, reply.outcome, &reply.text,
                         ));
                     }
-                    _ => session.record_tool_call(tool_call_record(
-                        id, call, started, now, reply.outcome, &reply.text,
-                    )),
+                    _ => {
+                        reply.text = session.record_tool_call(tool_call_record(
+                            id,
+                            call,
+                            started,
+                            now,
+                            reply.outcome,
+                            &reply.text,
+                        ));
+                    }
                 }
                 reply
             })
@@ -251,10 +258,13 @@ impl Agent {
                     .find(|f| f.id == fanout_id)
                     .map(|f| summary_table(f, session.executions(), cap))
                     .unwrap_or_else(|| format!("fan-out {fanout_id} not found"));
-                if let Some(call) = &call {
-                    session.record_tool_call(call.record(id, now, ToolCallOutcome::Ok, &text));
+                // SECRET-2: the rows hand on what the core stored for the model.
+                match &call {
+                    Some(call) => {
+                        session.record_tool_call(call.record(id, now, ToolCallOutcome::Ok, &text))
+                    }
+                    None => nomos_core::redaction::redact_for_model(&text),
                 }
-                text
             })
             .await;
         match recorded {

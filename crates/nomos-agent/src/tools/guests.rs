@@ -95,14 +95,15 @@ impl Agent {
             Ok(text) => (ToolCallOutcome::Ok, text),
             Err(text) => (ToolCallOutcome::Error, text),
         };
-        self.mutate(id, |session, now| {
-            if outcome == ToolCallOutcome::Ok {
-                session.handle_knowledge_use(now, KnowledgeUse::Discovery);
-            }
-            session.record_tool_call(tool_call_record(id, call, started, now, outcome, &text));
-        })
-        .await?;
-        Ok(CallReply::new(outcome, text))
+        let stored = self
+            .mutate(id, |session, now| {
+                if outcome == ToolCallOutcome::Ok {
+                    session.handle_knowledge_use(now, KnowledgeUse::Discovery);
+                }
+                session.record_tool_call(tool_call_record(id, call, started, now, outcome, &text))
+            })
+            .await?;
+        Ok(CallReply::new(outcome, stored))
     }
 
     async fn discover(

@@ -575,6 +575,29 @@ fn xargs(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
             _ => *arg,
         })
         .collect();
+    // SECRET-1: input known before the run (`echo /etc/shadow | xargs cat`, `<<<`) names
+    // the paths the inner command reads.
+    if let Stdin::Text(input) = cx.stdin() {
+        let items: Vec<&str> = input.split_whitespace().take(16).collect();
+        let mut named: Vec<Arg<'_>> = Vec::new();
+        match replace {
+            Some(marker) if !marker.is_empty() => {
+                let owned: Vec<String> = items
+                    .iter()
+                    .flat_map(|item| rest.iter().map(move |arg| arg.text.replace(marker, item)))
+                    .collect();
+                let args: Vec<Arg<'_>> = owned.iter().map(|text| Arg::literal(text)).collect();
+                for chunk in args.chunks(rest.len()) {
+                    cx.secret_reads(chunk);
+                }
+            }
+            _ => {
+                named.extend(rest.iter().copied());
+                named.extend(items.iter().map(|item| Arg::literal(item)));
+                cx.secret_reads(&named);
+            }
+        }
+    }
     if replace.is_none() {
         inner.push(Arg::dynamic("(input)"));
     }

@@ -13,6 +13,7 @@ pub(crate) mod options;
 pub(crate) mod packages;
 pub(crate) mod paths;
 pub(crate) mod proxmox;
+pub(crate) mod reads;
 pub(crate) mod sed;
 pub(crate) mod setters;
 pub(crate) mod sql;

@@ -1,6 +1,7 @@
 //! GATE-9 inside the gate: whether a command run in the assent window is one the approved
 //! plan declared, and whether the window still stands for the declared set it approved.
 
+use crate::classification::Classification;
 use crate::declared::{AssentScope, DeclaredCommand, DeclaredDigest, RequestOrigin};
 use crate::event::AssentCloseReason;
 use crate::status::CommandClass;
@@ -15,6 +16,13 @@ pub(crate) enum Bound {
     Runs,
     /// It waits for its own approval, for this reason.
     Asks(RequestOrigin),
+}
+
+/// GATE-5 and SECRET-1: whether a command asks for its own approval whatever its class:
+/// its program is known to nobody (CLASSIFY-7), or it reads a secret path, whose content
+/// would reach the model.
+pub(crate) fn asks_alone(classification: &Classification) -> bool {
+    classification.program_unknown() || classification.secret_read().is_some()
 }
 
 impl Session {
@@ -50,19 +58,20 @@ impl Session {
     }
 
     /// GATE-5 (rev. 2) and GATE-9: whether `command` runs now or asks on its own, given
-    /// its class, whether its program is known, and what the approved plan declared.
+    /// its class, whether it asks alone anyway ([`asks_alone`]: an unknown program, a
+    /// secret read), and what the approved plan declared.
     pub(crate) fn bound(
         &self,
         host: &str,
         command: &str,
         class: CommandClass,
-        program_unknown: bool,
+        alone: bool,
     ) -> Bound {
         let declared_by = self
             .declared_commands()
             .find(|(_, c)| c.covers(host, command))
             .map(|(seq, _)| seq);
-        if class == CommandClass::Destructive || program_unknown {
+        if class == CommandClass::Destructive || alone {
             return Bound::Asks(match declared_by {
                 Some(step_seq) => RequestOrigin::Declared { step_seq },
                 None => RequestOrigin::OwnClass,

@@ -55,13 +55,14 @@ impl Session {
         // GATE-5, GATE-9: the group waits for the operator when any of its hosts would
         // wait on its own (a destructive or unknown command, or a change the approved plan
         // did not declare for that host); then one request covers the whole set.
-        let program_unknown = run.classification.program_unknown();
-        let origin = run.hosts.iter().find_map(|host| {
-            match self.bound(host, &run.command, class, program_unknown) {
-                Bound::Asks(origin) => Some(origin),
-                Bound::Runs => None,
-            }
-        });
+        let alone = super::bound::asks_alone(&run.classification);
+        let origin =
+            run.hosts
+                .iter()
+                .find_map(|host| match self.bound(host, &run.command, class, alone) {
+                    Bound::Asks(origin) => Some(origin),
+                    Bound::Runs => None,
+                });
         let needs_approval = origin.is_some();
         let status = if needs_approval {
             ExecutionStatus::PendingApproval

@@ -228,8 +228,13 @@ impl Session {
     }
 
     /// TURN-4: persists one tool call with its result (once; the store refuses a second).
-    pub fn record_tool_call(&mut self, record: ToolCallRecord) {
+    /// SECRET-2: the result is stored as the model may read it, secrets redacted (an
+    /// `output.redacted` event says which kinds); returns that stored result.
+    pub fn record_tool_call(&mut self, mut record: ToolCallRecord) -> String {
         let at = record.started_at;
+        // SECRET-2: the model reads the stored result, so secrets leave it here; the
+        // execution's own output keeps them for the operator.
+        let redacted = crate::redaction::for_model(&record.result);
         // SWEEP-1: a tool call is activity, as of its end.
         self.touch(at + crate::time::Span::from_millis(record.duration_ms as i64));
         self.emit(
@@ -240,7 +245,20 @@ impl Session {
                 outcome: record.outcome,
             },
         );
+        if let Some(found) = redacted {
+            record.result = found.text;
+            self.emit(
+                at,
+                DomainEvent::OutputRedacted {
+                    call_id: record.call_id.clone(),
+                    tool: record.name.clone(),
+                    kinds: found.kinds,
+                },
+            );
+        }
+        let result = record.result.clone();
         self.tool_calls.push(record);
+        result
     }
 
     /// SESSION-4 / TURN-6: the turn ended, as `end` says. A session that never set a goal

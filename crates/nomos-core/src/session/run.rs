@@ -8,7 +8,7 @@ use crate::record::{Execution, ExecutionKind, KnowledgeLoop};
 use crate::status::{CommandClass, ExecutionStatus};
 use crate::time::Timestamp;
 
-use super::bound::Bound;
+use super::bound::{Bound, asks_alone};
 use super::tool::{Action, ToolReply};
 use super::{Session, text};
 
@@ -30,17 +30,18 @@ impl Session {
         if self.record.knowledge == KnowledgeLoop::Untouched {
             self.record.knowledge = KnowledgeLoop::Discovered;
         }
-        let program_unknown = classification.program_unknown();
-        if let Bound::Asks(origin) = self.bound(&host, &command, class, program_unknown) {
+        let alone = asks_alone(&classification);
+        if let Bound::Asks(origin) = self.bound(&host, &command, class, alone) {
             // GATE-5: a destructive command, and one whose program nobody knows
-            // (CLASSIFY-7), always waits for its own approval; GATE-9: so does a change
-            // the approved plan did not declare. An identical request already waiting is
-            // not asked twice.
+            // (CLASSIFY-7), always waits for its own approval; SECRET-1: so does a read of
+            // a secret path, plan or no plan; GATE-9: so does a change the approved plan
+            // did not declare. An identical request already waiting is not asked twice.
             if let Some(existing) = self.pending_approval_for(&host, &command, class) {
                 return ToolReply::ok(text::approval_already_pending(&existing.to_string()));
             }
             // GATE-10: the preview ran before the request is shown; it is recorded first.
             let preview = preview.map(|result| self.record_preview(now, &host, &result));
+            let secret = classification.secret_read().map(str::to_owned);
             let execution_id = self.new_execution(
                 now,
                 call_id,
@@ -50,12 +51,19 @@ impl Session {
                 ExecutionStatus::PendingApproval,
             );
             let approval = self.request_approval(now, execution_id, origin, preview);
-            let reply = text::approval_requested_for(
-                &approval.id.to_string(),
-                &approval.expires_at.to_rfc3339(),
-                class,
-                origin,
-            );
+            let reply = match secret {
+                Some(path) => text::secret_read_requested(
+                    &approval.id.to_string(),
+                    &approval.expires_at.to_rfc3339(),
+                    &path,
+                ),
+                None => text::approval_requested_for(
+                    &approval.id.to_string(),
+                    &approval.expires_at.to_rfc3339(),
+                    class,
+                    origin,
+                ),
+            };
             let action = Action::AwaitApproval {
                 approval_id: approval.id,
                 execution_id,
@@ -101,7 +109,7 @@ impl Session {
             });
         window_stands
             && matches!(
-                self.bound(host, command, class, classification.program_unknown()),
+                self.bound(host, command, class, asks_alone(classification)),
                 Bound::Asks(_)
             )
             && self.pending_approval_for(host, command, class).is_none()

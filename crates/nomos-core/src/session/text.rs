@@ -186,6 +186,13 @@ pub fn approval_requested(approval_id: &str, expires_at: &str) -> String {
     )
 }
 
+/// SECRET-1: a command that reads a secret path waits for the operator's own approval.
+pub fn secret_read_requested(approval_id: &str, expires_at: &str, path: &str) -> String {
+    format!(
+        "Approval requested (id {approval_id}): this command reads `{path}`, a secret path, and its output would reach you, so it needs the operator's own approval. STOP and wait; do not call run for it again, and do not read the file another way. The request expires at {expires_at}; no answer means denied."
+    )
+}
+
 /// FLEET-1: a fan-out's command became one approval request for all its hosts.
 pub fn fanout_approval_requested(approval_id: &str, hosts: usize, expires_at: &str) -> String {
     format!(

@@ -15,6 +15,7 @@ mod guests;
 mod oidc;
 mod openapi;
 mod plan_decision;
+mod redaction;
 mod sse;
 mod system;
 mod who;

@@ -343,6 +343,14 @@ pub fn every_event() -> Vec<DomainEvent> {
             archived: true,
             by: who(),
         },
+        DomainEvent::OutputRedacted {
+            call_id: "call-2".to_owned(),
+            tool: "run".to_owned(),
+            kinds: vec![nomos_core::event::RedactedKind {
+                kind: "private key".to_owned(),
+                count: 1,
+            }],
+        },
     ]
 }
 

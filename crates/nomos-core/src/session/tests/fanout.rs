@@ -343,3 +343,56 @@ fn call_limits_stay_within_the_configured_maximum() {
     );
     assert!(FanoutLimits::for_call(defaults, 50, None, Some(0)).is_err());
 }
+
+// rule: SECRET-2
+#[test]
+fn fan_out_rows_hold_no_part_of_a_secret_and_the_stored_result_says_so() {
+    let mut h = Harness::new();
+    let limits = FanoutLimits {
+        max_parallel: 10,
+        max_failures: 10,
+    };
+    let reply = group(
+        &mut h,
+        2,
+        "tail -1 /srv/app/log",
+        CommandClass::ReadOnly,
+        limits,
+    );
+    let Some(Action::StartFanout { fanout_id }) = reply.action else {
+        panic!("{reply:?}");
+    };
+    let started = h.session.advance_fanout(h.now, fanout_id);
+    let hash = "root:$6$Zq3v9XkLp0aB1cDe$0123456789abcdefghijABCDEFGHIJ0123456789abcdefghijABCDEFGHIJ0123456789abcdefghijKLMNOP:19700:0:99999:7:::";
+    let jwt = "Authorization: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
+    for (id, stdout) in started.into_iter().zip([hash, jwt]) {
+        let output = ExecOutput {
+            exit_code: Some(0),
+            stdout: format!("{stdout}\n"),
+            duration_ms: 3,
+            ..ExecOutput::default()
+        };
+        h.session
+            .handle_execution_finished(h.now, id, Ok(output))
+            .unwrap();
+    }
+    // The widest and the narrowest rows alike.
+    for cap in [8 * 1024, 600] {
+        let table = summary_table(&h.session.fanouts()[0], h.session.executions(), cap);
+        for fragment in [
+            "Zq3v9XkLp0aB1cDe",
+            "0123456789abcdefghij",
+            "eyJzdWIiOiIx",
+            "SflKxwRJ",
+        ] {
+            assert!(!table.contains(fragment), "{fragment} in {table}");
+        }
+        let stored = crate::redaction::for_model(&table).expect("the rows held secrets");
+        assert!(stored.text.contains("redacted"), "{}", stored.text);
+        assert!(
+            stored.kinds.iter().map(|k| k.count).sum::<u32>() >= 2,
+            "{:?}",
+            stored.kinds
+        );
+    }
+}
