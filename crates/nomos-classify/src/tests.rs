@@ -1568,3 +1568,17 @@ fn classify_8_wrappers_running_another_root_are_never_read_only() {
     check("ip net e blue rm -rf /x", Destructive);
     check("ip vrf exec blue ls", ConfigMutation);
 }
+
+// rule: CLASSIFY-8
+#[test]
+fn classify_8_a_secret_read_in_any_reading_of_sh_is_one() {
+    // dash cannot parse a here-string, bash reads the file through `xargs cat`.
+    let found = classify("xargs cat <<< /etc/shadow");
+    assert_eq!(found.class, Destructive, "{}", found.reason);
+    assert_eq!(found.secret_read(), Some("/etc/shadow"), "{}", found.reason);
+    assert!(found.reason.contains("SECRET-1"), "{}", found.reason);
+    assert_eq!(
+        classify_in("cat /etc/hostname", Shell::Sh).secret_read(),
+        None
+    );
+}
