@@ -1582,3 +1582,26 @@ fn classify_8_a_secret_read_in_any_reading_of_sh_is_one() {
         None
     );
 }
+
+// rule: CLASSIFY-6
+#[test]
+fn classify_6_what_the_execution_oracle_saw_write_or_run_is_not_read_only() {
+    for command in [
+        "service --status-all",
+        "git ls-remote origin",
+        "git --help log",
+        "git help status",
+        "file -p notes.txt",
+        "pidof -w nginx",
+        "sort -S 1 /etc/passwd",
+        "sort -T /tmp /etc/passwd",
+        "systemctl -H web status nginx",
+        "hostnamectl -H web status",
+        "timedatectl --host=web status",
+        "busctl -H web list",
+    ] {
+        check(command, ConfigMutation);
+    }
+    check("git help", ReadOnly);
+    check("sort -u /etc/passwd", ReadOnly);
+}

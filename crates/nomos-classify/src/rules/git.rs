@@ -15,7 +15,6 @@ const READERS: &[&str] = &[
     "rev-parse",
     "ls-files",
     "ls-tree",
-    "ls-remote",
     "cat-file",
     "describe",
     "shortlog",
@@ -94,6 +93,11 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
         cx.read_only("git", "prints its usage");
         return true;
     };
+    // `git --help VERB` and `git help VERB` open the manual with `man` (CLASSIFY-9).
+    if global.long("help") || (verb == "help" && args.len() > at + 2) {
+        cx.mutation("git", "runs `man` to show a manual page");
+        return true;
+    }
     let rest = &args[at + 2..];
     let opts = Opts::parse(
         rest,
@@ -134,7 +138,7 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
         );
         return true;
     }
-    if READERS.contains(&verb)
+    if (READERS.contains(&verb) || verb == "ls-remote")
         && let Some(option) = runs_a_program(verb, rest)
     {
         let predicate = format!("has option `{option}`, which writes a file or runs a program");
@@ -230,6 +234,11 @@ fn classify_verb(
             (Change, "writes its output to a file (--output)")
         }
         _ if READERS.contains(&verb) => read,
+        // A local or ssh remote is reached by running its `git-upload-pack` (CLASSIFY-9).
+        "ls-remote" => (
+            Change,
+            "runs the remote's upload-pack, through a shell or ssh",
+        ),
         "branch" => {
             if opts.short('D') || (opts.either('d', "delete") && opts.either('f', "force")) {
                 return (Destroy, "force-deletes a branch");

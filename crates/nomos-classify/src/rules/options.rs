@@ -501,7 +501,7 @@ const SAFE: &[Safe] = &[
     Safe {
         // `file -C` compiles a magic file (writes); absent.
         program: "file",
-        flags: "bcEhiklLNnprsSvz0",
+        flags: "bcEhiklLNnrsSvz0",
         values: "emfFP",
         long_flags: &[
             "brief",
@@ -514,7 +514,6 @@ const SAFE: &[Safe] = &[
             "list",
             "no-buffer",
             "no-pad",
-            "preserve-date",
             "raw",
             "special-files",
             "uncompress",
@@ -1260,7 +1259,7 @@ const SAFE: &[Safe] = &[
     },
     Safe {
         program: "pidof",
-        flags: "sxcqwz",
+        flags: "sxcqz",
         values: "oSd",
         long_flags: &[],
         long_values: &[],
@@ -1693,7 +1692,7 @@ const SAFE: &[Safe] = &[
     },
     Safe {
         program: "systemctl",
-        flags: "alqptH",
+        flags: "alqpt",
         values: "",
         long_flags: &[
             "all",
@@ -1725,7 +1724,6 @@ const SAFE: &[Safe] = &[
             "property",
             "lines",
             "output",
-            "host",
             "machine",
             "signal",
             "kill-whom",
@@ -2877,7 +2875,7 @@ const SAFE: &[Safe] = &[
     Safe {
         program: "timedatectl",
         flags: "a",
-        values: "H",
+        values: "",
         long_flags: &[
             "all",
             "no-pager",
@@ -2888,13 +2886,13 @@ const SAFE: &[Safe] = &[
             "property",
             "monitor",
         ],
-        long_values: &["host", "machine"],
+        long_values: &["machine"],
         inert: true,
     },
     Safe {
         program: "hostnamectl",
         flags: "",
-        values: "H",
+        values: "",
         long_flags: &[
             "static",
             "transient",
@@ -2905,7 +2903,7 @@ const SAFE: &[Safe] = &[
             "version",
             "json",
         ],
-        long_values: &["host", "machine"],
+        long_values: &["machine"],
         inert: true,
     },
     Safe {
@@ -2953,7 +2951,7 @@ const SAFE: &[Safe] = &[
     Safe {
         program: "busctl",
         flags: "lq",
-        values: "HM",
+        values: "M",
         long_flags: &[
             "system",
             "user",
@@ -2971,7 +2969,7 @@ const SAFE: &[Safe] = &[
             "help",
             "version",
         ],
-        long_values: &["host", "machine", "address", "match"],
+        long_values: &["machine", "address", "match"],
         inert: false,
     },
     Safe {
@@ -3113,7 +3111,7 @@ const SAFE: &[Safe] = &[
     Safe {
         program: "sort",
         flags: "bdfgiMhnRrVcCmsuz",
-        values: "ktST",
+        values: "kt",
         long_flags: &[
             "ignore-leading-blanks",
             "dictionary-order",
@@ -3137,8 +3135,6 @@ const SAFE: &[Safe] = &[
         long_values: &[
             "key",
             "field-separator",
-            "buffer-size",
-            "temporary-directory",
             "parallel",
             "sort",
             "random-source",

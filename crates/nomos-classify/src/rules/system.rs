@@ -326,7 +326,9 @@ fn service(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         args.get(1).map(|arg| arg.text),
         args.get(2).map(|arg| arg.text),
     ) {
-        (Some("--status-all" | "--help" | "--version"), _) | (None, _) => {
+        // `--status-all` runs every init script with `status` (CLASSIFY-9).
+        (Some("--status-all"), _) => cx.mutation(program, "runs every init script (--status-all)"),
+        (Some("--help" | "--version"), _) | (None, _) => {
             cx.read_only(program, "only lists services")
         }
         (Some(_), Some(verb @ "status")) => cx.report(
