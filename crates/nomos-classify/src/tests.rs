@@ -1599,9 +1599,12 @@ fn classify_6_what_the_execution_oracle_saw_write_or_run_is_not_read_only() {
         "hostnamectl -H web status",
         "timedatectl --host=web status",
         "busctl -H web list",
+        "sqlite3 app.db 'SELECT 1'",
+        "sqlite3 -readonly app.db '.shell id'",
     ] {
         check(command, ConfigMutation);
     }
     check("git help", ReadOnly);
     check("sort -u /etc/passwd", ReadOnly);
+    check("sqlite3 -readonly app.db 'SELECT 1'", ReadOnly);
 }
