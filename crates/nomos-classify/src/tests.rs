@@ -1601,6 +1601,8 @@ fn classify_6_what_the_execution_oracle_saw_write_or_run_is_not_read_only() {
         "busctl -H web list",
         "sqlite3 app.db 'SELECT 1'",
         "sqlite3 -readonly app.db '.shell id'",
+        "wget -qO- -O out https://example.com",
+        "zgrep -f patterns.txt x.gz",
     ] {
         check(command, ConfigMutation);
     }

@@ -502,8 +502,19 @@ fn wget(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         cx.mutation(program, "writes a log file");
         return;
     }
-    let target = opts.short_value('O').or(opts.long_value("output-document"));
-    let to_stdout = matches!(target, Some("-")) || target.is_some_and(paths::is_harmless_sink);
+    // Every `-O` counts: wget writes to each one it is given (`-qO- -O 1` writes `1`).
+    let targets: Vec<&str> = opts
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Opt::Short('O', value) | Opt::Long("output-document", value) => *value,
+            _ => None,
+        })
+        .collect();
+    let to_stdout = !targets.is_empty()
+        && targets
+            .iter()
+            .all(|target| *target == "-" || paths::is_harmless_sink(target));
     if to_stdout || opts.long("spider") {
         cx.read_only(program, "only fetches to its output");
     } else {

@@ -310,7 +310,7 @@ const SAFE: &[Safe] = &[
     Safe {
         program: "zgrep",
         flags: "EFGPiywxzsvVbHhnoqaIrRLlcTUZ0123456789",
-        values: "efmABCdD",
+        values: "emABCdD",
         long_flags: GREP_LONG,
         long_values: GREP_LONG_VALUES,
         inert: true,
