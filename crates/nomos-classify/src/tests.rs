@@ -1603,10 +1603,13 @@ fn classify_6_what_the_execution_oracle_saw_write_or_run_is_not_read_only() {
         "sqlite3 -readonly app.db '.shell id'",
         "wget -qO- -O out https://example.com",
         "zgrep -f patterns.txt x.gz",
+        "man -a ls",
+        "top -b -n 1",
     ] {
         check(command, ConfigMutation);
     }
     check("git help", ReadOnly);
     check("sort -u /etc/passwd", ReadOnly);
     check("sqlite3 -readonly app.db 'SELECT 1'", ReadOnly);
+    check("man -k nginx", ReadOnly);
 }

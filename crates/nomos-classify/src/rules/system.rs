@@ -93,6 +93,22 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
             );
         }
         "service" => service(cx, args),
+        // CLASSIFY-9: traced, `man` writes formatted pages to its cache and `top` creates its
+        // configuration directory; `man -k`/`-f` only search the index.
+        "man" => {
+            let searches = args[1..].iter().any(|arg| {
+                matches!(
+                    arg.text,
+                    "-k" | "-f" | "--apropos" | "--whatis" | "-w" | "--where"
+                )
+            });
+            if searches {
+                cx.read_only(program, "only searches the manual's index");
+            } else {
+                cx.mutation(program, "writes formatted pages to its cache");
+            }
+        }
+        "top" => cx.mutation(program, "creates its configuration directory"),
         "journalctl" => journalctl(cx, args),
         "shutdown" => {
             let opts = Opts::parse(&args[1..], &Spec::FLAGS_ONLY);
