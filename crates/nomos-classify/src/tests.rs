@@ -1605,6 +1605,7 @@ fn classify_6_what_the_execution_oracle_saw_write_or_run_is_not_read_only() {
         "zgrep -f patterns.txt x.gz",
         "man -a ls",
         "top -b -n 1",
+        "su postgres -c 'psql -l'",
     ] {
         check(command, ConfigMutation);
     }

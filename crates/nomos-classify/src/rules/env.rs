@@ -606,6 +606,14 @@ fn xargs(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
 
 fn su(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let program = args[0].text;
+    if program == "su" {
+        // CLASSIFY-9: traced, `su` runs PAM's helpers (`unix_chkpwd`), programs the command
+        // does not name; the command it runs is classified too.
+        cx.mutation(
+            program,
+            "switches user through PAM, which runs its helper programs",
+        );
+    }
     let spec = Spec {
         short_values: "cgGsuw",
         long_values: &[
