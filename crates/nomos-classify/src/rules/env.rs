@@ -607,7 +607,7 @@ fn xargs(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
 fn su(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let program = args[0].text;
     if program == "su" {
-        // CLASSIFY-9: traced, `su` runs PAM's helpers (`unix_chkpwd`), programs the command
+        // Traced, `su` runs PAM's helpers (`unix_chkpwd`), programs the command
         // does not name; the command it runs is classified too.
         cx.mutation(
             program,

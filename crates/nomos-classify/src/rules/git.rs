@@ -93,7 +93,7 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
         cx.read_only("git", "prints its usage");
         return true;
     };
-    // `git --help VERB` and `git help VERB` open the manual with `man` (CLASSIFY-9).
+    // `git --help VERB` and `git help VERB` open the manual with `man`.
     if global.long("help") || (verb == "help" && args.len() > at + 2) {
         cx.mutation("git", "runs `man` to show a manual page");
         return true;
@@ -234,7 +234,7 @@ fn classify_verb(
             (Change, "writes its output to a file (--output)")
         }
         _ if READERS.contains(&verb) => read,
-        // A local or ssh remote is reached by running its `git-upload-pack` (CLASSIFY-9).
+        // A local or ssh remote is reached by running its `git-upload-pack`.
         "ls-remote" => (
             Change,
             "runs the remote's upload-pack, through a shell or ssh",

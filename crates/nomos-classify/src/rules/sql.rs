@@ -204,7 +204,7 @@ fn sqlite(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         idx += 1;
     }
     // The database is opened for writing, and created when missing, unless `-readonly`
-    // (CLASSIFY-9: the trace shows `O_RDWR|O_CREAT`).
+    // (a traced run opens it `O_RDWR|O_CREAT`).
     if !args
         .iter()
         .any(|arg| arg.text == "-readonly" || arg.text == "--readonly")

@@ -93,7 +93,7 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
             );
         }
         "service" => service(cx, args),
-        // CLASSIFY-9: traced, `man` writes formatted pages to its cache and `top` creates its
+        // Traced, `man` writes formatted pages to its cache and `top` creates its
         // configuration directory; `man -k`/`-f` only search the index.
         "man" => {
             let searches = args[1..].iter().any(|arg| {
@@ -342,7 +342,7 @@ fn service(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         args.get(1).map(|arg| arg.text),
         args.get(2).map(|arg| arg.text),
     ) {
-        // `--status-all` runs every init script with `status` (CLASSIFY-9).
+        // `--status-all` runs every init script with `status`.
         (Some("--status-all"), _) => cx.mutation(program, "runs every init script (--status-all)"),
         (Some("--help" | "--version"), _) | (None, _) => {
             cx.read_only(program, "only lists services")
