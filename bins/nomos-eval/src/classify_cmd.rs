@@ -8,6 +8,8 @@
 //!   miss that lets a command run with no plan (GATE-1); it must be 0.
 //! * `-` reads commands from stdin and prints `class<TAB>reason<TAB>command` per line.
 //! * `--policy FILE` applies an operator policy on top of the built-in rules.
+//! * `--shell sh|bash|busybox` reads stdin's commands for that pinned interpreter
+//!   (CLASSIFY-8; default `sh`); corpus rows name their own (`read_only@bash`).
 
 use std::fmt::Write as _;
 use std::io::{BufRead, Write};
@@ -17,6 +19,7 @@ use std::process::ExitCode;
 use anyhow::{Context, bail};
 use nomos_classify::CommandClass;
 use nomos_classify::Policy;
+use nomos_classify::Shell;
 use nomos_classify::corpus::{CorpusEntry, parse_corpus};
 use serde_json::json;
 
@@ -32,6 +35,9 @@ pub struct ClassifyArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// The pinned interpreter stdin's commands are read for: sh, bash or busybox.
+    #[arg(long, value_name = "SHELL", default_value = "sh")]
+    shell: Shell,
     /// `-` to classify commands read from stdin, one per line.
     #[arg(value_name = "-", conflicts_with = "corpus")]
     stdin: Option<String>,
@@ -86,7 +92,7 @@ pub fn run(args: &ClassifyArgs) -> anyhow::Result<Outcome> {
             })
         }
         (None, Some("-")) => {
-            classify_stdin(&policy, args.json)?;
+            classify_stdin(&policy, args.shell, args.json)?;
             Ok(Outcome::Clean)
         }
         (None, Some(other)) => {
@@ -96,7 +102,7 @@ pub fn run(args: &ClassifyArgs) -> anyhow::Result<Outcome> {
     }
 }
 
-fn classify_stdin(policy: &Policy, json: bool) -> anyhow::Result<()> {
+fn classify_stdin(policy: &Policy, shell: Shell, json: bool) -> anyhow::Result<()> {
     let stdin = std::io::stdin().lock();
     let mut out = std::io::stdout().lock();
     for line in stdin.lines() {
@@ -104,7 +110,7 @@ fn classify_stdin(policy: &Policy, json: bool) -> anyhow::Result<()> {
         if command.trim().is_empty() {
             continue;
         }
-        let verdict = policy.classify(&command);
+        let verdict = policy.classify_in(&command, shell);
         if json {
             let row = json!({ "class": verdict.class.as_str(), "reason": verdict.reason, "command": command });
             writeln!(out, "{row}")?;
@@ -147,7 +153,7 @@ fn score<'a>(policy: &Policy, entries: &'a [CorpusEntry]) -> Report<'a> {
         misses: Vec::new(),
     };
     for entry in entries {
-        let verdict = policy.classify(&entry.command);
+        let verdict = policy.classify_in(&entry.command, entry.shell);
         report.confusion[index(entry.expected)][index(verdict.class)] += 1;
         if verdict.class != entry.expected {
             report.misses.push(Miss {

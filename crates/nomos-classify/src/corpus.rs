@@ -1,10 +1,12 @@
 //! The labelled-command corpus format: `expected<TAB>command` per line.
 //!
 //! `#` starts a comment line; blank lines are skipped. The expected class is spelled
-//! `read_only`, `config_mutation` or `destructive`. A malformed line is an error that
-//! names its line number.
+//! `read_only`, `config_mutation` or `destructive`, optionally followed by `@SHELL`
+//! (`read_only@bash`): the pinned interpreter the command is read for (CLASSIFY-8; `sh` when
+//! not given). A malformed line is an error that names its line number.
 
 use crate::class::CommandClass;
+use crate::shell::Shell;
 
 /// One labelled command.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -13,6 +15,8 @@ pub struct CorpusEntry {
     pub line: usize,
     /// The class the command must get.
     pub expected: CommandClass,
+    /// The pinned interpreter the command is classified for (CLASSIFY-8).
+    pub shell: Shell,
     /// The command.
     pub command: String,
 }
@@ -36,6 +40,14 @@ pub enum CorpusError {
         /// The text found.
         class: String,
     },
+    /// A `@SHELL` suffix that names no pinned interpreter.
+    #[error("line {line}: unknown shell `{shell}` (expected sh, bash or busybox)")]
+    UnknownShell {
+        /// The 1-based line number.
+        line: usize,
+        /// The text found.
+        shell: String,
+    },
     /// A line with a class but no command.
     #[error("line {line}: the command is empty")]
     EmptyCommand {
@@ -56,7 +68,19 @@ pub fn parse_corpus(text: &str) -> Result<Vec<CorpusEntry>, CorpusError> {
         let Some((class, command)) = trimmed.split_once('\t') else {
             return Err(CorpusError::MissingTab { line });
         };
-        let Ok(expected) = class.trim().parse::<CommandClass>() else {
+        let (class, shell) = match class.trim().split_once('@') {
+            Some((class, shell)) => match shell.parse::<Shell>() {
+                Ok(shell) => (class, shell),
+                Err(_) => {
+                    return Err(CorpusError::UnknownShell {
+                        line,
+                        shell: shell.to_owned(),
+                    });
+                }
+            },
+            None => (class.trim(), Shell::Sh),
+        };
+        let Ok(expected) = class.parse::<CommandClass>() else {
             return Err(CorpusError::UnknownClass {
                 line,
                 class: class.trim().to_owned(),
@@ -68,6 +92,7 @@ pub fn parse_corpus(text: &str) -> Result<Vec<CorpusEntry>, CorpusError> {
         entries.push(CorpusEntry {
             line,
             expected,
+            shell,
             command: command.to_owned(),
         });
     }
@@ -105,6 +130,22 @@ mod tests {
             CorpusError::UnknownClass {
                 line: 1,
                 class: "safe".into()
+            }
+        );
+    }
+
+    // rule: CLASSIFY-8
+    #[test]
+    fn a_class_may_name_the_shell_the_command_is_read_for() {
+        let entries = parse_corpus("read_only@bash\t[[ -f x ]]\nread_only\tls\n").unwrap();
+        assert_eq!(entries[0].shell, Shell::Bash);
+        assert_eq!(entries[0].expected, CommandClass::ReadOnly);
+        assert_eq!(entries[1].shell, Shell::Sh);
+        assert_eq!(
+            parse_corpus("read_only@zsh\tls\n").unwrap_err(),
+            CorpusError::UnknownShell {
+                line: 1,
+                shell: "zsh".into()
             }
         );
     }

@@ -64,10 +64,12 @@
 
 #![deny(missing_docs)]
 
+mod arith;
 pub mod ast;
 pub mod class;
 pub mod classification;
 pub mod corpus;
+pub mod grammar;
 mod opts;
 pub mod parser;
 mod policy;
@@ -82,6 +84,7 @@ mod word;
 pub use ast::Script;
 pub use class::{CommandClass, UnknownVariant};
 pub use classification::{Classification, Knowledge, Sensitivity};
+pub use grammar::Grammar;
 pub use parser::{ParseError, ParseErrorKind};
 pub use policy::{Policy, PolicyError, PolicyErrorKind, PolicyRule, PreviewRow};
 pub use preview::{PackageAction, PackageChange, PreviewForm, PreviewParser, preview_form};

@@ -2,10 +2,14 @@
 //! compound commands, function definitions, redirections and here-documents.
 //!
 //! Words, quotes and expansions are read in `word.rs`; this file holds the structure.
-//! Every construct bash would reject as a syntax error that matters for classification
-//! (an unterminated quote, a dangling `|`, a missing `fi`) is a [`ParseError`].
+//! Every construct the grammar's shell would reject as a syntax error that matters for
+//! classification (an unterminated quote, a dangling `|`, a missing `fi`, a here-string in
+//! dash) is a [`ParseError`]. Which constructs a grammar reads is decided in `grammar.rs`
+//! (CLASSIFY-8).
 
 use std::fmt;
+
+use crate::grammar::Grammar;
 
 use super::ast::{
     AndOr, Command, Compound, Connector, FunctionDef, HereDoc, HereDocId, List, ListItem, LoopKind,
@@ -53,6 +57,8 @@ pub enum ParseErrorKind {
     TooDeep,
     /// An error inside a backtick substitution.
     InBacktick(Box<ParseError>),
+    /// A construct the grammar's shell rejects (a here-string in dash, `|&` in ash).
+    NotInGrammar(&'static str),
 }
 
 impl fmt::Display for ParseErrorKind {
@@ -74,19 +80,31 @@ impl fmt::Display for ParseErrorKind {
             ParseErrorKind::BadForVariable => f.write_str("`for` needs a variable name"),
             ParseErrorKind::TooDeep => f.write_str("commands nested too deeply"),
             ParseErrorKind::InBacktick(inner) => write!(f, "in a backtick substitution: {inner}"),
+            ParseErrorKind::NotInGrammar(construct) => {
+                write!(f, "{construct} is a syntax error in this shell")
+            }
         }
     }
 }
 
 impl Script {
-    /// Reads a command string the way a POSIX shell (with the common bash extensions) would.
+    /// Reads a command string the way bash would.
     pub fn parse(source: &str) -> Result<Script, ParseError> {
-        Script::parse_at_depth(source, 0)
+        Script::parse_in(source, Grammar::Bash)
+    }
+
+    /// Reads a command string in the grammar of one interpreter (CLASSIFY-8).
+    pub fn parse_in(source: &str, grammar: Grammar) -> Result<Script, ParseError> {
+        Script::parse_at_depth(source, 0, grammar)
     }
 
     /// Reads a nested script (a backtick body, a here-document) at a given nesting depth.
-    pub(super) fn parse_at_depth(source: &str, depth: usize) -> Result<Script, ParseError> {
-        let mut parser = Parser::new(source, depth);
+    pub(super) fn parse_at_depth(
+        source: &str,
+        depth: usize,
+        grammar: Grammar,
+    ) -> Result<Script, ParseError> {
+        let mut parser = Parser::new(source, depth, grammar);
         let body = parser.parse_list()?;
         parser.skip_blanks();
         if let Some(c) = parser.peek_char() {
@@ -115,6 +133,9 @@ pub(super) struct Parser<'a> {
     pub(super) bytes: &'a [u8],
     pub(super) pos: usize,
     pub(super) depth: usize,
+    pub(super) grammar: Grammar,
+    /// Whether the cursor is inside a double-quoted part (where `$'` is a plain `$`).
+    pub(super) in_double_quotes: bool,
     pub(super) heredocs: Vec<HereDoc>,
     pending: Vec<PendingHereDoc>,
 }
@@ -123,22 +144,24 @@ pub(super) struct Parser<'a> {
 const LIST_ENDERS: [&str; 8] = ["then", "elif", "else", "fi", "do", "done", "esac", "}"];
 
 impl<'a> Parser<'a> {
-    fn new(src: &'a str, depth: usize) -> Parser<'a> {
+    fn new(src: &'a str, depth: usize, grammar: Grammar) -> Parser<'a> {
         Parser {
             src,
             bytes: src.as_bytes(),
             pos: 0,
             depth,
+            grammar,
+            in_double_quotes: false,
             heredocs: Vec::new(),
             pending: Vec::new(),
         }
     }
 
     /// A reader placed at `pos` inside `src` (for substitutions in here-document bodies).
-    pub(super) fn nested(src: &'a str, pos: usize, depth: usize) -> Parser<'a> {
+    pub(super) fn nested(src: &'a str, pos: usize, depth: usize, grammar: Grammar) -> Parser<'a> {
         Parser {
             pos,
-            ..Parser::new(src, depth)
+            ..Parser::new(src, depth, grammar)
         }
     }
 
@@ -312,6 +335,9 @@ impl<'a> Parser<'a> {
             if self.peek() != Some(b'|') || self.peek_at(1) == Some(b'|') {
                 break;
             }
+            if self.peek_at(1) == Some(b'&') && !self.grammar.reads_pipe_both() {
+                return Err(self.error(ParseErrorKind::NotInGrammar("`|&`")));
+            }
             self.pos += if self.peek_at(1) == Some(b'&') { 2 } else { 1 };
             self.skip_linebreaks()?;
             commands.push(self.parse_command()?);
@@ -322,7 +348,7 @@ impl<'a> Parser<'a> {
     fn parse_command(&mut self) -> Result<Command, ParseError> {
         self.enter()?;
         self.skip_blanks();
-        let command = if self.at_reserved("function") {
+        let command = if self.grammar.reads_function_keyword() && self.at_reserved("function") {
             self.pos += "function".len();
             self.skip_blanks();
             let name = self.parse_word()?;
@@ -381,7 +407,7 @@ impl<'a> Parser<'a> {
 
     /// A compound command at the cursor, or `None` when a simple command starts here.
     fn parse_compound(&mut self) -> Result<Option<Compound>, ParseError> {
-        if self.starts_with("((") {
+        if self.grammar.reads_arith_command() && self.starts_with("((") {
             let start = self.pos;
             if let Some(expansions) = self.try_arith_command()? {
                 return Ok(Some(Compound::Arith(expansions)));
@@ -416,11 +442,13 @@ impl<'a> Parser<'a> {
                 condition,
                 body,
             }
-        } else if self.at_reserved("for") || self.at_reserved("select") {
+        } else if self.at_reserved("for")
+            || self.grammar.reads_select() && self.at_reserved("select")
+        {
             self.parse_for()?
         } else if self.at_reserved("case") {
             self.parse_case()?
-        } else if self.at_reserved("[[") {
+        } else if self.grammar.reads_double_brackets() && self.at_reserved("[[") {
             self.parse_test()?
         } else {
             return Ok(None);
@@ -457,7 +485,7 @@ impl<'a> Parser<'a> {
     fn parse_for(&mut self) -> Result<Compound, ParseError> {
         self.pos += if self.at_reserved("for") { 3 } else { 6 };
         self.skip_blanks();
-        if self.starts_with("((") {
+        if self.grammar.reads_arith_command() && self.starts_with("((") {
             let Some(header) = self.try_arith_command()? else {
                 return Err(self.error(ParseErrorKind::UnterminatedSubstitution));
             };
@@ -537,9 +565,10 @@ impl<'a> Parser<'a> {
             let body = self.parse_list()?;
             arms.push((patterns, body));
             self.skip_linebreaks()?;
-            if self.starts_with(";;&") {
+            let fallthrough = self.grammar.reads_case_fallthrough();
+            if fallthrough && self.starts_with(";;&") {
                 self.pos += 3;
-            } else if self.starts_with(";;") || self.starts_with(";&") {
+            } else if self.starts_with(";;") || fallthrough && self.starts_with(";&") {
                 self.pos += 2;
             } else if !self.at_reserved("esac") {
                 return Err(self.error(ParseErrorKind::MissingKeyword("esac")));
@@ -605,9 +634,17 @@ impl<'a> Parser<'a> {
                 Some(b'(') => return Err(self.unexpected_here()),
                 Some(_) => {}
             }
+            let before = self.pos;
             let mut word = self.parse_word()?;
-            if words.is_empty() && word.assignment_name().is_some() {
-                if word.text.ends_with('=') && self.peek() == Some(b'(') {
+            if self.pos == before {
+                // Nothing this grammar reads as a word starts here.
+                return Err(self.unexpected_here());
+            }
+            if words.is_empty() && self.is_assignment(&word) {
+                if self.grammar.reads_arrays()
+                    && word.text.ends_with('=')
+                    && self.peek() == Some(b'(')
+                {
                     self.parse_array_value(&mut word)?;
                 }
                 assignments.push(word);
@@ -625,6 +662,19 @@ impl<'a> Parser<'a> {
             redirects,
             span: start..end,
         }))
+    }
+
+    /// Whether `word` assigns a variable in this grammar: `a[1]=x` does only where arrays
+    /// exist (dash runs a program named `a[1]=x`).
+    fn is_assignment(&self, word: &Word) -> bool {
+        word.assignment_name().is_some()
+            && (self.grammar.reads_arrays()
+                || !word
+                    .text
+                    .split('=')
+                    .next()
+                    .unwrap_or_default()
+                    .contains('['))
     }
 
     /// `NAME=(a b c)`: the elements' expansions join the assignment word.
@@ -669,9 +719,12 @@ impl<'a> Parser<'a> {
             at += close + 1;
         }
         match (self.bytes.get(at), self.bytes.get(at + 1)) {
-            (Some(b'<' | b'>'), Some(b'(')) => at != self.pos,
+            // `<(` is a process substitution where the grammar has them, else a redirection.
+            (Some(b'<' | b'>'), Some(b'(')) => {
+                at != self.pos || !self.grammar.reads_process_substitution()
+            }
             (Some(b'<' | b'>'), _) => true,
-            (Some(b'&'), Some(b'>')) => at == self.pos,
+            (Some(b'&'), Some(b'>')) => at == self.pos && self.grammar.reads_and_redirect(),
             _ => false,
         }
     }
@@ -704,6 +757,12 @@ impl<'a> Parser<'a> {
         else {
             return Err(self.unexpected_here());
         };
+        if op == RedirectOp::HereString && !self.grammar.reads_here_strings() {
+            return Err(self.error(ParseErrorKind::NotInGrammar("a here-string (`<<<`)")));
+        }
+        if op == RedirectOp::AppendAll && !self.grammar.reads_and_append() {
+            return Err(self.error(ParseErrorKind::NotInGrammar("`&>>`")));
+        }
         self.pos += spelling.len();
         self.skip_blanks();
         if self.at_word_end() {
@@ -730,6 +789,9 @@ impl<'a> Parser<'a> {
         // `>&file` (not a descriptor number or `-`) sends stdout and stderr to the file.
         let is_descriptor = word.text == "-" || word.text.bytes().all(|b| b.is_ascii_digit());
         if op == RedirectOp::Duplicate && spelling == ">&" && !is_descriptor {
+            if !self.grammar.reads_dup_to_file() && word.expansions.is_empty() {
+                return Err(self.error(ParseErrorKind::NotInGrammar("`>&` to a file")));
+            }
             op = RedirectOp::WriteAll;
         }
         Ok(Redirect {
@@ -760,7 +822,7 @@ impl<'a> Parser<'a> {
                 body.push('\n');
             }
             let expansions = match heredoc.quoting {
-                Quoting::Bare => super::word::heredoc_expansions(&body, self.depth)?,
+                Quoting::Bare => super::word::heredoc_expansions(&body, self.depth, self.grammar)?,
                 Quoting::Quoted => Vec::new(),
             };
             if let Some(slot) = self.heredocs.get_mut(heredoc.id) {

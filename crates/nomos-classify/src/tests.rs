@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 
 use super::corpus::parse_corpus;
-use super::{Policy, PolicyErrorKind, Script, classify};
+use super::{Policy, PolicyErrorKind, Script, Shell, classify, classify_in};
 use crate::class::CommandClass::{self, ConfigMutation, Destructive, ReadOnly};
 
 const CORPUS: &str = include_str!("../../../fixtures/classify/corpus.tsv");
@@ -14,6 +14,17 @@ const EXAMPLE_POLICY: &str = include_str!("../../../fixtures/classify/policy.exa
 fn check(command: &str, expected: CommandClass) {
     let got = classify(command);
     assert_eq!(got.class, expected, "`{command}`: {}", got.reason);
+}
+
+/// Checks the class of `command` read for the pinned interpreter `shell` (CLASSIFY-8).
+#[track_caller]
+fn check_in(shell: Shell, command: &str, expected: CommandClass) {
+    let got = classify_in(command, shell);
+    assert_eq!(
+        got.class, expected,
+        "`{command}` in {shell}: {}",
+        got.reason
+    );
 }
 
 #[track_caller]
@@ -180,7 +191,8 @@ fn classify_2_for_body_is_classified() {
 // rule: CLASSIFY-2
 #[test]
 fn classify_2_arithmetic_for_body_is_classified() {
-    check(
+    check_in(
+        Shell::Bash,
         "for ((i=0; i<3; i++)); do echo $i > /tmp/f; done",
         ConfigMutation,
     );
@@ -219,7 +231,8 @@ fn classify_2_calling_a_defined_reader_function_reads() {
 // rule: CLASSIFY-2
 #[test]
 fn classify_2_test_brackets_keep_their_operators() {
-    check(
+    check_in(
+        Shell::Bash,
         "[[ -f /a && -d /b || $x =~ ^(a|b)$ ]] && echo yes",
         ReadOnly,
     );
@@ -800,11 +813,11 @@ fn the_shipped_corpus_is_classified_without_a_miss() {
     );
     let mut misses = Vec::new();
     for entry in &entries {
-        let got = classify(&entry.command);
+        let got = classify_in(&entry.command, entry.shell);
         if got.class != entry.expected {
             misses.push(format!(
-                "line {}: expected {}, got {} for `{}` ({})",
-                entry.line, entry.expected, got.class, entry.command, got.reason
+                "line {}: expected {}, got {} for `{}` in {} ({})",
+                entry.line, entry.expected, got.class, entry.command, entry.shell, got.reason
             ));
         }
     }
@@ -1060,10 +1073,17 @@ proptest! {
             7 => format!("{other}; {command}"),
             _ => format!("sudo -u root timeout 5 {command}"),
         };
-        let bare = classify(&command);
+        // CLASSIFY-8: `bash -c` reads its script as bash, whatever shell runs `bash`.
+        let bare = if wrapper == 4 { classify_in(&command, Shell::Bash) } else { classify(&command) };
         // Text that does not parse on its own can parse once words are put in front of it
         // (`| ls` after `sudo`): that is another command, not a wrapped one.
         prop_assume!(!bare.reason.starts_with("could not parse"));
+        // A leading assignment becomes the wrapper's environment (`sudo x=1; ...`): the
+        // shell no longer assigns it, so the command is another one.
+        let assigns_first = command
+            .split_once('=')
+            .is_some_and(|(name, _)| crate::ast::is_name(name));
+        prop_assume!(!(assigns_first && matches!(wrapper, 0..=3 | 8)));
         let outer = classify(&wrapped);
         prop_assert!(outer.class >= bare.class, "`{}` is {} but `{}` is {} ({})", command, bare.class, wrapped, outer.class, outer.reason);
         // A trailing comment swallows a part written after it.
@@ -1386,4 +1406,211 @@ fn classify_7_a_policy_rule_with_examples_knows_an_unknown_program_and_a_floor_d
         "{}",
         got.reason
     );
+}
+
+// rule: CLASSIFY-8
+#[test]
+fn classify_8_constructs_are_read_as_the_pinned_shell_reads_them() {
+    // dash reads `((` as two subshells and `[[` as a program; bash reads arithmetic and tests.
+    check_in(Shell::Sh, "((rm -rf /tmp/x))", Destructive);
+    check_in(Shell::Bash, "((rm -rf /tmp/x))", ReadOnly);
+    check_in(Shell::Sh, "[[ a > b ]]", ConfigMutation);
+    check_in(Shell::Bash, "[[ a > b ]]", ReadOnly);
+    check_in(Shell::Busybox, "[[ -n a ]]", ReadOnly);
+    // A syntax error in one of /bin/sh's shells is a command that cannot be read.
+    check_in(Shell::Sh, "function f { ls; }", Destructive);
+    check_in(Shell::Busybox, "function f { ls; }", ReadOnly);
+    check_in(Shell::Sh, "cat <<< x", Destructive);
+    check_in(Shell::Bash, "cat <<< x", ReadOnly);
+    check_in(Shell::Sh, "ls |& cat", Destructive);
+    check_in(Shell::Sh, "a=(x y)", Destructive);
+    check_in(Shell::Sh, "cat <(echo hi)", Destructive);
+    check_in(Shell::Busybox, "cat <(echo hi)", ReadOnly);
+    // dash runs `echo hi &` and then `>> out`; bash appends both streams.
+    check_in(Shell::Sh, "echo hi &>> out", Destructive);
+    check_in(Shell::Bash, "echo hi &>> out", ConfigMutation);
+    check_in(Shell::Busybox, "echo hi >& out", ConfigMutation);
+    // bash expands braces into words known only when it runs.
+    check_in(Shell::Bash, "{ls,/tmp}", ConfigMutation);
+    check_in(Shell::Sh, "{rm,-rf,/tmp/x}", ConfigMutation);
+}
+
+// rule: CLASSIFY-8
+#[test]
+fn classify_8_the_reason_names_the_shell_when_readings_disagree() {
+    check_reason("[[ -n a ]]", ConfigMutation, "(as dash reads it)");
+    check_reason("((rm -rf /x))", Destructive, "(as dash reads it)");
+}
+
+// rule: CLASSIFY-8
+#[test]
+fn classify_8_code_in_evaluation_contexts_is_code() {
+    for command in [
+        "echo $(( '$(touch /tmp/p)' ))",
+        "echo $(( a[$(touch /tmp/p)] ))",
+        "x='a[$(touch /tmp/p)]'; echo $((x))",
+        "let 'a[$(touch /tmp/p)]=1'",
+        "declare -i x='a[$(touch /tmp/p)]'",
+        "typeset x='a[$(touch /tmp/p)]'",
+        "[[ a[$(touch /tmp/p)] -eq 1 ]]",
+        "printf -v 'a[$(touch /tmp/p)]' x",
+        "read 'a[$(touch /tmp/p)]' < /etc/hostname",
+        "test -v 'a[$(touch /tmp/p)]'",
+        "echo ${a['$(touch /tmp/p)']}",
+        "declare -a x='([0]=$(touch /tmp/p))'",
+        "unset 'a[$(touch /tmp/p)]'",
+        "ls ${x:'$(touch /tmp/p)'}",
+    ] {
+        check_in(Shell::Sh, command, ConfigMutation);
+        check_in(Shell::Bash, command, ConfigMutation);
+    }
+    // A value handed to a program's environment reaches any bash it starts.
+    for command in [
+        "env x='a[$(touch /tmp/p)]' bash -c 'echo $((x))'",
+        "sudo x='a[$(touch /tmp/p)]' bash -c 'echo $((x))'",
+        "x='a[$(touch /tmp/p)]' bash -c 'echo $((x))'",
+        "export x='a[$(touch /tmp/p)]'",
+    ] {
+        check_in(Shell::Busybox, command, ConfigMutation);
+    }
+    // ash has no arrays: its `let` and `read` do not evaluate subscripts.
+    check_in(
+        Shell::Busybox,
+        "x='a[$(touch /tmp/p)]'; echo $((x))",
+        ReadOnly,
+    );
+    check("let x=1", ReadOnly);
+    check("printf -v x %s y", ReadOnly);
+}
+
+// rule: CLASSIFY-8
+#[test]
+fn classify_8_a_variable_assigned_by_a_builtin_that_changes_what_runs_is_a_mutation() {
+    for command in [
+        "read PATH < /etc/hostname",
+        "read -r -d x LD_PRELOAD < /etc/hosts",
+        "getopts ab PATH",
+        "for IFS in x; do ls; done",
+        "printf -v PATH %s /tmp",
+        "mapfile -t PATH < /etc/hosts",
+    ] {
+        check(command, ConfigMutation);
+    }
+    check_in(
+        Shell::Bash,
+        "select PATH in /tmp; do ls; done",
+        ConfigMutation,
+    );
+    check("read -r x < /etc/hostname", ReadOnly);
+    check("getopts ab opt", ReadOnly);
+}
+
+// rule: CLASSIFY-8
+#[test]
+fn classify_8_simulation_counts_only_where_the_subcommand_honours_it() {
+    check("apt-get -s install nginx", ReadOnly);
+    check("apt-get -s upgrade", ReadOnly);
+    check("apt-get -s update", ConfigMutation);
+    check("apt-get --simulate download nginx", ConfigMutation);
+    check("apt-get --dry-run source nginx", ConfigMutation);
+    check("apt-get -s clean", ConfigMutation);
+    check("modprobe -n nf_conntrack", ReadOnly);
+    check("rmmod -n nf_conntrack", ConfigMutation);
+    check("make -n all", ConfigMutation);
+    check("rsync -n -a /a/ /b/", ReadOnly);
+    check("rsync -n -a -e 'sh -c id' /a/ /b/", ConfigMutation);
+    check("rsync -n --log-file=/tmp/l /a/ /b/", ConfigMutation);
+}
+
+// rule: CLASSIFY-8
+#[test]
+fn classify_8_remote_file_arguments_are_not_read_only() {
+    for command in [
+        "tar -tf backup:/x.tar",
+        "tar -tfbackup:/x.tar",
+        "tar --file=backup:/x.tar -t",
+        "tar --file backup:/x.tar --list",
+        "tar tvf backup:/x.tar",
+        "tar tfC backup:/x.tar /tmp",
+        "tar -tvC /tmp -f root@nas:/x.tar",
+        "rsync -n backup:/etc/ /tmp/x",
+        "rsync -n backup::module /tmp/x",
+        "rsync -n rsync://backup/module /tmp/x",
+        "git ls-remote 'ext::sh -c touch% /tmp/x'",
+        "git fetch 'ext::sh -c id'",
+        "git archive --remote=ext::x HEAD",
+    ] {
+        check(command, ConfigMutation);
+    }
+    check("tar -tvf ./a:b.tar", ReadOnly);
+    check("tar -tvf /srv/x.tar", ReadOnly);
+}
+
+// rule: CLASSIFY-8
+#[test]
+fn classify_8_wrappers_running_another_root_are_never_read_only() {
+    for command in [
+        "chroot /srv/root ls",
+        "chroot /srv/root",
+        "nsenter -t 1 -m -u -i -n -p ls",
+        "unshare -r id",
+        "unshare --mount --pid --fork ls",
+        "systemd-nspawn -D /srv/root ls",
+        "ip netns exec blue ip addr",
+        "sudo -R /srv/root ls",
+    ] {
+        check(command, ConfigMutation);
+    }
+    check("nsenter -t 1 -m -u -i -n -p rm -rf /x", Destructive);
+    check("ip netns exec blue rm -rf /x", Destructive);
+    // iproute2 reads objects and verbs by prefix, and `-all` names no namespace.
+    check("ip -all netns exec rm -rf /x", Destructive);
+    check("ip net e blue rm -rf /x", Destructive);
+    check("ip vrf exec blue ls", ConfigMutation);
+}
+
+// rule: CLASSIFY-8
+#[test]
+fn classify_8_a_secret_read_in_any_reading_of_sh_is_one() {
+    // dash cannot parse a here-string, bash reads the file through `xargs cat`.
+    let found = classify("xargs cat <<< /etc/shadow");
+    assert_eq!(found.class, Destructive, "{}", found.reason);
+    assert_eq!(found.secret_read(), Some("/etc/shadow"), "{}", found.reason);
+    assert!(found.reason.contains("SECRET-1"), "{}", found.reason);
+    assert_eq!(
+        classify_in("cat /etc/hostname", Shell::Sh).secret_read(),
+        None
+    );
+}
+
+// rule: CLASSIFY-6
+#[test]
+fn classify_6_what_the_execution_oracle_saw_write_or_run_is_not_read_only() {
+    for command in [
+        "service --status-all",
+        "git ls-remote origin",
+        "git --help log",
+        "git help status",
+        "file -p notes.txt",
+        "pidof -w nginx",
+        "sort -S 1 /etc/passwd",
+        "sort -T /tmp /etc/passwd",
+        "systemctl -H web status nginx",
+        "hostnamectl -H web status",
+        "timedatectl --host=web status",
+        "busctl -H web list",
+        "sqlite3 app.db 'SELECT 1'",
+        "sqlite3 -readonly app.db '.shell id'",
+        "wget -qO- -O out https://example.com",
+        "zgrep -f patterns.txt x.gz",
+        "man -a ls",
+        "top -b -n 1",
+        "su postgres -c 'psql -l'",
+    ] {
+        check(command, ConfigMutation);
+    }
+    check("git help", ReadOnly);
+    check("sort -u /etc/passwd", ReadOnly);
+    check("sqlite3 -readonly app.db 'SELECT 1'", ReadOnly);
+    check("man -k nginx", ReadOnly);
 }

@@ -8,15 +8,17 @@
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+use super::arith;
 use super::ast::{
-    Command, Compound, Expansion, HereDoc, List, Pipeline, Redirect, RedirectOp, RedirectTarget,
-    Script, SimpleCommand, Word,
+    Command, Compound, Expansion, HereDoc, List, Pipeline, Quoting, Redirect, RedirectOp,
+    RedirectTarget, Script, SimpleCommand, Word,
 };
 use super::parser::ParseError;
 use super::policy::{Policy, PolicyMatch};
 use super::rules;
 use crate::class::CommandClass;
-use crate::classification::{Classification, Knowledge};
+use crate::classification::{Classification, Knowledge, Sensitivity};
+use crate::grammar::Grammar;
 use crate::secret::{SecretPaths, SecretWatch};
 use crate::shell::Shell;
 
@@ -123,13 +125,18 @@ struct Src<'s> {
 /// The walker's state for one classification.
 pub(crate) struct Walker<'p> {
     policy: Option<&'p Policy>,
-    /// The interpreter whose grammar the command is read in (CLASSIFY-8).
-    #[allow(dead_code)]
+    /// The interpreter that runs the command (CLASSIFY-8): it is read in each of its
+    /// grammars.
     shell: Shell,
+    /// The grammar of the reading being walked.
+    grammar: Grammar,
     parts: u32,
     worst: Option<Winner>,
     readers: Vec<String>,
     functions: Vec<String>,
+    /// Variables assigned from data in a bash reading (`read x`, `x=$(cmd)`): arithmetic
+    /// that names one evaluates code its value may hold (CLASSIFY-8).
+    from_data: Vec<String>,
     /// SECRET-1: the functions' bodies, with the script text they were defined in, to
     /// follow the paths a call's arguments name (`read_file /etc/shadow`).
     bodies: Vec<(String, Compound, usize)>,
@@ -152,10 +159,12 @@ impl<'p> Walker<'p> {
         Walker {
             policy,
             shell,
+            grammar: shell.grammars()[0],
             parts: 0,
             worst: None,
             readers: Vec::new(),
             functions: Vec::new(),
+            from_data: Vec::new(),
             bodies: Vec::new(),
             replaying: 0,
             defining: Vec::new(),
@@ -177,15 +186,46 @@ impl<'p> Walker<'p> {
     }
 
     /// Classifies a command and returns the indexes of the policy rules that matched.
-    pub(crate) fn classify_traced(mut self, command: &str) -> (Classification, Vec<usize>) {
-        match Script::parse(command) {
-            Ok(script) => {
-                self.walk_script(&script, &Stdin::Empty);
-                let trace = self.policy_trace.take().unwrap_or_default();
-                (self.finish(), trace)
+    ///
+    /// CLASSIFY-8: the command is read in every grammar its shell may have (`/bin/sh` is
+    /// dash, bash or ash); readings that give the same tree (and evaluate subscripts alike) are
+    /// walked once, and the
+    /// strictest reading wins (the first on a tie), its reason saying which shell reads it
+    /// so when the readings disagree.
+    pub(crate) fn classify_traced(self, command: &str) -> (Classification, Vec<usize>) {
+        let mut readings: Vec<(Grammar, Result<Script, ParseError>)> = Vec::new();
+        for &grammar in self.shell.grammars() {
+            let parsed = Script::parse_in(command, grammar);
+            // Two readings with the same tree are walked once, unless one of them
+            // evaluates subscripts and the other does not: the walk differs then.
+            if !readings.iter().any(|(seen_in, seen)| {
+                *seen == parsed && seen_in.evaluates_subscripts() == grammar.evaluates_subscripts()
+            }) {
+                readings.push((grammar, parsed));
             }
-            Err(error) => (parse_failure(&error), Vec::new()),
         }
+        let tracing = self.policy_trace.is_some();
+        let mut verdicts: Vec<(Grammar, Classification)> = Vec::new();
+        let mut trace = Vec::new();
+        for (grammar, parsed) in &readings {
+            let found = match parsed {
+                Ok(script) => {
+                    let mut walker = Walker::new(self.policy, self.shell);
+                    walker.grammar = *grammar;
+                    if tracing {
+                        walker.trace_policy();
+                    }
+                    walker.walk_script(script, &Stdin::Empty);
+                    trace.extend(walker.policy_trace.take().unwrap_or_default());
+                    walker.finish()
+                }
+                Err(error) => parse_failure(error),
+            };
+            verdicts.push((*grammar, found));
+        }
+        trace.sort_unstable();
+        trace.dedup();
+        (strictest_reading(verdicts), trace)
     }
 
     /// Classifies a command string.
@@ -433,12 +473,30 @@ impl<'p> Walker<'p> {
                 for word in words {
                     self.walk_expansions(&word.expansions, src);
                 }
+                // Expanded words and file names from a glob are data.
+                let data = words
+                    .iter()
+                    .any(|word| !word.expansions.is_empty() || word.text.contains(['*', '?', '[']));
+                if data {
+                    self.assigned_from_data(name);
+                }
+                if rules::env::changes_program(name) {
+                    let part = self.next_part(name);
+                    self.report(
+                        part,
+                        CommandClass::ConfigMutation,
+                        Subject::Word(name),
+                        "is the loop variable, which changes what programs run",
+                    );
+                }
                 // SECRET-1: `for f in /etc/shadow; do cat "$f"; done` reads what `$f` holds.
                 let values: Vec<Arg<'_>> = words.iter().map(Arg::from_word).collect();
                 self.secrets.assign(name, &values);
                 self.walk_list(body, src, stdin);
             }
             Compound::ArithFor { header, body } => {
+                let part = self.next_part("for (( ... ))");
+                self.data_in_arith_command(part);
                 self.walk_expansions(header, src);
                 self.walk_list(body, src, stdin);
             }
@@ -459,8 +517,19 @@ impl<'p> Walker<'p> {
                     Subject::Word("[["),
                     "only tests",
                 );
+                let arithmetic = words.iter().any(|word| {
+                    word.quoting == Quoting::Bare
+                        && matches!(
+                            word.text.as_str(),
+                            "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge"
+                        )
+                });
                 for word in words {
                     self.walk_expansions(&word.expansions, src);
+                    self.evaluated_text(&word.text, part, "[[");
+                    if arithmetic {
+                        self.data_in_arithmetic(&word.text, part, "[[");
+                    }
                 }
             }
             Compound::Arith(expansions) => {
@@ -471,6 +540,7 @@ impl<'p> Walker<'p> {
                     Subject::Word("(("),
                     "only computes",
                 );
+                self.data_in_arith_command(part);
                 self.walk_expansions(expansions, src);
             }
         }
@@ -509,8 +579,27 @@ impl<'p> Walker<'p> {
             self.walk_redirect(redirect, src, part);
         }
         let input = simple_input(simple, src, stdin);
+        for word in simple.assignments.iter().chain(&simple.words) {
+            for arithmetic in arith::arithmetic_parts(&word.text) {
+                self.data_in_arithmetic(arithmetic, part, &word.text);
+            }
+            self.prompt_expansion(word, part);
+        }
         for assignment in &simple.assignments {
             let name = assignment.assignment_name().unwrap_or_default();
+            if !assignment.expansions.is_empty() {
+                self.assigned_from_data(name);
+            }
+            // A quoted value holding `a[$(cmd)]` runs `cmd` wherever bash evaluates the
+            // variable as a number (`$((x))`); an unquoted one ran its substitution already.
+            if assignment.expansions.is_empty() {
+                if simple.words.is_empty() {
+                    self.evaluated_text(&assignment.text, part, name);
+                } else {
+                    // Exported to the program, which may be a bash that evaluates it.
+                    self.evaluated_by_child(&assignment.text, part, name);
+                }
+            }
             if rules::env::changes_program(name) {
                 self.report(
                     part,
@@ -656,8 +745,16 @@ impl<'p> Walker<'p> {
         self.nesting -= 1;
     }
 
-    /// Reads `text` as a script (`bash -c`, `ssh host CMD`, `eval`) and classifies it.
-    fn reread(&mut self, text: &str, part: Part<'_>, stdin: &Stdin<'_>, what: &str) {
+    /// Reads `text` as a script (`bash -c`, `ssh host CMD`, `eval`) in each of `grammars`
+    /// (the shells that may run it, CLASSIFY-8) and classifies every distinct reading.
+    fn reread(
+        &mut self,
+        text: &str,
+        part: Part<'_>,
+        stdin: &Stdin<'_>,
+        what: &str,
+        grammars: &[Grammar],
+    ) {
         if self.nesting >= MAX_NESTING {
             self.report(
                 part,
@@ -677,21 +774,123 @@ impl<'p> Walker<'p> {
             );
             return;
         }
-        match Script::parse(text) {
-            Ok(script) => {
-                self.nesting += 1;
-                self.walk_script(&script, stdin);
-                self.nesting -= 1;
+        let mut readings: Vec<(Grammar, Result<Script, ParseError>)> = Vec::new();
+        for &grammar in grammars {
+            let parsed = Script::parse_in(text, grammar);
+            // Two readings with the same tree are walked once, unless one of them
+            // evaluates subscripts and the other does not: the walk differs then.
+            if !readings.iter().any(|(seen_in, seen)| {
+                *seen == parsed && seen_in.evaluates_subscripts() == grammar.evaluates_subscripts()
+            }) {
+                readings.push((grammar, parsed));
             }
-            Err(error) => {
-                let predicate = format!("runs text that could not parse: {error}");
-                self.report(
-                    part,
-                    CommandClass::Destructive,
-                    Subject::Word(what),
-                    &predicate,
-                );
+        }
+        let several = readings.len() > 1;
+        for (grammar, parsed) in &readings {
+            match parsed {
+                Ok(script) => {
+                    let outer = std::mem::replace(&mut self.grammar, *grammar);
+                    self.nesting += 1;
+                    self.walk_script(script, stdin);
+                    self.nesting -= 1;
+                    self.grammar = outer;
+                }
+                Err(error) => {
+                    let mut predicate = format!("runs text that could not parse: {error}");
+                    if several {
+                        let _ = write!(predicate, " (as {} reads it)", grammar.shell_name());
+                    }
+                    self.report(
+                        part,
+                        CommandClass::Destructive,
+                        Subject::Word(what),
+                        &predicate,
+                    );
+                }
             }
+        }
+    }
+
+    /// CLASSIFY-8: `name` now holds data (read from input, a loop over expanded words, a
+    /// command's output); only bash evaluates such a value as arithmetic.
+    fn assigned_from_data(&mut self, name: &str) {
+        if self.grammar.evaluates_subscripts() && !self.from_data.iter().any(|seen| seen == name) {
+            self.from_data.push(name.to_string());
+        }
+    }
+
+    /// CLASSIFY-8: arithmetic `text` that names a variable holding data runs the code in the
+    /// subscripts of that value (`read x < f; echo $((x))` with `a[$(cmd)]` in `f`).
+    fn data_in_arithmetic(&mut self, text: &str, part: Part<'_>, what: &str) {
+        if !self.grammar.evaluates_subscripts() {
+            return;
+        }
+        let Some(name) = arith::mentioned(text, &self.from_data) else {
+            return;
+        };
+        let predicate = format!(
+            "evaluates `{name}`, which holds data, as arithmetic, where a subscript in its value runs code"
+        );
+        self.report(
+            part,
+            CommandClass::ConfigMutation,
+            Subject::Word(what),
+            &predicate,
+        );
+    }
+
+    /// CLASSIFY-8: bash's `${x@P}` expands `x` as a prompt string, which runs the command
+    /// substitutions in its value.
+    fn prompt_expansion(&mut self, word: &Word, part: Part<'_>) {
+        if self.grammar == Grammar::Bash
+            && !word.expansions.is_empty()
+            && word.text.contains("${")
+            && word.text.contains("@P}")
+        {
+            self.report(
+                part,
+                CommandClass::ConfigMutation,
+                Subject::Word(&word.text),
+                "expands a variable as a prompt (`@P`), which runs the commands in its value",
+            );
+        }
+    }
+
+    /// `(( ))` and `for (( ))` keep no text: any variable holding data may reach them.
+    fn data_in_arith_command(&mut self, part: Part<'_>) {
+        if let Some(name) = self.from_data.first().cloned() {
+            self.data_in_arithmetic(&name, part, "((");
+        }
+    }
+
+    /// CLASSIFY-8: in bash, text that reaches the arithmetic evaluator runs the code in its
+    /// subscripts (`a[$(cmd)]`), however it was quoted. Such text is at least
+    /// `config_mutation`, and the commands in it are classified as well.
+    fn evaluated_text(&mut self, text: &str, part: Part<'_>, what: &str) {
+        if self.grammar.evaluates_subscripts() {
+            self.evaluated_by_child(text, part, what);
+        }
+    }
+
+    /// CLASSIFY-8: a value handed to another program in its environment (`x=V prog`,
+    /// `env x=V prog`, `export`) reaches any bash that program starts, whatever shell reads
+    /// this command.
+    fn evaluated_by_child(&mut self, text: &str, part: Part<'_>, what: &str) {
+        let Some(code) = subscript_code(text) else {
+            return;
+        };
+        let predicate = format!(
+            "hides code in a subscript that bash evaluates (`{}`)",
+            clip(text)
+        );
+        self.report(
+            part,
+            CommandClass::ConfigMutation,
+            Subject::Word(what),
+            &predicate,
+        );
+        for inner in code {
+            self.reread(inner, part, &Stdin::Empty, what, &[Grammar::Bash]);
         }
     }
 }
@@ -830,15 +1029,57 @@ impl<'i> Cx<'_, '_, '_, 'i> {
         self.walker.invoke(args, self.part, stdin);
     }
 
-    /// Reads `text` as a shell script and classifies it (`what` names the wrapper).
+    /// Reads `text` as a script of the shell running this command (`eval`, `trap`) and
+    /// classifies it (`what` names the wrapper).
     pub(crate) fn script(&mut self, text: &str, what: &str) {
+        let grammar = self.walker.grammar;
+        self.script_in(text, what, &[grammar]);
+    }
+
+    /// Reads `text` as a script that one of `grammars` runs (`bash -c`, `ssh host CMD`).
+    pub(crate) fn script_in(&mut self, text: &str, what: &str, grammars: &[Grammar]) {
         let stdin = self.stdin.clone();
-        self.walker.reread(text, self.part, &stdin, what);
+        self.walker.reread(text, self.part, &stdin, what, grammars);
     }
 
     /// Reads `text` as a script that gets no input of its own.
     pub(crate) fn script_without_input(&mut self, text: &str, what: &str) {
-        self.walker.reread(text, self.part, &Stdin::Empty, what);
+        let grammar = self.walker.grammar;
+        self.script_without_input_in(text, what, &[grammar]);
+    }
+
+    /// Reads `text` as a script of one of `grammars` that gets no input of its own.
+    pub(crate) fn script_without_input_in(&mut self, text: &str, what: &str, grammars: &[Grammar]) {
+        self.walker
+            .reread(text, self.part, &Stdin::Empty, what, grammars);
+    }
+
+    /// CLASSIFY-8: `text` is evaluated as arithmetic by bash (`let`, `declare`, `read`,
+    /// `printf -v`, `test -v`): the code in its subscripts counts.
+    pub(crate) fn evaluated(&mut self, text: &str, what: &str) {
+        self.walker.evaluated_text(text, self.part, what);
+    }
+
+    /// CLASSIFY-8: `text` is handed to another program's environment (`env x=V`, `sudo
+    /// x=V`), where a bash may evaluate it as arithmetic.
+    pub(crate) fn evaluated_by_child(&mut self, text: &str, what: &str) {
+        self.walker.evaluated_by_child(text, self.part, what);
+    }
+
+    /// CLASSIFY-8: `text` is read as arithmetic (`let`, `declare -i`): a variable holding
+    /// data that it names counts.
+    pub(crate) fn arithmetic(&mut self, text: &str, what: &str) {
+        self.walker.data_in_arithmetic(text, self.part, what);
+    }
+
+    /// The grammar of the reading being walked (CLASSIFY-8).
+    pub(crate) fn grammar(&self) -> Grammar {
+        self.walker.grammar
+    }
+
+    /// CLASSIFY-8: `name` is assigned from data (`read`, `mapfile`, `getopts`, `printf -v`).
+    pub(crate) fn assigned_from_data(&mut self, name: &str) {
+        self.walker.assigned_from_data(name);
     }
 
     /// SECRET-1: `args` (`args[0]` the program) read what they name, though the command
@@ -851,6 +1092,56 @@ impl<'i> Cx<'_, '_, '_, 'i> {
     pub(crate) fn stdin(&self) -> Stdin<'i> {
         self.stdin.clone()
     }
+}
+
+/// The strictest of the readings of one command (the first on a tie), with the most
+/// cautious knowledge of them all; when the readings disagree the reason names the shell.
+fn strictest_reading(verdicts: Vec<(Grammar, Classification)>) -> Classification {
+    let knowledge = verdicts
+        .iter()
+        .map(|(_, found)| found.knowledge)
+        .max()
+        .unwrap_or(Knowledge::Rule);
+    let agree = verdicts
+        .windows(2)
+        .all(|pair| pair[0].1.class == pair[1].1.class);
+    // SECRET-1: a secret read in any reading is one (`cat <<< /etc/shadow` does not parse in
+    // dash, but bash reads the file).
+    let secret = verdicts
+        .iter()
+        .find(|(_, found)| matches!(found.sensitivity, Sensitivity::Secret { .. }))
+        .map(|(_, found)| {
+            // The sentence the secret reading's reason ends with.
+            let sentence = found
+                .reason
+                .rfind("; ")
+                .map(|at| found.reason[at..].to_string())
+                .filter(|sentence| sentence.contains("SECRET-1"))
+                .unwrap_or_default();
+            (found.sensitivity.clone(), sentence)
+        });
+    let mut best: Option<(Grammar, Classification)> = None;
+    for (grammar, found) in verdicts {
+        if best
+            .as_ref()
+            .is_none_or(|(_, best)| found.class > best.class)
+        {
+            best = Some((grammar, found));
+        }
+    }
+    let Some((grammar, mut found)) = best else {
+        return Classification::new(CommandClass::ReadOnly, "empty command runs nothing");
+    };
+    if !agree {
+        let _ = write!(found.reason, " (as {} reads it)", grammar.shell_name());
+    }
+    if let Some((sensitivity, sentence)) = secret
+        && found.sensitivity == Sensitivity::Ordinary
+    {
+        found.reason.push_str(&sentence);
+        found.sensitivity = sensitivity;
+    }
+    found.with_knowledge(knowledge)
 }
 
 /// CLASSIFY-5: unparseable input is destructive.
@@ -921,6 +1212,63 @@ fn pipe_output<'s>(command: &'s Command, src: Src<'s>, stdin: &Stdin<'s>) -> Std
         }
         _ => Stdin::Pipe(&program.text),
     }
+}
+
+/// The commands (`$(...)` and backtick bodies) in the subscripts of `text`, or `None` when
+/// no subscript holds an expansion; `Some` with no commands when a subscript expands only
+/// parameters (`a[$x]`), whose values bash may evaluate again.
+///
+/// A quoted compound value (`declare -a x='([0]=$(cmd))'`) is expanded by bash as an array
+/// assignment: everything after its `=(` counts as if inside a subscript.
+fn subscript_code(text: &str) -> Option<Vec<&str>> {
+    let bytes = text.as_bytes();
+    let mut code = Vec::new();
+    let mut found = false;
+    let mut depth = 0usize;
+    let compound = text.find("=(").map_or(usize::MAX, |eq| eq + 1);
+    let mut at = 0;
+    while at < bytes.len() {
+        let inside = depth > 0 || at > compound;
+        match bytes[at] {
+            b'[' => depth += 1,
+            b']' if depth > 0 => depth -= 1,
+            b'`' if inside => {
+                found = true;
+                let end = text[at + 1..].find('`').map_or(text.len(), |n| at + 1 + n);
+                code.push(&text[at + 1..end]);
+                at = end;
+            }
+            b'$' if inside => {
+                found = true;
+                if bytes.get(at + 1) == Some(&b'(') {
+                    let end = closing_paren(bytes, at + 1);
+                    code.push(&text[at + 2..end.min(text.len())]);
+                    at = end;
+                }
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    found.then_some(code)
+}
+
+/// The index of the `)` that closes the `(` at `open` (or the end of `bytes`).
+fn closing_paren(bytes: &[u8], open: usize) -> usize {
+    let mut depth = 0usize;
+    for (at, &b) in bytes.iter().enumerate().skip(open) {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return at;
+                }
+            }
+            _ => {}
+        }
+    }
+    bytes.len()
 }
 
 /// At most [`MAX_PART_TEXT`] bytes of `text`, cut at a character boundary.

@@ -3,6 +3,35 @@
 
 use super::ast::{Expansion, Quoting, Script, Word};
 use super::parser::{ParseError, ParseErrorKind, Parser};
+use crate::grammar::Grammar;
+
+/// Where a word may be a brace expansion (`{a,b}`, `{1..3}`), read from its bare text.
+#[derive(Default)]
+struct Braces {
+    open: usize,
+    separated: bool,
+    found: bool,
+}
+
+impl Braces {
+    fn scan(&mut self, bare: &str) {
+        let bytes = bare.as_bytes();
+        for (at, &b) in bytes.iter().enumerate() {
+            match b {
+                b'{' => self.open += 1,
+                b',' if self.open > 0 => self.separated = true,
+                b'.' if self.open > 0 && bytes.get(at + 1) == Some(&b'.') => self.separated = true,
+                b'}' if self.open > 0 => {
+                    self.open -= 1;
+                    if self.separated {
+                        self.found = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
 
 /// Marks the start of a word's first quoted, escaped or expanded part.
 fn mark(word: &mut Word) {
@@ -24,6 +53,7 @@ impl Parser<'_> {
             expansions: Vec::new(),
         };
         let start = self.pos;
+        let mut braces = Braces::default();
         loop {
             match self.peek() {
                 Some(b'\\') => self.parse_escape(&mut word),
@@ -46,12 +76,25 @@ impl Parser<'_> {
                 }
                 Some(b'$') => self.parse_dollar(&mut word)?,
                 Some(b'`') => self.parse_backtick(&mut word)?,
-                Some(b'<' | b'>') if self.pos == start && self.peek_at(1) == Some(b'(') => {
+                Some(b'<' | b'>')
+                    if self.pos == start
+                        && self.peek_at(1) == Some(b'(')
+                        && self.grammar.reads_process_substitution() =>
+                {
                     self.parse_process_substitution(&mut word)?;
                 }
                 _ if self.at_word_end() => break,
-                _ => self.literal_run(&mut word),
+                _ => {
+                    let run = self.pos;
+                    self.literal_run(&mut word);
+                    braces.scan(&self.src[run..self.pos]);
+                }
             }
+        }
+        // CLASSIFY-8: bash expands `{rm,-rf,x}` to three words, known only when it runs.
+        if braces.found && self.grammar.reads_brace_expansion() {
+            mark(&mut word);
+            word.expansions.push(Expansion::Parameter);
         }
         if word.literal_prefix == usize::MAX {
             word.literal_prefix = word.text.len();
@@ -86,7 +129,15 @@ impl Parser<'_> {
         }
     }
 
+    /// A double-quoted part: inside it `$'` and `$"` are a plain `$` in every shell.
     fn parse_double_quoted(&mut self, word: &mut Word) -> Result<(), ParseError> {
+        let outer = std::mem::replace(&mut self.in_double_quotes, true);
+        let res = self.parse_double_quoted_body(word);
+        self.in_double_quotes = outer;
+        res
+    }
+
+    fn parse_double_quoted_body(&mut self, word: &mut Word) -> Result<(), ParseError> {
         let open = self.pos;
         self.pos += 1;
         loop {
@@ -174,8 +225,12 @@ impl Parser<'_> {
                         }
                         Some(b'\\') => self.pos = (self.pos + 2).min(self.bytes.len()),
                         Some(b'\'') => {
+                            // Bash evaluates `${a['$(cmd)']}` and `${x:'$(cmd)'}` as
+                            // arithmetic, where single quotes do not quote: the code counts.
                             let mut scratch = Word::scratch();
                             self.parse_single_quoted_in_parameter(&mut scratch)?;
+                            let code = heredoc_expansions(&scratch.text, self.depth, self.grammar)?;
+                            word.expansions.extend(code);
                         }
                         Some(b'"') => self.parse_double_quoted(word)?,
                         Some(b'$') => self.parse_dollar(word)?,
@@ -189,12 +244,12 @@ impl Parser<'_> {
                 word.expansions.push(Expansion::Parameter);
                 Ok(())
             }
-            Some(b'\'') => {
+            Some(b'\'') if self.grammar.reads_ansi_c_quotes() && !self.in_double_quotes => {
                 quoted(word);
                 self.pos += 2;
                 self.parse_ansi_c(word, start)
             }
-            Some(b'"') => {
+            Some(b'"') if self.grammar.reads_locale_quotes() && !self.in_double_quotes => {
                 quoted(word);
                 self.pos += 1;
                 self.parse_double_quoted(word)
@@ -259,15 +314,32 @@ impl Parser<'_> {
                     self.pos += 1;
                     let Some(c) = self.peek_char() else { continue };
                     self.pos += c.len_utf8();
-                    word.text.push(match c {
+                    let decoded = match c {
                         'n' => '\n',
                         't' => '\t',
                         'r' => '\r',
                         'e' | 'E' => '\u{1b}',
                         'a' => '\u{7}',
-                        '0' => '\0',
+                        'b' => '\u{8}',
+                        'f' => '\u{c}',
+                        'v' => '\u{b}',
+                        'x' => self.escaped_number(16, 2),
+                        'u' => self.escaped_number(16, 4),
+                        'U' => self.escaped_number(16, 8),
+                        '0'..='7' => {
+                            self.pos -= 1;
+                            self.escaped_number(8, 3)
+                        }
+                        'c' => match self.peek() {
+                            Some(b) => {
+                                self.pos += 1;
+                                char::from(b.to_ascii_uppercase() ^ 0x40)
+                            }
+                            None => 'c',
+                        },
                         other => other,
-                    });
+                    };
+                    word.text.push(decoded);
                 }
                 Some(_) => {
                     let Some(c) = self.peek_char() else { continue };
@@ -278,12 +350,34 @@ impl Parser<'_> {
         }
     }
 
+    /// The character of up to `max` digits in `radix` after a `$'...'` escape (`\x41`,
+    /// `\101`, `\u00e9`); a lone escape letter stands for itself.
+    fn escaped_number(&mut self, radix: u32, max: usize) -> char {
+        let mut value = 0u32;
+        let mut digits = 0;
+        while digits < max
+            && let Some(digit) = self.peek().and_then(|b| char::from(b).to_digit(radix))
+        {
+            value = value * radix + digit;
+            self.pos += 1;
+            digits += 1;
+        }
+        if digits == 0 {
+            return if radix == 16 { 'x' } else { '0' };
+        }
+        char::from_u32(value).unwrap_or('\u{fffd}')
+    }
+
     fn parse_command_substitution(&mut self, word: &mut Word) -> Result<(), ParseError> {
         let start = self.pos;
         mark(word);
         self.pos += 2;
         self.enter()?;
-        let list = self.parse_list()?;
+        // Quoting starts afresh inside a substitution: `"$(echo $'x')"`.
+        let outer = std::mem::replace(&mut self.in_double_quotes, false);
+        let list = self.parse_list();
+        self.in_double_quotes = outer;
+        let list = list?;
         self.leave();
         self.skip_blanks();
         if self.peek() != Some(b')') {
@@ -303,7 +397,11 @@ impl Parser<'_> {
         mark(word);
         self.pos += 2;
         self.enter()?;
-        let list = self.parse_list()?;
+        // Quoting starts afresh inside a substitution: `"$(echo $'x')"`.
+        let outer = std::mem::replace(&mut self.in_double_quotes, false);
+        let list = self.parse_list();
+        self.in_double_quotes = outer;
+        let list = list?;
         self.leave();
         self.skip_blanks();
         if self.peek() != Some(b')') {
@@ -347,10 +445,13 @@ impl Parser<'_> {
                 }
             }
         }
-        let script = Script::parse_at_depth(&body, self.depth + 1).map_err(|inner| ParseError {
-            offset: start,
-            kind: ParseErrorKind::InBacktick(Box::new(inner)),
-        })?;
+        let script =
+            Script::parse_at_depth(&body, self.depth + 1, self.grammar).map_err(|inner| {
+                ParseError {
+                    offset: start,
+                    kind: ParseErrorKind::InBacktick(Box::new(inner)),
+                }
+            })?;
         word.text.push_str(&self.src[start..self.pos]);
         word.expansions.push(Expansion::Backtick(Box::new(script)));
         Ok(())
@@ -378,13 +479,14 @@ impl Parser<'_> {
                     depth -= 1;
                     self.pos += 1;
                 }
-                Some(b'$' | b'`' | b'"' | b'\'') => {
+                // Inside arithmetic a single quote does not quote, in any of the shells:
+                // `$(( '$(cmd)' ))` runs `cmd` (CLASSIFY-8), so it is a plain character.
+                Some(b'$' | b'`' | b'"') => {
                     let mut scratch = Word::scratch();
                     match self.peek() {
                         Some(b'$') => self.parse_dollar(&mut scratch)?,
                         Some(b'`') => self.parse_backtick(&mut scratch)?,
-                        Some(b'"') => self.parse_double_quoted(&mut scratch)?,
-                        _ => self.parse_single_quoted_in_parameter(&mut scratch)?,
+                        _ => self.parse_double_quoted(&mut scratch)?,
                     }
                     found.append(&mut scratch.expansions);
                 }
@@ -421,7 +523,11 @@ impl Word {
 ///
 /// Each `$(...)` becomes a script of its own, since spans inside the body do not index
 /// the enclosing source.
-pub(super) fn heredoc_expansions(body: &str, depth: usize) -> Result<Vec<Expansion>, ParseError> {
+pub(super) fn heredoc_expansions(
+    body: &str,
+    depth: usize,
+    grammar: Grammar,
+) -> Result<Vec<Expansion>, ParseError> {
     let mut found = Vec::new();
     let mut at = 0;
     let bytes = body.as_bytes();
@@ -432,7 +538,9 @@ pub(super) fn heredoc_expansions(body: &str, depth: usize) -> Result<Vec<Expansi
                 // Each substitution is read from its own slice, so its script owns only
                 // the text it spans.
                 let rest = &body[at..];
-                let mut parser = Parser::nested(rest, 0, depth + 1);
+                let mut parser = Parser::nested(rest, 0, depth + 1, grammar);
+                // A here-document body expands like a double-quoted word.
+                parser.in_double_quotes = true;
                 let mut scratch = Word::scratch();
                 if bytes[at] == b'$' {
                     parser.parse_dollar(&mut scratch)?;

@@ -9,6 +9,105 @@
 use super::super::walk::{Arg, Cx};
 use super::env::changes_program;
 
+/// CLASSIFY-8: the builtins whose operands bash evaluates as arithmetic, where a subscript
+/// `a[$(cmd)]` runs `cmd`: `let`, `declare` and its kin, `read`, `unset`, `printf -v`,
+/// `test -v`.
+/// Each operand's code counts (only in a bash reading; see `grammar.rs`).
+pub(crate) fn evaluation_contexts(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    let program = args[0].text;
+    data_and_arithmetic(cx, args);
+    let operands: Vec<&str> = match program {
+        "let" | "declare" | "typeset" | "local" | "readonly" | "export" | "read" | "unset" => {
+            args[1..].iter().map(|arg| arg.text).collect()
+        }
+        "printf" => args
+            .windows(2)
+            .filter(|pair| pair[0].text == "-v")
+            .map(|pair| pair[1].text)
+            .chain(
+                args[1..]
+                    .iter()
+                    .filter_map(|arg| arg.text.strip_prefix("-v").filter(|rest| !rest.is_empty())),
+            )
+            .collect(),
+        "test" | "[" if args.iter().any(|arg| arg.text == "-v") => {
+            args[1..].iter().map(|arg| arg.text).collect()
+        }
+        _ => return,
+    };
+    for operand in operands {
+        if program == "export" {
+            // Exported: any bash a later program starts evaluates it too.
+            cx.evaluated_by_child(operand, program);
+        } else {
+            cx.evaluated(operand, program);
+        }
+    }
+}
+
+/// CLASSIFY-8: builtins that assign data to variables (`read`, `mapfile`, `getopts`,
+/// `printf -v`) and those that read their operands as arithmetic (`let`, `declare -i`).
+fn data_and_arithmetic(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    let program = args[0].text;
+    let names = args[1..]
+        .iter()
+        .map(|arg| arg.text)
+        .filter(|text| crate::ast::is_name(text));
+    match program {
+        "read" => {
+            cx.assigned_from_data("REPLY");
+            names.for_each(|name| cx.assigned_from_data(name));
+        }
+        "mapfile" | "readarray" => {
+            cx.assigned_from_data("MAPFILE");
+            names.for_each(|name| cx.assigned_from_data(name));
+        }
+        "getopts" => {
+            cx.assigned_from_data("OPTARG");
+            if let Some(name) = args.get(2) {
+                cx.assigned_from_data(name.text);
+            }
+        }
+        "printf" => {
+            let mut words = args[1..].iter().map(|arg| arg.text);
+            while let Some(word) = words.next() {
+                match word.strip_prefix("-v") {
+                    Some("") => {
+                        if let Some(name) = words.next() {
+                            cx.assigned_from_data(name);
+                        }
+                    }
+                    Some(name) => cx.assigned_from_data(name),
+                    None => {}
+                }
+            }
+        }
+        "let" => {
+            for arg in &args[1..] {
+                cx.arithmetic(arg.text, program);
+            }
+        }
+        "declare" | "typeset" | "local" | "readonly" | "export" => {
+            let integer = args[1..].iter().any(|arg| {
+                arg.text.starts_with('-') && !arg.text.starts_with("--") && arg.text.contains('i')
+            });
+            for arg in &args[1..] {
+                if integer || arg.text.contains("=(") {
+                    cx.arithmetic(arg.text, program);
+                }
+                // `local x=$(cmd)` holds data, like `x=$(cmd)`.
+                if let Some((name, _)) = arg.text.split_once('=')
+                    && arg.dynamic
+                    && crate::ast::is_name(name)
+                {
+                    cx.assigned_from_data(name);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Handles the builtins; `false` when `args[0]` is none of them.
 pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
     let program = args[0].text;
@@ -156,7 +255,12 @@ fn variables(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>], flags: &str, values:
             continue;
         }
         options_done = true;
-        if arg.dynamic && !text.contains('=') {
+        // A name known only at run time (`"$x=1"`, `a[$i]=1`) may hold a subscript that bash
+        // evaluates (CLASSIFY-8).
+        let dynamic_name = text
+            .split_once('=')
+            .is_none_or(|(name, _)| name.contains(['$', '`']));
+        if arg.dynamic && dynamic_name {
             let predicate = format!("sets a variable named only at run time (`{text}`)");
             cx.mutation(program, &predicate);
             return;

@@ -326,9 +326,20 @@ fn compose(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>], compose_at: usize) {
         cx.read_only(name, "prints its usage");
         return;
     };
+    let writes_output = args[verb_at + 1..].iter().any(|arg| {
+        arg.text.starts_with("-o") || arg.text == "--output" || arg.text.starts_with("--output=")
+    });
     match verb {
         "exec" => exec_in_container(cx, args, verb_at, &EXEC_SPEC),
         "run" => run_in_image(cx, args, verb_at),
+        // `config -o FILE` writes the resolved project to a file.
+        "config" if writes_output => {
+            cx.report(
+                CommandClass::ConfigMutation,
+                Subject::Command(name, verb),
+                "writes its output to a file (-o)",
+            );
+        }
         _ => {
             if compose_at == 0 {
                 COMPOSE.report(cx, name, verb);

@@ -4,6 +4,12 @@
 use super::super::opts::{Opt, Opts, Spec};
 use super::super::walk::{Arg, Cx, Stdin, Subject};
 use crate::class::CommandClass;
+use crate::grammar::Grammar;
+use crate::shell::Shell;
+
+/// A shell whose grammar is not known: a login shell (`ssh HOST CMD`, `su -c`), `$SHELL`
+/// (`flock -c`) or `/bin/sh` (`watch`) is read in every modelled grammar (CLASSIFY-8).
+const ANY_SHELL: Shell = Shell::Sh;
 
 /// Shells whose scripts the classifier reads.
 pub(crate) const SHELLS: &[&str] = &[
@@ -61,12 +67,15 @@ pub(crate) const WRAPPERS: &[&str] = &[
     "nice",
     "ionice",
     "nohup",
+    "coproc",
     "xargs",
     "stdbuf",
     "setsid",
     "chroot",
     "flock",
     "nsenter",
+    "unshare",
+    "systemd-nspawn",
     "watch",
     "unbuffer",
     "systemd-run",
@@ -123,6 +132,11 @@ pub(crate) fn changes_program(name: &str) -> bool {
             | "MANOPT"
             | "BROWSER"
             | "TAR_OPTIONS"
+            | "TAPE"
+            | "RSH"
+            | "RSYNC_RSH"
+            | "RSYNC_CONNECT_PROG"
+            | "RSYNC_PROXY"
             | "RIPGREP_CONFIG_PATH"
             | "PSQLRC"
             | "MYSQL_HOME"
@@ -187,6 +201,10 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
             let (_, at) = Opts::leading(&args[1..], &Spec::FLAGS_ONLY);
             inner(cx, args, at + 1, "runs nothing");
         }
+        // bash's `coproc CMD` runs CMD beside the shell (in dash `coproc` is a program name,
+        // which the dash reading finds unknown).
+        "coproc" if cx.grammar() == Grammar::Bash => inner(cx, args, 1, "runs nothing"),
+        "coproc" => return false,
         "nohup" | "setsid" | "unbuffer" => {
             let (_, at) = Opts::leading(&args[1..], &Spec::FLAGS_ONLY);
             inner(cx, args, at + 1, "runs nothing");
@@ -250,23 +268,40 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
                 long_values: &["userspec", "groups"],
             };
             let (_, at) = Opts::leading(&args[1..], &spec);
-            if args.len() <= at + 2 {
-                cx.mutation(program, "opens a shell in another root");
-            } else {
-                inner(cx, args, at + 2, "runs nothing");
-            }
+            other_root(cx, args, at + 2, "another root");
         }
         "nsenter" => {
+            // Only these take a separate value; `-m`, `-n`, `-r`, `-w`... take an optional
+            // one that must be attached (`-n/proc/1/ns/net`, `--net=FILE`).
             let spec = Spec {
-                short_values: "tSGrw",
+                short_values: "tSG",
                 long_values: &["target", "setuid", "setgid"],
             };
             let (_, at) = Opts::leading(&args[1..], &spec);
-            if args.len() <= at + 1 {
-                cx.mutation(program, "opens a shell in another namespace");
-            } else {
-                inner(cx, args, at + 1, "runs nothing");
-            }
+            other_root(cx, args, at + 1, "another process's namespaces");
+        }
+        "unshare" => {
+            let spec = Spec {
+                short_values: "SGRwl",
+                long_values: &[
+                    "setuid",
+                    "setgid",
+                    "root",
+                    "wd",
+                    "propagation",
+                    "setgroups",
+                    "map-user",
+                    "map-group",
+                    "map-users",
+                    "map-groups",
+                    "load-interp",
+                ],
+            };
+            let (_, at) = Opts::leading(&args[1..], &spec);
+            other_root(cx, args, at + 1, "new namespaces");
+        }
+        "systemd-nspawn" => {
+            cx.mutation(program, "boots or runs a program of a container's root");
         }
         "flock" => flock(cx, args),
         "xargs" => xargs(cx, args),
@@ -280,7 +315,11 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
                 inner(cx, args, at + 1, "runs nothing");
             } else {
                 let joined = join(&args[(at + 1).min(args.len())..]);
-                script_or_nothing(cx, program, &joined);
+                if joined.trim().is_empty() {
+                    cx.read_only(program, "runs nothing");
+                } else {
+                    cx.script_in(&joined, program, ANY_SHELL.grammars());
+                }
             }
         }
         "systemd-run" => {
@@ -336,11 +375,30 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
                 cx.script_without_input(action, program);
             }
         },
-        _ if SHELLS.contains(&program) => shell(cx, args),
+        "busybox" => busybox(cx, args),
+        _ if SHELLS.contains(&program) => shell(cx, args, Shell::grammars_of_program(program)),
         _ if INTERPRETERS.contains(&program) && !program.ends_with("awk") => interpreter(cx, args),
         _ => return false,
     }
     true
+}
+
+/// CLASSIFY-8: `chroot DIR prog`, `nsenter`, `unshare` run a program of another root or
+/// namespace, which may not be the program the classifier knows by that name: never
+/// `read_only`; the command is classified too, so a destructive one stays destructive.
+pub(crate) fn other_root(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>], at: usize, place: &str) {
+    let program = args[0].text;
+    match args.get(at..).filter(|rest| !rest.is_empty()) {
+        Some(rest) => {
+            let predicate = format!("runs a program of {place}, which the classifier cannot know");
+            cx.mutation(program, &predicate);
+            cx.run(rest);
+        }
+        None => {
+            let predicate = format!("opens a shell in {place}");
+            cx.mutation(program, &predicate);
+        }
+    }
 }
 
 /// Classifies `args[at..]` as the wrapped command, or reports `bare` when there is none.
@@ -390,6 +448,8 @@ fn sudo(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
                 "is set for the command, which changes what programs run",
             );
         }
+        // CLASSIFY-8: a bash the command starts may evaluate the value as arithmetic.
+        cx.evaluated_by_child(args[at].text, name);
         at += 1;
     }
     if opts.either('l', "list") || opts.either('V', "version") {
@@ -399,6 +459,10 @@ fn sudo(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     if opts.either('e', "edit") {
         cx.mutation(program, "edits files");
         return;
+    }
+    if opts.either('R', "chroot") {
+        // CLASSIFY-8: the command is another root's program of that name.
+        cx.mutation(program, "runs a program of another root (-R)");
     }
     if args.len() <= at {
         if opts.either('s', "shell") || opts.either('i', "login") {
@@ -432,6 +496,8 @@ fn env(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
                 "is set for the command, which changes what programs run",
             );
         }
+        // CLASSIFY-8: a bash the command starts may evaluate the value as arithmetic.
+        cx.evaluated_by_child(arg.text, name);
         at += 1;
     }
     if let Some(split) = opts.short_value('S').or(opts.long_value("split-string")) {
@@ -454,7 +520,7 @@ fn flock(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     };
     let (opts, at) = Opts::leading(&args[1..], &spec);
     if let Some(command) = opts.short_value('c').or(opts.long_value("command")) {
-        cx.script(command, program);
+        cx.script_in(command, program, ANY_SHELL.grammars());
         return;
     }
     let rest = &args[(at + 2).min(args.len())..];
@@ -464,7 +530,7 @@ fn flock(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     }) = rest.first()
     {
         match rest.get(1) {
-            Some(command) => cx.script(command.text, program),
+            Some(command) => cx.script_in(command.text, program, ANY_SHELL.grammars()),
             None => cx.read_only(program, "runs nothing"),
         }
         return;
@@ -540,6 +606,14 @@ fn xargs(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
 
 fn su(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let program = args[0].text;
+    if program == "su" {
+        // Traced, `su` runs PAM's helpers (`unix_chkpwd`), programs the command
+        // does not name; the command it runs is classified too.
+        cx.mutation(
+            program,
+            "switches user through PAM, which runs its helper programs",
+        );
+    }
     let spec = Spec {
         short_values: "cgGsuw",
         long_values: &[
@@ -555,7 +629,7 @@ fn su(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     // `su` takes options after the user name too (`su postgres -c '...'`).
     let all = Opts::parse(&args[1..], &spec);
     if let Some(command) = all.short_value('c').or(all.long_value("command")) {
-        cx.script(command, program);
+        cx.script_in(command, program, ANY_SHELL.grammars());
         return;
     }
     // `runuser -u user -- cmd` runs the command directly.
@@ -566,7 +640,19 @@ fn su(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     cx.mutation(program, "opens a shell as another user");
 }
 
-fn shell(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+/// `busybox sh ...` is ash; `busybox APPLET ...` runs the applet of that name.
+fn busybox(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
+    match args.get(1) {
+        Some(applet) if matches!(applet.text, "sh" | "ash" | "hush") && !applet.dynamic => {
+            shell(cx, &args[1..], Shell::Busybox.grammars());
+        }
+        Some(applet) if !applet.text.starts_with('-') => cx.run(&args[1..]),
+        _ => cx.read_only(args[0].text, "only lists its applets"),
+    }
+}
+
+/// `sh -c SCRIPT`, `bash -s < file`, `... | sh`: the script is read in `grammars`.
+fn shell(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>], grammars: &[Grammar]) {
     let program = args[0].text;
     let spec = Spec {
         short_values: "oO",
@@ -582,7 +668,7 @@ fn shell(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         match first {
             Some(script) => {
                 cx.read_only(program, "runs the script given with -c");
-                cx.script(script.text, program);
+                cx.script_in(script.text, program, grammars);
             }
             None => cx.read_only(program, "runs nothing"),
         }
@@ -600,7 +686,7 @@ fn shell(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         Stdin::Text(text) => {
             cx.read_only(program, "runs the script on its input");
             // The script's commands read what is left of that input: nothing known.
-            cx.script_without_input(&text, program);
+            cx.script_without_input_in(&text, program, grammars);
         }
         Stdin::Pipe(producer) => {
             let predicate =
@@ -657,7 +743,7 @@ fn ssh(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let remote = &args[at + 2..];
     if !remote.is_empty() {
         cx.read_only(program, "runs the remote command");
-        cx.script(&join(remote), program);
+        cx.script_in(&join(remote), program, ANY_SHELL.grammars());
         return;
     }
     if opts.short('L') || opts.short('R') || opts.short('D') || opts.short('N') || opts.short('W') {
@@ -667,7 +753,7 @@ fn ssh(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     match cx.stdin() {
         Stdin::Text(text) => {
             cx.read_only(program, "runs its input on the remote host");
-            cx.script_without_input(&text, program);
+            cx.script_without_input_in(&text, program, ANY_SHELL.grammars());
         }
         Stdin::Pipe(producer) => {
             let predicate = format!(

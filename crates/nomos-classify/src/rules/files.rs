@@ -1,7 +1,7 @@
 //! Files and archives: `rm`, `cp`/`mv`/`ln`/`mkdir`/`touch`, `chmod`/`chown`, `tee`, `dd`,
 //! `tar`, compressors, `rsync`/`scp`.
 
-use super::super::opts::{Opts, Spec};
+use super::super::opts::{Opt, Opts, Spec};
 use super::super::walk::{Arg, Cx, Subject};
 use super::paths;
 use crate::class::CommandClass;
@@ -142,26 +142,55 @@ fn dd(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     }
 }
 
+/// The letters of `tar` that take a value: `-f ARCHIVE`, `-C DIR`, `-b N`, ...
+const TAR_VALUES: &str = "bCfFgHIKLNTVX";
+
+/// `tar`: lists, compares and archives to its output read; extracting, archiving to a file
+/// and a remote archive (`-f HOST:FILE`, which GNU tar reaches through a remote shell) do
+/// not.
 fn tar(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let program = args[0].text;
-    // Old style: `tar xzf file.tgz` is `tar -xzf file.tgz`.
-    let bundled;
+    // Old style: in `tar tfC ARCHIVE DIR` each letter that takes a value takes the next
+    // word, in order: it is `tar -t -f ARCHIVE -C DIR`.
+    let mut spelled: Vec<String> = Vec::new();
     let mut owned: Vec<Arg<'_>> = args[1..].to_vec();
-    if let Some(first) = owned.first()
+    if let Some(first) = args.get(1)
         && !first.text.starts_with('-')
         && !first.dynamic
     {
-        bundled = format!("-{}", first.text);
-        owned[0] = Arg::literal(&bundled);
+        let mut next = 2;
+        let mut taken = Vec::new();
+        for letter in first.text.chars() {
+            spelled.push(format!("-{letter}"));
+            if TAR_VALUES.contains(letter) {
+                taken.push((spelled.len(), next));
+                next += 1;
+            }
+        }
+        owned = Vec::new();
+        let mut values = taken.iter().peekable();
+        for (at, flag) in spelled.iter().enumerate() {
+            owned.push(Arg::literal(flag));
+            if let Some((_, word)) = values.next_if(|(after, _)| *after == at + 1)
+                && let Some(arg) = args.get(*word)
+            {
+                owned.push(*arg);
+            }
+        }
+        owned.extend(args.iter().skip(next).copied());
     }
     let spec = Spec {
-        short_values: "fCTXbgKLNVHI",
+        short_values: TAR_VALUES,
         long_values: &[
             "file",
             "directory",
             "files-from",
             "exclude-from",
             "use-compress-program",
+            "info-script",
+            "new-volume-script",
+            "rsh-command",
+            "rmt-command",
         ],
     };
     let opts = Opts::parse(&owned, &spec);
@@ -175,10 +204,25 @@ fn tar(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         cx.mutation(program, "runs a command for each file");
         return;
     }
-    let to_stdout = matches!(
-        opts.short_value('f').or(opts.long_value("file")),
-        None | Some("-")
-    );
+    let archives: Vec<&str> = opts
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Opt::Short('f', value) => *value,
+            Opt::Long(name, value) if "file".starts_with(name) && name.len() >= 3 => *value,
+            _ => None,
+        })
+        .collect();
+    let force_local = opts.long_prefixed("force-l").is_some();
+    if let Some(remote) = archives
+        .iter()
+        .find(|name| !force_local && remote_name(name))
+    {
+        let predicate = format!("reaches the archive `{remote}` through a remote shell");
+        cx.mutation(program, &predicate);
+        return;
+    }
+    let to_stdout = archives.iter().all(|name| *name == "-");
     if opts.either('t', "list") || opts.either('d', "diff") || opts.long("compare") {
         cx.read_only(program, "only lists or compares the archive");
     } else if opts.either('c', "create") && to_stdout {
@@ -189,6 +233,15 @@ fn tar(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         cx.mutation(program, "extracts files");
     } else {
         cx.mutation(program, "writes an archive");
+    }
+}
+
+/// Whether an archive or file name is remote the way GNU tar, `rsync` and `scp` read it:
+/// a `:` with no `/` before it (`host:file`, `user@host:/x`), or a URL.
+pub(crate) fn remote_name(name: &str) -> bool {
+    match name.find(':') {
+        Some(colon) => !name[..colon].contains('/'),
+        None => false,
     }
 }
 
@@ -214,29 +267,91 @@ fn compressor(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     }
 }
 
+/// `rsync`: read-only only as a local dry run (`-n`). A remote operand (`HOST:PATH`,
+/// `HOST::MODULE`, `rsync://`) starts a remote shell or a daemon connection even in a dry
+/// run, `-e`/`--rsh` and `--rsync-path` name programs to run, and a log or batch file is
+/// written whatever `-n` says.
 fn rsync(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let program = args[0].text;
     let spec = Spec {
         short_values: "eBfTM",
         long_values: &[
             "rsh",
+            "rsync-path",
             "filter",
             "exclude",
             "include",
+            "exclude-from",
+            "include-from",
+            "files-from",
             "temp-dir",
+            "partial-dir",
+            "backup-dir",
+            "compare-dest",
+            "copy-dest",
+            "link-dest",
             "log-file",
+            "log-file-format",
             "write-batch",
             "only-write-batch",
+            "read-batch",
+            "remote-option",
+            "password-file",
+            "chmod",
+            "chown",
+            "usermap",
+            "groupmap",
+            "out-format",
+            "max-size",
+            "min-size",
+            "timeout",
+            "contimeout",
+            "port",
+            "sockopts",
+            "address",
+            "config",
+            "dparam",
         ],
     };
     let opts = Opts::parse(&args[1..], &spec);
-    let writes_log =
-        opts.long("log-file") || opts.long("write-batch") || opts.long("only-write-batch");
-    if opts.either('n', "dry-run") && !writes_log {
-        cx.read_only(program, "only shows what it would copy (--dry-run)");
-    } else if opts.long_prefixed("delete").is_some() || opts.long("remove-source-files") {
+    if opts.long_prefixed("delete").is_some() || opts.long("remove-source-files") {
         cx.destructive(program, "deletes files (--delete or --remove-source-files)");
+        return;
+    }
+    let runs = opts.either('e', "rsh")
+        || opts.long_prefixed("rsh").is_some()
+        || opts.long_prefixed("rsync-p").is_some()
+        || opts.long("daemon")
+        || opts.long("server");
+    if runs {
+        cx.mutation(program, "runs the program it is given (-e, --rsync-path)");
+        return;
+    }
+    let remote = opts.items.iter().find_map(|item| match item {
+        Opt::Positional(arg) if arg.dynamic || rsync_remote(arg.text) => Some(arg.text),
+        Opt::Long("files-from", Some(value)) if rsync_remote(value) => Some(*value),
+        _ => None,
+    });
+    if let Some(remote) = remote {
+        let predicate = format!("reaches `{remote}` through a remote shell or an rsync daemon");
+        cx.mutation(program, &predicate);
+        return;
+    }
+    let writes_anyway = opts.items.iter().any(|item| {
+        matches!(item, Opt::Long(name, _)
+            if (name.starts_with("log-file") && *name != "log-file-format")
+                || name.starts_with("write-b")
+                || name.starts_with("only-write")
+                || name.starts_with("read-b"))
+    });
+    if opts.either('n', "dry-run") && !writes_anyway {
+        cx.read_only(program, "only shows what it would copy (--dry-run)");
     } else {
         cx.mutation(program, "copies files");
     }
+}
+
+/// An rsync operand on another host: `HOST:PATH`, `HOST::MODULE` or `rsync://HOST/...`.
+fn rsync_remote(operand: &str) -> bool {
+    operand.starts_with("rsync://") || remote_name(operand)
 }

@@ -15,7 +15,6 @@ const READERS: &[&str] = &[
     "rev-parse",
     "ls-files",
     "ls-tree",
-    "ls-remote",
     "cat-file",
     "describe",
     "shortlog",
@@ -94,6 +93,11 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
         cx.read_only("git", "prints its usage");
         return true;
     };
+    // `git --help VERB` and `git help VERB` open the manual with `man`.
+    if global.long("help") || (verb == "help" && args.len() > at + 2) {
+        cx.mutation("git", "runs `man` to show a manual page");
+        return true;
+    }
     let rest = &args[at + 2..];
     let opts = Opts::parse(
         rest,
@@ -113,7 +117,28 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
         },
     );
     let positional = opts.first_positional();
-    if READERS.contains(&verb)
+    let takes_urls = matches!(
+        verb,
+        "clone" | "fetch" | "pull" | "push" | "ls-remote" | "archive" | "remote" | "submodule"
+    );
+    if let Some(url) = rest
+        .iter()
+        .filter(|_| takes_urls)
+        .find_map(|arg| helper_url(arg.text))
+    {
+        let predicate = if url.starts_with("ext::") {
+            format!("names `{url}`, a URL of the `ext::` transport, which runs a command")
+        } else {
+            format!("names `{url}`, whose transport runs a remote helper program")
+        };
+        cx.report(
+            CommandClass::ConfigMutation,
+            Subject::Command("git", verb),
+            &predicate,
+        );
+        return true;
+    }
+    if (READERS.contains(&verb) || verb == "ls-remote")
         && let Some(option) = runs_a_program(verb, rest)
     {
         let predicate = format!("has option `{option}`, which writes a file or runs a program");
@@ -127,6 +152,20 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
     let (class, predicate) = classify_verb(verb, &opts, positional, rest);
     cx.report(class, Subject::Command("git", verb), predicate);
     true
+}
+
+/// A URL of the form `TRANSPORT::ADDRESS` in an argument (`ext::sh -c ...`, `--remote=x::y`):
+/// git runs the remote helper `git-remote-TRANSPORT`, and `ext::` runs the command it names.
+fn helper_url(text: &str) -> Option<&str> {
+    let url = match text.split_once('=') {
+        Some((name, value)) if name.starts_with("--") => value,
+        _ => text,
+    };
+    let (transport, _) = url.split_once("::")?;
+    let mut chars = transport.chars();
+    let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    valid.then_some(url)
 }
 
 /// Global options that neither run a program nor change configuration.
@@ -195,6 +234,11 @@ fn classify_verb(
             (Change, "writes its output to a file (--output)")
         }
         _ if READERS.contains(&verb) => read,
+        // A local or ssh remote is reached by running its `git-upload-pack`.
+        "ls-remote" => (
+            Change,
+            "runs the remote's upload-pack, through a shell or ssh",
+        ),
         "branch" => {
             if opts.short('D') || (opts.either('d', "delete") && opts.either('f', "force")) {
                 return (Destroy, "force-deletes a branch");
@@ -298,6 +342,8 @@ fn classify_verb(
         "archive" => {
             if opts.either('o', "output") {
                 (Change, "writes an archive file")
+            } else if opts.long_prefixed("exec").is_some() {
+                (Change, "runs the program it is given (--exec)")
             } else {
                 read
             }

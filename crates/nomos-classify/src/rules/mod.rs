@@ -14,6 +14,8 @@ pub(crate) mod packages;
 pub(crate) mod paths;
 pub(crate) mod proxmox;
 pub(crate) mod reads;
+pub(crate) mod sed;
+pub(crate) mod setters;
 pub(crate) mod sql;
 pub(crate) mod storage;
 pub(crate) mod system;
@@ -166,7 +168,6 @@ const READERS: &[&str] = &[
     "whatis",
     "tldr",
     "lslogins",
-    "systemd-analyze",
     "systemd-cgls",
     "systemd-cgtop",
     "systemd-detect-virt",
@@ -315,7 +316,6 @@ const WRITING_OPTIONS: &[(&str, &[&str])] = &[
     ("atop", &["-w"]),
     ("ncdu", &["-o"]),
     ("tldr", &["-u", "--update"]),
-    ("systemd-analyze", &["set-", "--root"]),
     ("less", &["-o", "-O", "--log-file", "--LOG-FILE"]),
     ("sensors", &["-s", "--set"]),
     ("top", &["-w"]),
@@ -342,10 +342,12 @@ pub(crate) fn ignores_dynamic_args(program: &str) -> bool {
 /// Classifies one command (`args[0]` is the program, already known not to be a path).
 pub(crate) fn classify(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let program = args[0].text;
+    builtins::evaluation_contexts(cx, args);
     if builtins::run(cx, args)
         || env::run(cx, args)
         || files::run(cx, args)
         || text::run(cx, args)
+        || setters::run(cx, args)
         || system::run(cx, args)
         || containers::run(cx, args)
         || packages::run(cx, args)

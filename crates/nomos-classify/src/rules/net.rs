@@ -110,46 +110,6 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
         }
         "curl" => curl(cx, args),
         "wget" => wget(cx, args),
-        "nmcli" => {
-            let positionals: Vec<&str> = args[1..]
-                .iter()
-                .filter(|arg| !arg.text.starts_with('-'))
-                .map(|arg| arg.text)
-                .collect();
-            let reads = match positionals.as_slice() {
-                [] | [_] => true,
-                [_, verb, ..] => {
-                    matches!(
-                        *verb,
-                        "show"
-                            | "status"
-                            | "list"
-                            | "s"
-                            | "l"
-                            | "permissions"
-                            | "hostname"
-                            | "logging"
-                            | "monitor"
-                            | "wifi"
-                    ) && positionals.len() <= 3
-                }
-            };
-            if reads {
-                cx.read_only(program, "only reads");
-            } else {
-                cx.mutation(program, "changes network settings");
-            }
-        }
-        "resolvectl" | "systemd-resolve" => match args.get(1).map(|arg| arg.text) {
-            None
-            | Some(
-                "status" | "query" | "statistics" | "service" | "openpgp" | "tlsa" | "show-cache"
-                | "show-server-state" | "--status" | "monitor",
-            ) => {
-                cx.read_only(program, "only reads");
-            }
-            Some(_) => cx.mutation(program, "changes resolver settings"),
-        },
         "tc" | "bridge" | "brctl" => {
             let positionals: Vec<&str> = args[1..]
                 .iter()
@@ -273,14 +233,31 @@ fn ip(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let at = idx - 1;
     let object = args.get(at + 1).map(|arg| arg.text);
     let verb = args.get(at + 2).map(|arg| arg.text);
-    if object == Some("netns") && verb == Some("exec") {
+    // iproute2 matches objects and verbs by prefix: `ip net e NAME cmd` is `ip netns exec`.
+    let prefix = |word: Option<&str>, full: &str, least: usize| {
+        word.is_some_and(|word| word.len() >= least && full.starts_with(word))
+    };
+    let netns = prefix(object, "netns", 3);
+    if (netns || prefix(object, "vrf", 1)) && prefix(verb, "exec", 1) {
+        // CLASSIFY-8: the command runs with the namespace's own `/etc/netns` files mounted
+        // over the host's (or bound to a VRF); never `read_only`, and the command itself is
+        // classified too. `ip -all netns exec cmd` names no namespace.
+        let all = args[1..idx]
+            .iter()
+            .any(|arg| matches!(arg.text.trim_start_matches('-'), "a" | "all"));
+        let (what, place) = if netns {
+            ("netns exec", "runs a program in another network namespace")
+        } else {
+            ("vrf exec", "runs a program bound to another routing table")
+        };
         cx.report(
-            CommandClass::ReadOnly,
-            Subject::Command(program, "netns exec"),
-            "runs a command in a namespace",
+            CommandClass::ConfigMutation,
+            Subject::Command(program, what),
+            place,
         );
-        if args.len() > at + 4 {
-            cx.run(&args[at + 4..]);
+        let start = if netns && all { at + 3 } else { at + 4 };
+        if args.len() > start {
+            cx.run(&args[start..]);
         }
         return;
     }
@@ -525,8 +502,19 @@ fn wget(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         cx.mutation(program, "writes a log file");
         return;
     }
-    let target = opts.short_value('O').or(opts.long_value("output-document"));
-    let to_stdout = matches!(target, Some("-")) || target.is_some_and(paths::is_harmless_sink);
+    // Every `-O` counts: wget writes to each one it is given (`-qO- -O 1` writes `1`).
+    let targets: Vec<&str> = opts
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Opt::Short('O', value) | Opt::Long("output-document", value) => *value,
+            _ => None,
+        })
+        .collect();
+    let to_stdout = !targets.is_empty()
+        && targets
+            .iter()
+            .all(|target| *target == "-" || paths::is_harmless_sink(target));
     if to_stdout || opts.long("spider") {
         cx.read_only(program, "only fetches to its output");
     } else {

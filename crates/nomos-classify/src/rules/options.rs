@@ -310,7 +310,7 @@ const SAFE: &[Safe] = &[
     Safe {
         program: "zgrep",
         flags: "EFGPiywxzsvVbHhnoqaIrRLlcTUZ0123456789",
-        values: "efmABCdD",
+        values: "emABCdD",
         long_flags: GREP_LONG,
         long_values: GREP_LONG_VALUES,
         inert: true,
@@ -501,7 +501,7 @@ const SAFE: &[Safe] = &[
     Safe {
         // `file -C` compiles a magic file (writes); absent.
         program: "file",
-        flags: "bcEhiklLNnprsSvz0",
+        flags: "bcEhiklLNnrsSvz0",
         values: "emfFP",
         long_flags: &[
             "brief",
@@ -514,7 +514,6 @@ const SAFE: &[Safe] = &[
             "list",
             "no-buffer",
             "no-pad",
-            "preserve-date",
             "raw",
             "special-files",
             "uncompress",
@@ -1260,7 +1259,7 @@ const SAFE: &[Safe] = &[
     },
     Safe {
         program: "pidof",
-        flags: "sxcqwz",
+        flags: "sxcqz",
         values: "oSd",
         long_flags: &[],
         long_values: &[],
@@ -1419,7 +1418,8 @@ const SAFE: &[Safe] = &[
         flags: "",
         values: "",
         long_flags: &["user", "system", "no-pager", "help", "version"],
-        long_values: &["order", "require", "fuzz", "man", "generators"],
+        // `--generators` runs the unit generators; `--root`/`--image` read another tree.
+        long_values: &["order", "require", "fuzz", "man"],
         inert: true,
     },
     // Programs whose rules decide by subcommand: the union of the options of their reading
@@ -1692,7 +1692,7 @@ const SAFE: &[Safe] = &[
     },
     Safe {
         program: "systemctl",
-        flags: "alqptH",
+        flags: "alqpt",
         values: "",
         long_flags: &[
             "all",
@@ -1724,7 +1724,6 @@ const SAFE: &[Safe] = &[
             "property",
             "lines",
             "output",
-            "host",
             "machine",
             "signal",
             "kill-whom",
@@ -2876,7 +2875,7 @@ const SAFE: &[Safe] = &[
     Safe {
         program: "timedatectl",
         flags: "a",
-        values: "H",
+        values: "",
         long_flags: &[
             "all",
             "no-pager",
@@ -2887,13 +2886,13 @@ const SAFE: &[Safe] = &[
             "property",
             "monitor",
         ],
-        long_values: &["host", "machine"],
+        long_values: &["machine"],
         inert: true,
     },
     Safe {
         program: "hostnamectl",
         flags: "",
-        values: "H",
+        values: "",
         long_flags: &[
             "static",
             "transient",
@@ -2904,7 +2903,7 @@ const SAFE: &[Safe] = &[
             "version",
             "json",
         ],
-        long_values: &["host", "machine"],
+        long_values: &["machine"],
         inert: true,
     },
     Safe {
@@ -2914,6 +2913,90 @@ const SAFE: &[Safe] = &[
         long_flags: &["no-pager", "legend", "help", "version", "json"],
         long_values: &[],
         inert: true,
+    },
+    Safe {
+        // The old spelling of resolvectl: its setters are options (`--set-dns`,
+        // `--flush-caches`, `--revert`), so only these keep it a reader.
+        program: "systemd-resolve",
+        flags: "46",
+        values: "iptc",
+        long_flags: &[
+            "status",
+            "statistics",
+            "no-pager",
+            "legend",
+            "help",
+            "version",
+        ],
+        long_values: &["interface", "protocol", "type", "class"],
+        inert: false,
+    },
+    Safe {
+        program: "networkctl",
+        flags: "asn",
+        values: "n",
+        long_flags: &[
+            "all",
+            "stats",
+            "full",
+            "no-pager",
+            "no-legend",
+            "json",
+            "help",
+            "version",
+        ],
+        long_values: &["lines"],
+        inert: false,
+    },
+    Safe {
+        program: "busctl",
+        flags: "lq",
+        values: "M",
+        long_flags: &[
+            "system",
+            "user",
+            "no-pager",
+            "no-legend",
+            "full",
+            "acquired",
+            "activatable",
+            "unique",
+            "show-machine",
+            "list",
+            "quiet",
+            "verbose",
+            "json",
+            "help",
+            "version",
+        ],
+        long_values: &["machine", "address", "match"],
+        inert: false,
+    },
+    Safe {
+        // `-o`/`--output` writes the core dump to a file; `--debugger` runs a program.
+        program: "coredumpctl",
+        flags: "rq1",
+        values: "SUFD",
+        long_flags: &[
+            "reverse",
+            "quiet",
+            "no-pager",
+            "no-legend",
+            "json",
+            "all",
+            "help",
+            "version",
+        ],
+        long_values: &["since", "until", "field", "directory", "file"],
+        inert: false,
+    },
+    Safe {
+        program: "nmcli",
+        flags: "tpsavh",
+        values: "mcfgew",
+        long_flags: &["terse", "pretty", "show-secrets", "ask", "version", "help"],
+        long_values: &["mode", "colors", "fields", "get-values", "escape", "wait"],
+        inert: false,
     },
     Safe {
         program: "snap",
@@ -2992,14 +3075,6 @@ const SAFE: &[Safe] = &[
         inert: true,
     },
     Safe {
-        program: "nmcli",
-        flags: "pt",
-        values: "",
-        long_flags: &["pretty", "terse", "help", "version"],
-        long_values: &[],
-        inert: true,
-    },
-    Safe {
         program: "lsmod",
         flags: "",
         values: "",
@@ -3036,7 +3111,7 @@ const SAFE: &[Safe] = &[
     Safe {
         program: "sort",
         flags: "bdfgiMhnRrVcCmsuz",
-        values: "ktST",
+        values: "kt",
         long_flags: &[
             "ignore-leading-blanks",
             "dictionary-order",
@@ -3060,8 +3135,6 @@ const SAFE: &[Safe] = &[
         long_values: &[
             "key",
             "field-separator",
-            "buffer-size",
-            "temporary-directory",
             "parallel",
             "sort",
             "random-source",

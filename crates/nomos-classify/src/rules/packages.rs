@@ -1,7 +1,8 @@
 //! Package managers: `apt`, `apt-get`, `apt-cache`, `dpkg`, `yum`/`dnf`, `rpm`, `snap`, `pip`.
 //!
 //! Installing and upgrading change state; removing packages deletes files and can break the
-//! host, so it is destructive. A simulated run (`-s`, `--dry-run`) only reads.
+//! host, so it is destructive. A simulated run (`-s`, `--dry-run`) only reads, for the
+//! subcommands that honour it (`install`, `remove`, `upgrade`..., not `update` or `download`).
 
 use super::super::opts::{Opts, Spec};
 use super::super::walk::{Arg, Cx, Subject};
@@ -29,6 +30,23 @@ const APT: Verbs = Verbs {
     destructive: &["remove", "purge", "autoremove", "autopurge"],
     destroys: "removes packages",
 };
+
+/// The subcommands `-s` really simulates: those that go through the package solver. `update`,
+/// `download`, `source`, `clean` and the rest do their work whatever `-s` says.
+const APT_SIMULATES: &[&str] = &[
+    "install",
+    "reinstall",
+    "remove",
+    "purge",
+    "upgrade",
+    "dist-upgrade",
+    "full-upgrade",
+    "autoremove",
+    "autopurge",
+    "build-dep",
+    "satisfy",
+    "dselect-upgrade",
+];
 
 const APT_SPEC: Spec = Spec {
     short_values: "oct",
@@ -105,7 +123,7 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
                 || opts.long("recon")
                 || opts.long("print-uris");
             match opts.first_positional() {
-                Some(verb) if simulated && APT.class_of(verb) != CommandClass::ReadOnly => {
+                Some(verb) if simulated && APT_SIMULATES.contains(&verb) => {
                     cx.report(
                         CommandClass::ReadOnly,
                         Subject::Command(program, verb),

@@ -203,13 +203,65 @@ fn sqlite(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         }
         idx += 1;
     }
+    // The database is opened for writing, and created when missing, unless `-readonly`
+    // (a traced run opens it `O_RDWR|O_CREAT`).
+    if !args
+        .iter()
+        .any(|arg| arg.text == "-readonly" || arg.text == "--readonly")
+    {
+        cx.mutation(
+            program,
+            "opens the database for writing, creating it when missing (no -readonly)",
+        );
+    }
     for sql in positionals.iter().skip(1) {
+        if let Some(dot) = sqlite_dot_command(sql.text) {
+            let predicate = format!("runs the dot-command `{dot}`, which writes or runs programs");
+            cx.mutation(program, &predicate);
+        }
         sql_findings(cx, program, sql.text);
         ran = true;
     }
     if !ran {
         from_input(cx, program);
     }
+}
+
+/// The first sqlite3 dot-command of `text` that is not known to only print (`.shell`,
+/// `.system`, `.output`, `.once`, `.import`, `.save`, `.backup`, `.open`, `.load`, ...).
+fn sqlite_dot_command(text: &str) -> Option<&str> {
+    const PRINTS: &[&str] = &[
+        ".tables",
+        ".table",
+        ".schema",
+        ".fullschema",
+        ".indexes",
+        ".indices",
+        ".databases",
+        ".dbinfo",
+        ".dump",
+        ".headers",
+        ".header",
+        ".mode",
+        ".width",
+        ".show",
+        ".help",
+        ".stats",
+        ".timer",
+        ".print",
+        ".echo",
+        ".nullvalue",
+        ".separator",
+        ".version",
+        ".changes",
+        ".eqp",
+        ".explain",
+    ];
+    text.lines()
+        .map(str::trim_start)
+        .filter(|line| line.starts_with('.'))
+        .map(|line| line.split_whitespace().next().unwrap_or(line))
+        .find(|dot| !PRINTS.contains(dot))
 }
 
 /// A client with no SQL in its arguments reads SQL from its input.

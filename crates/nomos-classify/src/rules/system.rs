@@ -93,6 +93,22 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
             );
         }
         "service" => service(cx, args),
+        // Traced, `man` writes formatted pages to its cache and `top` creates its
+        // configuration directory; `man -k`/`-f` only search the index.
+        "man" => {
+            let searches = args[1..].iter().any(|arg| {
+                matches!(
+                    arg.text,
+                    "-k" | "-f" | "--apropos" | "--whatis" | "-w" | "--where"
+                )
+            });
+            if searches {
+                cx.read_only(program, "only searches the manual's index");
+            } else {
+                cx.mutation(program, "writes formatted pages to its cache");
+            }
+        }
+        "top" => cx.mutation(program, "creates its configuration directory"),
         "journalctl" => journalctl(cx, args),
         "shutdown" => {
             let opts = Opts::parse(&args[1..], &Spec::FLAGS_ONLY);
@@ -232,26 +248,6 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
                 cx.read_only(program, "only prints the host name");
             }
         }
-        "hostnamectl" | "timedatectl" | "localectl" => {
-            match args[1..]
-                .iter()
-                .find(|arg| !arg.text.starts_with('-'))
-                .map(|arg| arg.text)
-            {
-                None
-                | Some(
-                    "status" | "show" | "list-timezones" | "list-locales" | "list-keymaps"
-                    | "timesync-status" | "show-timesync",
-                ) => {
-                    cx.read_only(program, "only reads");
-                }
-                Some(verb) => cx.report(
-                    CommandClass::ConfigMutation,
-                    Subject::Command(program, verb),
-                    "changes system settings",
-                ),
-            }
-        }
         "loginctl" => match args.get(1).map(|arg| arg.text) {
             None
             | Some(
@@ -313,11 +309,11 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
         }
         "modprobe" | "insmod" | "rmmod" | "depmod" => {
             let opts = Opts::parse(&args[1..], &Spec::FLAGS_ONLY);
-            if opts.either('n', "dry-run")
-                || opts.short('c')
-                || opts.long("showconfig")
-                || opts.long("show-depends")
-            {
+            // Only modprobe and depmod honour `-n`; only modprobe shows its configuration.
+            let simulates = matches!(program, "modprobe" | "depmod") && opts.either('n', "dry-run");
+            let shows = program == "modprobe"
+                && (opts.short('c') || opts.long("showconfig") || opts.long("show-depends"));
+            if simulates || shows {
                 cx.read_only(program, "only shows what it would do");
             } else {
                 cx.mutation(program, "loads or unloads kernel modules");
@@ -346,7 +342,9 @@ fn service(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         args.get(1).map(|arg| arg.text),
         args.get(2).map(|arg| arg.text),
     ) {
-        (Some("--status-all" | "--help" | "--version"), _) | (None, _) => {
+        // `--status-all` runs every init script with `status`.
+        (Some("--status-all"), _) => cx.mutation(program, "runs every init script (--status-all)"),
+        (Some("--help" | "--version"), _) | (None, _) => {
             cx.read_only(program, "only lists services")
         }
         (Some(_), Some(verb @ "status")) => cx.report(

@@ -1,7 +1,8 @@
 //! Text tools with dangerous flags: `find`, `sed`, `sort`, `uniq`, `awk`, `xxd`, `yq`.
 
-use super::super::opts::{Opts, Spec};
+use super::super::opts::{Opt, Opts, Spec};
 use super::super::walk::{Arg, Cx};
+use super::sed::{self, SedEffect};
 
 /// Handles text tools; `false` when `args[0]` is none of them.
 pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
@@ -124,7 +125,8 @@ fn find(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     }
 }
 
-/// `sed`: read-only unless it edits in place (`-i`) or its script writes or executes.
+/// `sed`: read-only unless it edits in place (`-i`) or its program writes, executes or
+/// reads a file it names (`sed.rs` reads the program, all `-e` parts as one).
 fn sed(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let program = args[0].text;
     let spec = Spec {
@@ -143,128 +145,33 @@ fn sed(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         );
         return;
     }
-    let sandbox = opts.long("sandbox");
     let mut scripts: Vec<&str> = opts
         .items
         .iter()
         .filter_map(|item| match item {
-            super::super::opts::Opt::Short('e', value) => *value,
-            super::super::opts::Opt::Long("expression", value) => *value,
+            Opt::Short('e', value) => *value,
+            Opt::Long("expression", value) => *value,
             _ => None,
         })
         .collect();
     if scripts.is_empty() {
         scripts.extend(opts.first_positional());
     }
-    for script in scripts {
-        match sed_effect(script) {
-            SedEffect::ReadOnly => {}
-            _ if sandbox => {}
-            SedEffect::Writes => {
-                cx.mutation(program, "writes a file from its script (`w`)");
-                return;
-            }
-            SedEffect::Executes => {
-                cx.mutation(program, "runs commands from its script (`e`)");
-                return;
-            }
-            SedEffect::Unsure => {
-                cx.mutation(program, "has a script the classifier cannot read");
-                return;
-            }
-        }
-    }
-    cx.read_only(program, "only prints");
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SedEffect {
-    ReadOnly,
-    Writes,
-    Executes,
-    Unsure,
-}
-
-/// Reads a sed script far enough to find `w`/`W` writes and `e` executions.
-fn sed_effect(script: &str) -> SedEffect {
-    let bytes = script.as_bytes();
-    let mut at = 0;
-    let skip_to_line_end = |at: &mut usize| {
-        while *at < bytes.len() && bytes[*at] != b'\n' {
-            *at += 1;
-        }
+    // `--sandbox` makes sed refuse `e`, `w` and `r` before it runs anything.
+    let effect = if opts.long("sandbox") {
+        SedEffect::ReadOnly
+    } else {
+        sed::effect(&scripts)
     };
-    // Skips a delimited section (regex or replacement); returns false when unterminated.
-    let skip_delimited = |at: &mut usize, delim: u8| -> bool {
-        while *at < bytes.len() {
-            match bytes[*at] {
-                b'\\' => *at += 2,
-                b if b == delim => {
-                    *at += 1;
-                    return true;
-                }
-                _ => *at += 1,
-            }
+    match effect {
+        SedEffect::ReadOnly => cx.read_only(program, "only prints"),
+        SedEffect::ReadsFile => {
+            cx.mutation(program, "reads a file its script names (`r`, `R`)");
         }
-        false
-    };
-    while at < bytes.len() {
-        let b = bytes[at];
-        match b {
-            b' ' | b'\t' | b'\n' | b';' | b'{' | b'}' | b'!' | b',' => at += 1,
-            b'0'..=b'9' | b'$' | b'~' | b'+' => at += 1,
-            b'/' => {
-                at += 1;
-                if !skip_delimited(&mut at, b'/') {
-                    return SedEffect::Unsure;
-                }
-                while at < bytes.len() && matches!(bytes[at], b'I' | b'M') {
-                    at += 1;
-                }
-            }
-            b'\\' => {
-                let Some(&delim) = bytes.get(at + 1) else {
-                    return SedEffect::Unsure;
-                };
-                at += 2;
-                if !skip_delimited(&mut at, delim) {
-                    return SedEffect::Unsure;
-                }
-            }
-            b'#' | b'a' | b'i' | b'c' | b'r' | b'R' | b':' | b'b' | b't' | b'T' => {
-                at += 1;
-                skip_to_line_end(&mut at);
-            }
-            b'w' | b'W' => return SedEffect::Writes,
-            b'e' => return SedEffect::Executes,
-            b's' | b'y' => {
-                let Some(&delim) = bytes.get(at + 1) else {
-                    return SedEffect::Unsure;
-                };
-                if delim == b'\n' || delim == b'\\' {
-                    return SedEffect::Unsure;
-                }
-                at += 2;
-                if !skip_delimited(&mut at, delim) || !skip_delimited(&mut at, delim) {
-                    return SedEffect::Unsure;
-                }
-                if b == b's' {
-                    while at < bytes.len() && !matches!(bytes[at], b';' | b'\n' | b'}') {
-                        match bytes[at] {
-                            b'w' => return SedEffect::Writes,
-                            b'e' => return SedEffect::Executes,
-                            b'g' | b'p' | b'i' | b'I' | b'm' | b'M' | b'0'..=b'9' | b' ' => at += 1,
-                            _ => return SedEffect::Unsure,
-                        }
-                    }
-                }
-            }
-            b'=' | b'd' | b'D' | b'g' | b'G' | b'h' | b'H' | b'l' | b'n' | b'N' | b'p' | b'P'
-            | b'q' | b'Q' | b'x' | b'z' | b'F' | b'L' => at += 1,
-            _ => return SedEffect::Unsure,
-        }
+        SedEffect::Writes => cx.mutation(program, "writes a file from its script (`w`)"),
+        SedEffect::Executes => cx.mutation(program, "runs commands from its script (`e`)"),
+        SedEffect::Unsure => cx.mutation(program, "has a script the classifier cannot read"),
     }
-    SedEffect::ReadOnly
 }
 
 /// `awk`: read-only unless it edits in place, runs a program file, or its program can run
