@@ -172,6 +172,7 @@ async fn run_one(case: &Case, model: ModelChoice, repeat: u32) -> CaseResult {
         parallel: 1,
         tags: Vec::new(),
         cases: CaseSelection::All,
+        case_timeout: None,
     };
     let mut report = run_manifest(&manifest, &options, |_| {}).await;
     report.cases.remove(0)
