@@ -37,9 +37,13 @@ pub enum ModelChoice {
     OpenAi(OpenAiConfig),
     /// Recordings in a directory.
     Replay(PathBuf),
-    /// A real endpoint, recording every exchange into a directory.
+    /// A real endpoint, recording every exchange into a directory (and the exact bytes of
+    /// each HTTP exchange into its [`WIRE_DIR`]).
     Record(OpenAiConfig, PathBuf),
 }
+
+/// The subdirectory of a recording directory that keeps the exact bytes of each exchange.
+pub const WIRE_DIR: &str = "wire";
 
 /// What a case left behind, for the assertions.
 #[derive(Clone, Debug)]
@@ -310,8 +314,10 @@ fn build_model(case: &Case, choice: &ModelChoice) -> Result<BuiltModel, String> 
             None,
         )),
         ModelChoice::Record(config, dir) => {
+            // The exact bytes the server sent go beside the recordings, in `wire/`.
+            let config = config.clone().with_wire_log(dir.join(WIRE_DIR));
             let model = RecordingModel::new(
-                openai(config)?,
+                openai(&config)?,
                 dir,
                 CiEnvironment::for_endpoint(config.endpoint()),
             )

@@ -11,3 +11,4 @@ mod record_replay;
 mod scripted;
 mod server_shapes;
 mod support;
+mod wire_log;
