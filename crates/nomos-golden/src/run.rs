@@ -42,8 +42,25 @@ pub enum ModelChoice {
     Record(OpenAiConfig, PathBuf),
 }
 
-/// The subdirectory of a recording directory that keeps the exact bytes of each exchange.
+/// The subdirectory of a recording directory that keeps the exact bytes of each exchange,
+/// in a directory per case (its name, with anything but letters, digits, `.`, `-` and `_`
+/// as `_`).
 pub const WIRE_DIR: &str = "wire";
+
+/// `name` as one path component.
+pub fn path_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect::<String>()
+        .trim_start_matches('.')
+        .to_owned()
+}
 
 /// What a case left behind, for the assertions.
 #[derive(Clone, Debug)]
@@ -314,8 +331,10 @@ fn build_model(case: &Case, choice: &ModelChoice) -> Result<BuiltModel, String> 
             None,
         )),
         ModelChoice::Record(config, dir) => {
-            // The exact bytes the server sent go beside the recordings, in `wire/`.
-            let config = config.clone().with_wire_log(dir.join(WIRE_DIR));
+            // The exact bytes the server sent go beside the recordings, in `wire/<case>/`.
+            let config = config
+                .clone()
+                .with_wire_log(dir.join(WIRE_DIR).join(path_safe(&case.name)));
             let model = RecordingModel::new(
                 openai(&config)?,
                 dir,

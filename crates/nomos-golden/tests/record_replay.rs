@@ -191,7 +191,9 @@ async fn every_golden_case_recorded_from_an_endpoint_replays_offline_with_the_sa
         let recorded = run_one(&case, ModelChoice::Record(config, recordings.clone()), 1).await;
         drop(server);
         // EVAL-7: beside the recordings, the exact bytes of each exchange.
-        let wire = recordings.join(nomos_golden::run::WIRE_DIR);
+        let wire = recordings
+            .join(nomos_golden::run::WIRE_DIR)
+            .join(nomos_golden::run::path_safe(&case.name));
         let n_wire = std::fs::read_dir(&wire)
             .map(|dir| {
                 dir.filter(|e| {

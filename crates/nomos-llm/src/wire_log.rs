@@ -1,10 +1,11 @@
 //! The exact bytes of each HTTP exchange with the model server, kept on disk: what a real
 //! server sent, byte for byte, so a test can serve the same bytes again (EVAL-7).
 //!
-//! Each exchange is three files named by the SHA-256 of the request body (its first 16 hex
-//! digits): `<hash>.request.json` (the body sent), `<hash>.response` (the body received, a
-//! whole JSON reply or the raw event stream) and `<hash>.meta.json` (the endpoint, the model,
-//! the status and the content type).
+//! Each exchange is three files named `<time>-<hash>`, the Unix time in milliseconds when the
+//! response was read (13 digits, so the names sort in the order of the exchanges) and the
+//! first 16 hex digits of the SHA-256 of the request body: `.request.json` (the body sent),
+//! `.response` (the body received, a whole JSON reply, the raw event stream or an error) and
+//! `.meta.json` (the endpoint, the model, the status and the content type).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -57,7 +58,10 @@ impl WireLog {
 
     fn try_save(&self, exchange: &Exchange<'_>) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
-        let stem = stem_of(exchange.request);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis());
+        let stem = format!("{now:013}-{}", hash_of(exchange.request));
         let meta = Meta {
             endpoint: exchange.endpoint,
             model: exchange.model,
@@ -76,7 +80,7 @@ impl WireLog {
 }
 
 /// The first 16 hex digits of the SHA-256 of `request`.
-fn stem_of(request: &[u8]) -> String {
+fn hash_of(request: &[u8]) -> String {
     let digest = Sha256::digest(request);
     let mut stem = String::with_capacity(16);
     for byte in &digest[..8] {
@@ -103,9 +107,16 @@ mod tests {
             content_type: "text/event-stream",
             response,
         });
-        let stem = stem_of(b"{\"model\":\"gemma\"}");
-        assert_eq!(stem.len(), 16);
+        let hash = hash_of(b"{\"model\":\"gemma\"}");
+        assert_eq!(hash.len(), 16);
         let wire = dir.path().join("wire");
+        let names: Vec<String> = std::fs::read_dir(&wire)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        let stem = names[0].split('.').next().unwrap().to_owned();
+        assert_eq!(stem.len(), 13 + 1 + 16, "{stem}");
+        assert!(stem.ends_with(&format!("-{hash}")), "{stem}");
         assert_eq!(
             std::fs::read(wire.join(format!("{stem}.response"))).unwrap(),
             response
