@@ -17,7 +17,7 @@ use crate::error::ConfigError;
 use crate::reply::ReplyParts;
 use crate::retry::parse_retry_after;
 use crate::stream::{preview, read_stream};
-use crate::wire::{self, StreamOptions, WireRequest, WireResponse};
+use crate::wire::{self, StreamOptions, ToolChoice, WireRequest, WireResponse};
 use crate::wire_log::Exchange;
 
 /// A chat model behind an OpenAI-compatible endpoint (OpenRouter, OpenAI, Ollama, vLLM,
@@ -54,10 +54,12 @@ impl OpenAiModel {
     fn body(&self, request: &ChatRequest) -> Result<Vec<u8>, ModelError> {
         let (messages, tools) = wire::messages_and_tools(request);
         let streaming = self.config.transport() == Transport::Streaming;
+        let tool_choice = (!tools.is_empty()).then_some(ToolChoice::Auto);
         let body = WireRequest {
             model: self.config.model(),
             messages,
             tools,
+            tool_choice,
             stream: streaming,
             stream_options: streaming.then_some(StreamOptions {
                 include_usage: true,
