@@ -35,6 +35,10 @@ pub struct GoldenArgs {
     /// Cases running at once.
     #[arg(long, default_value_t = 8, value_name = "N")]
     pub parallel: usize,
+    /// Each run's time limit in seconds, in place of each case's own (a real model on a
+    /// small machine needs minutes per case).
+    #[arg(long, value_name = "SECS")]
+    pub case_timeout: Option<u64>,
     /// Only cases with this tag (repeatable).
     #[arg(long = "tag", value_name = "TAG")]
     pub tags: Vec<String>,
@@ -100,6 +104,9 @@ pub fn run(args: &GoldenArgs, manifest_path: &Path) -> anyhow::Result<GoldenOutc
     if args.repeat == 0 {
         bail!("--repeat must be at least 1");
     }
+    if args.case_timeout == Some(0) {
+        bail!("--case-timeout must be at least 1 second");
+    }
     // EVAL-5: a tag that selects nothing is a mistake, not an empty success.
     for tag in &args.tags {
         if !manifest.cases.iter().any(|c| c.tags.contains(tag)) {
@@ -114,6 +121,7 @@ pub fn run(args: &GoldenArgs, manifest_path: &Path) -> anyhow::Result<GoldenOutc
         min_pass_rate: args.min_pass_rate,
         parallel: args.parallel.max(1),
         tags: args.tags.clone(),
+        case_timeout: args.case_timeout.map(std::time::Duration::from_secs),
     };
     let n_cases = options.select(&manifest).len();
     if n_cases == 0 {
@@ -157,7 +165,8 @@ pub fn run(args: &GoldenArgs, manifest_path: &Path) -> anyhow::Result<GoldenOutc
         std::fs::write(path, report.junit())
             .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
     }
-    Ok(if report.n_failed() == 0 {
+    // EVAL-7: an unapproved change or an open turn fails the run whatever the pass rates.
+    Ok(if report.n_failed() == 0 && !report.breaks_oversight() {
         GoldenOutcome::Passed
     } else {
         GoldenOutcome::Failed

@@ -13,20 +13,25 @@
 //! * [`run_manifest`] runs the selected cases, in parallel, each under its time limit,
 //!   `repeat` times; each case's pass rate decides its verdict against `min_pass_rate`
 //!   (EVAL-4).
+//! * [`tally::Tally`] audits each run's records for EVAL-7: changes that ran without the
+//!   operator's approval, turns that did not end, malformed tool calls and their answers, and
+//!   each turn's model time beside Nomos's own.
 
 pub mod check;
 pub mod manifest;
 pub mod report;
 pub mod run;
+pub mod tally;
 pub mod world;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 
 use crate::manifest::{Case, CaseModel, Manifest};
 use crate::report::{CaseResult, Report};
 use crate::run::ModelChoice;
+use crate::tally::Tally;
 
 /// How to run a manifest.
 #[derive(Clone, Debug)]
@@ -43,6 +48,9 @@ pub struct RunOptions {
     pub tags: Vec<String>,
     /// Which cases the model may play.
     pub cases: CaseSelection,
+    /// Each run's time limit in place of the case's own (a real model on a small machine
+    /// needs minutes where the stub needs milliseconds); `None` keeps the case's.
+    pub case_timeout: Option<Duration>,
 }
 
 /// Which cases run (EVAL-4).
@@ -104,10 +112,16 @@ async fn run_repeated(case: &Case, options: &RunOptions) -> CaseResult {
     let runs = options.repeat.max(1);
     let mut results = Vec::with_capacity(runs as usize);
     for _ in 0..runs {
-        let (res, elapsed) = run::run_case_timed(case, &options.model).await;
+        let (res, elapsed) = run::run_case_timed(case, &options.model, options.case_timeout).await;
         let result = match res {
             Ok(observed) => {
                 let failures = check::check(&case.expect, &observed);
+                let tally = Tally::of_run(
+                    &observed.snapshot,
+                    &observed.events,
+                    &observed.calls,
+                    observed.turn_times.clone(),
+                );
                 CaseResult::new(
                     &case.name,
                     failures,
@@ -115,14 +129,22 @@ async fn run_repeated(case: &Case, options: &RunOptions) -> CaseResult {
                     elapsed,
                     observed.usage,
                 )
+                .with_tally(tally)
             }
-            Err(error) => CaseResult::new(
-                &case.name,
-                vec![format!("could not run: {error}")],
-                0,
-                elapsed,
-                Default::default(),
-            ),
+            Err(error) => {
+                let result = CaseResult::new(
+                    &case.name,
+                    vec![format!("could not run: {error}")],
+                    0,
+                    elapsed,
+                    Default::default(),
+                );
+                match error {
+                    // The turn it was in never ended.
+                    run::CaseFailure::TimedOut(_) => result.with_tally(Tally::unfinished_run()),
+                    run::CaseFailure::Broken(_) => result,
+                }
+            }
         };
         results.push(result);
     }

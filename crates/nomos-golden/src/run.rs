@@ -2,13 +2,15 @@
 //! the simulated fleet and virtual time.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
 
 use nomos_agent::{Agent, AgentConfig, Clock, ManualClock, TurnReport};
 use nomos_core::activity::{ActivityEntry, ActivityFacts, derive_activity};
 use nomos_core::event::EventRecord;
-use nomos_core::ports::chat::{ChatModel, Usage};
+use nomos_core::ports::chat::{ChatModel, ChatRequest, ChatResponse, DeltaSink, ModelError, Usage};
 use nomos_core::ports::store::{SessionSnapshot, Store};
 use nomos_core::record::{Message, ToolCallRecord};
 use nomos_core::resume::ResumeKind;
@@ -20,6 +22,7 @@ use nomos_sqlite::SqliteStore;
 use tokio::task::JoinHandle;
 
 use crate::manifest::{Action, Case, Pick, PickName};
+use crate::tally::TurnTime;
 use crate::world::{SimulatedExecutor, seed};
 
 /// When every case starts, in virtual time.
@@ -34,8 +37,29 @@ pub enum ModelChoice {
     OpenAi(OpenAiConfig),
     /// Recordings in a directory.
     Replay(PathBuf),
-    /// A real endpoint, recording every exchange into a directory.
+    /// A real endpoint, recording every exchange into a directory (and the exact bytes of
+    /// each HTTP exchange into its [`WIRE_DIR`]).
     Record(OpenAiConfig, PathBuf),
+}
+
+/// The subdirectory of a recording directory that keeps the exact bytes of each exchange,
+/// in a directory per case (its name, with anything but letters, digits, `.`, `-` and `_`
+/// as `_`).
+pub const WIRE_DIR: &str = "wire";
+
+/// `name` as one path component.
+pub fn path_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect::<String>()
+        .trim_start_matches('.')
+        .to_owned()
 }
 
 /// What a case left behind, for the assertions.
@@ -51,6 +75,8 @@ pub struct Observed {
     pub messages: Vec<Message>,
     /// Every turn's report.
     pub turns: Vec<TurnReport>,
+    /// Every turn that ended, its wall time split between the model and Nomos (EVAL-7).
+    pub turn_times: Vec<TurnTime>,
     /// Step errors (a refused decision, a refused message).
     pub step_errors: Vec<String>,
     /// Replies left in the stub script, when the stub played.
@@ -112,6 +138,8 @@ pub async fn run_case_scoped(
     .map_err(|e| format!("seeding the world: {e}"))?;
     let executor = Arc::new(SimulatedExecutor::new(&case.world));
     let (model, script) = build_model(case, choice)?;
+    let timed = Arc::new(TimedModel::new(model));
+    let model: Arc<dyn ChatModel> = timed.clone();
     let mut config = AgentConfig::spec_defaults();
     config.session.assent_scope = scope;
     let ttl = config.session.approval_ttl;
@@ -125,6 +153,7 @@ pub async fn run_case_scoped(
     let mut agent = build(tuned(config.clone()));
     let id = agent.create_session().await.map_err(|e| e.to_string())?;
     let mut turns = Vec::new();
+    let mut turn_times = Vec::new();
     let mut step_errors = Vec::new();
     let mut hung: Vec<JoinHandle<TurnReport>> = Vec::new();
 
@@ -132,21 +161,33 @@ pub async fn run_case_scoped(
         let n = idx + 1;
         let action = step.action().map_err(|e| format!("step {n}: {e}"))?;
         match action {
-            Action::Say(text) => match agent.spawn_message(id, &text).await {
-                Ok(handle) => await_turn(handle, &executor, &mut turns, &mut hung).await?,
-                Err(e) => step_errors.push(format!("step {n}: message refused: {e}")),
-            },
+            Action::Say(text) => {
+                let watch = TurnWatch::start(&timed);
+                match agent.spawn_message(id, &text).await {
+                    Ok(handle) => {
+                        if await_turn(handle, &executor, &mut turns, &mut hung).await? {
+                            turn_times.push(watch.stop(&timed));
+                        }
+                    }
+                    Err(e) => step_errors.push(format!("step {n}: message refused: {e}")),
+                }
+            }
             Action::Decide(pick, decision) => {
                 let snapshot = agent.session(id).await.map_err(|e| e.to_string())?;
                 let Some(approval_id) = pick_approval(&snapshot, &pick) else {
                     step_errors.push(format!("step {n}: no approval matches {pick:?}"));
                     continue;
                 };
+                let watch = TurnWatch::start(&timed);
                 match agent
-                    .spawn_decide(approval_id, decision, Some("eval"))
+                    .spawn_decide(approval_id, decision, Some(CASE_OPERATOR))
                     .await
                 {
-                    Ok((_, handle)) => await_turn(handle, &executor, &mut turns, &mut hung).await?,
+                    Ok((_, handle)) => {
+                        if await_turn(handle, &executor, &mut turns, &mut hung).await? {
+                            turn_times.push(watch.stop(&timed));
+                        }
+                    }
                     Err(e) => step_errors.push(format!("step {n}: decision refused: {e}")),
                 }
             }
@@ -204,6 +245,7 @@ pub async fn run_case_scoped(
         calls,
         messages,
         turns,
+        turn_times,
         step_errors,
         script_remaining: script.map(|s| s.remaining()),
         usage,
@@ -289,8 +331,12 @@ fn build_model(case: &Case, choice: &ModelChoice) -> Result<BuiltModel, String> 
             None,
         )),
         ModelChoice::Record(config, dir) => {
+            // The exact bytes the server sent go beside the recordings, in `wire/<case>/`.
+            let config = config
+                .clone()
+                .with_wire_log(dir.join(WIRE_DIR).join(path_safe(&case.name)));
             let model = RecordingModel::new(
-                openai(config)?,
+                openai(&config)?,
                 dir,
                 CiEnvironment::for_endpoint(config.endpoint()),
             )
@@ -305,21 +351,88 @@ fn openai(config: &OpenAiConfig) -> Result<OpenAiModel, String> {
 }
 
 /// Waits for a turn, unless it hangs on a command that never returns (then it is left
-/// running for a later `restart` step).
+/// running for a later `restart` step). Returns whether the turn ended.
 async fn await_turn(
     mut handle: JoinHandle<TurnReport>,
     executor: &SimulatedExecutor,
     turns: &mut Vec<TurnReport>,
     hung: &mut Vec<JoinHandle<TurnReport>>,
-) -> Result<(), String> {
+) -> Result<bool, String> {
     let signal = executor.hung();
     tokio::select! {
         res = &mut handle => {
             turns.push(res.map_err(|e| format!("turn task failed: {e}"))?);
+            Ok(true)
         }
-        _ = signal.notified() => hung.push(handle),
+        _ = signal.notified() => {
+            hung.push(handle);
+            Ok(false)
+        }
     }
-    Ok(())
+}
+
+/// Who decides the approvals of a case's `approve`/`deny` steps: the case's operator.
+pub const CASE_OPERATOR: &str = "eval";
+
+/// A model that adds up the wall time spent waiting for the model it wraps, so a turn's
+/// time can be split between the model and Nomos (EVAL-7).
+struct TimedModel {
+    inner: Arc<dyn ChatModel>,
+    spent: Mutex<Duration>,
+}
+
+impl TimedModel {
+    fn new(inner: Arc<dyn ChatModel>) -> TimedModel {
+        TimedModel {
+            inner,
+            spent: Mutex::new(Duration::ZERO),
+        }
+    }
+
+    fn spent(&self) -> Duration {
+        // A poisoned lock still holds a valid sum.
+        *self.spent.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[async_trait]
+impl ChatModel for TimedModel {
+    async fn complete(
+        &self,
+        request: &ChatRequest,
+        sink: DeltaSink<'_>,
+    ) -> Result<ChatResponse, ModelError> {
+        let started = Instant::now();
+        let res = self.inner.complete(request, sink).await;
+        *self.spent.lock().unwrap_or_else(|e| e.into_inner()) += started.elapsed();
+        res
+    }
+
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+}
+
+/// The wall clock and the model's time at the start of a turn.
+struct TurnWatch {
+    started: Instant,
+    model_before: Duration,
+}
+
+impl TurnWatch {
+    fn start(model: &TimedModel) -> TurnWatch {
+        TurnWatch {
+            started: Instant::now(),
+            model_before: model.spent(),
+        }
+    }
+
+    fn stop(self, model: &TimedModel) -> TurnTime {
+        TurnTime::split(
+            self.started.elapsed(),
+            model.spent().saturating_sub(self.model_before),
+        )
+    }
 }
 
 /// The approval a decision step names: the latest pending one, or the n-th requested.
@@ -335,16 +448,35 @@ pub fn pick_approval(snapshot: &SessionSnapshot, pick: &Pick) -> Option<nomos_co
     }
 }
 
-/// Runs a case under its time limit, measuring its wall time.
+/// Why a case did not run to its end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CaseFailure {
+    /// Its time limit passed, with a turn still going.
+    TimedOut(Duration),
+    /// Something outside the model failed (the store, the world, a turn's task).
+    Broken(String),
+}
+
+impl std::fmt::Display for CaseFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            CaseFailure::TimedOut(limit) => write!(f, "timed out after {} s", limit.as_secs()),
+            CaseFailure::Broken(error) => f.write_str(error),
+        }
+    }
+}
+
+/// Runs a case under its time limit (`limit`, or the case's own), measuring its wall time.
 pub async fn run_case_timed(
     case: &Case,
     choice: &ModelChoice,
-) -> (Result<Observed, String>, Duration) {
+    limit: Option<Duration>,
+) -> (Result<Observed, CaseFailure>, Duration) {
     let started = Instant::now();
-    let limit = Duration::from_secs(case.timeout_secs.unwrap_or(30));
+    let limit = limit.unwrap_or(Duration::from_secs(case.timeout_secs.unwrap_or(30)));
     let res = match tokio::time::timeout(limit, run_case(case, choice)).await {
-        Ok(res) => res,
-        Err(_) => Err(format!("timed out after {} s", limit.as_secs())),
+        Ok(res) => res.map_err(CaseFailure::Broken),
+        Err(_) => Err(CaseFailure::TimedOut(limit)),
     };
     (res, started.elapsed())
 }

@@ -16,6 +16,7 @@ fn options() -> RunOptions {
         parallel: 4,
         tags: Vec::new(),
         cases: CaseSelection::All,
+        case_timeout: None,
     }
 }
 

@@ -172,6 +172,7 @@ async fn run_one(case: &Case, model: ModelChoice, repeat: u32) -> CaseResult {
         parallel: 1,
         tags: Vec::new(),
         cases: CaseSelection::All,
+        case_timeout: None,
     };
     let mut report = run_manifest(&manifest, &options, |_| {}).await;
     report.cases.remove(0)
@@ -189,6 +190,28 @@ async fn every_golden_case_recorded_from_an_endpoint_replays_offline_with_the_sa
         let (server, config) = endpoint(&case).await;
         let recorded = run_one(&case, ModelChoice::Record(config, recordings.clone()), 1).await;
         drop(server);
+        // EVAL-7: beside the recordings, the exact bytes of each exchange.
+        let wire = recordings
+            .join(nomos_golden::run::WIRE_DIR)
+            .join(nomos_golden::run::path_safe(&case.name));
+        let n_wire = std::fs::read_dir(&wire)
+            .map(|dir| {
+                dir.filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .path()
+                        .to_string_lossy()
+                        .ends_with(".response")
+                })
+                .count()
+            })
+            .unwrap_or(0);
+        assert!(
+            n_wire > 0,
+            "{}: no exchange in {}",
+            case.name,
+            wire.display()
+        );
         let replayed = run_one(&case, ModelChoice::Replay(recordings), 1).await;
         n_replayed += 1;
         if replayed.result == Verdict::Pass {

@@ -2,6 +2,7 @@
 
 use std::env::VarError;
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use reqwest::Url;
@@ -9,6 +10,7 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderName, HeaderValue};
 
 use crate::error::ConfigError;
 use crate::retry::RetryPolicy;
+use crate::wire_log::WireLog;
 
 /// The endpoint's base URL, for example `https://openrouter.ai/api/v1` (required).
 pub const ENV_BASE_URL: &str = "NOMOS_LLM_BASE_URL";
@@ -97,6 +99,7 @@ pub struct OpenAiConfig {
     temperature: Option<f32>,
     transport: Transport,
     retry: RetryPolicy,
+    wire_log: Option<WireLog>,
 }
 
 impl OpenAiConfig {
@@ -259,6 +262,24 @@ impl OpenAiConfig {
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
         self.retry = retry;
         self
+    }
+
+    /// Keeps the exact bytes of every exchange in `dir` (created when first written): the
+    /// request body, the response body (a whole reply or the raw event stream) and their
+    /// status and content type, in files named by the hash of the request. For recording
+    /// what a real server sends, so a test can serve the same bytes.
+    pub fn with_wire_log(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.wire_log = Some(WireLog::new(dir));
+        self
+    }
+
+    /// Where exchanges are kept, if they are.
+    pub fn wire_log_dir(&self) -> Option<&Path> {
+        self.wire_log.as_ref().map(WireLog::dir)
+    }
+
+    pub(crate) fn wire_log(&self) -> Option<&WireLog> {
+        self.wire_log.as_ref()
     }
 
     pub(crate) fn api_key(&self) -> Option<&ApiKey> {
@@ -429,6 +450,7 @@ impl OpenAiConfigBuilder {
             temperature: self.temperature,
             transport: self.transport,
             retry: self.retry,
+            wire_log: None,
         })
     }
 }

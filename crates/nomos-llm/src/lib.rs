@@ -28,6 +28,7 @@ mod scripted;
 mod stream;
 mod usage;
 mod wire;
+mod wire_log;
 
 pub use config::{ApiKey, OpenAiConfig, OpenAiConfigBuilder, Transport};
 pub use error::{ConfigError, RecordError, ScriptError};

@@ -1,5 +1,6 @@
 //! The OpenAI-compatible chat model: one `POST /chat/completions` per attempt, bounded retries.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -16,7 +17,8 @@ use crate::error::ConfigError;
 use crate::reply::ReplyParts;
 use crate::retry::parse_retry_after;
 use crate::stream::{preview, read_stream};
-use crate::wire::{self, StreamOptions, WireRequest, WireResponse};
+use crate::wire::{self, StreamOptions, ToolChoice, WireRequest, WireResponse};
+use crate::wire_log::Exchange;
 
 /// A chat model behind an OpenAI-compatible endpoint (OpenRouter, OpenAI, Ollama, vLLM,
 /// llama.cpp, LiteLLM).
@@ -52,10 +54,12 @@ impl OpenAiModel {
     fn body(&self, request: &ChatRequest) -> Result<Vec<u8>, ModelError> {
         let (messages, tools) = wire::messages_and_tools(request);
         let streaming = self.config.transport() == Transport::Streaming;
+        let tool_choice = (!tools.is_empty()).then_some(ToolChoice::Auto);
         let body = WireRequest {
             model: self.config.model(),
             messages,
             tools,
+            tool_choice,
             stream: streaming,
             stream_options: streaming.then_some(StreamOptions {
                 include_usage: true,
@@ -115,15 +119,28 @@ impl OpenAiModel {
             .map_err(|err| transport_error(&err, timeout))?;
         let status = response.status();
         if !status.is_success() {
-            return Err(status_error(response, timeout).await);
+            return Err(status_error(response, timeout, |content_type, bytes| {
+                if let Some(log) = self.config.wire_log() {
+                    log.save(&self.exchange_record(body, status.as_u16(), content_type, bytes));
+                }
+            })
+            .await);
         }
-        let is_event_stream = response
+        let content_type = response
             .headers()
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
-        if is_event_stream {
-            return read_stream(response, sink, timeout).await;
+            .unwrap_or("")
+            .to_owned();
+        if content_type.starts_with("text/event-stream") {
+            let Some(log) = self.config.wire_log() else {
+                return read_stream(response, sink, timeout, None).await;
+            };
+            let captured = Mutex::new(Vec::new());
+            let res = read_stream(response, sink, timeout, Some(&captured)).await;
+            let bytes = captured.into_inner().unwrap_or_else(|e| e.into_inner());
+            log.save(&self.exchange_record(body, status.as_u16(), &content_type, &bytes));
+            return res;
         }
         // A whole JSON reply (asked for, or sent by a server that does not stream).
         let bytes = tokio::time::timeout(timeout, response.bytes())
@@ -132,6 +149,9 @@ impl OpenAiModel {
                 after_ms: millis(timeout),
             })?
             .map_err(|err| transport_error(&err, timeout))?;
+        if let Some(log) = self.config.wire_log() {
+            log.save(&self.exchange_record(body, status.as_u16(), &content_type, &bytes));
+        }
         let parts = parse_whole_reply(status.as_u16(), &bytes)?;
         if !parts.content.is_empty() && parts.refusal.is_empty() {
             sink(ChatDelta::Text {
@@ -146,6 +166,25 @@ impl OpenAiModel {
             });
         }
         parts.into_response()
+    }
+}
+
+impl OpenAiModel {
+    fn exchange_record<'a>(
+        &'a self,
+        request: &'a [u8],
+        status: u16,
+        content_type: &'a str,
+        response: &'a [u8],
+    ) -> Exchange<'a> {
+        Exchange {
+            endpoint: self.config.endpoint().as_str(),
+            model: self.config.model(),
+            request,
+            status,
+            content_type,
+            response,
+        }
     }
 }
 
@@ -268,13 +307,26 @@ pub(crate) fn provider_error(status: u16, body: &Value) -> ModelError {
 }
 
 /// Reads a non-2xx response into `Status` or `RateLimited`, with the provider's message.
-async fn status_error(response: reqwest::Response, timeout: Duration) -> ModelError {
+/// `keep` sees the content type and the body as received.
+async fn status_error(
+    response: reqwest::Response,
+    timeout: Duration,
+    keep: impl FnOnce(&str, &[u8]),
+) -> ModelError {
     let status = response.status();
     let retry_after = retry_after(response.headers());
-    let body = match tokio::time::timeout(timeout, response.text()).await {
-        Ok(Ok(body)) => body,
-        Ok(Err(_)) | Err(_) => String::new(),
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let bytes = match tokio::time::timeout(timeout, response.bytes()).await {
+        Ok(Ok(bytes)) => bytes.to_vec(),
+        Ok(Err(_)) | Err(_) => Vec::new(),
     };
+    keep(&content_type, &bytes);
+    let body = String::from_utf8_lossy(&bytes).into_owned();
     let message = match serde_json::from_str::<Value>(&body) {
         Ok(json) => wire::provider_message(&json).unwrap_or_else(|| preview(body.trim())),
         Err(_) => preview(body.trim()),

@@ -1,6 +1,7 @@
 //! Reading a streamed reply: server-sent events in, deltas to the sink, one assembled reply out.
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use eventsource_stream::{EventStreamError, Eventsource};
@@ -12,14 +13,26 @@ use crate::reply::ReplyParts;
 use crate::wire::{self, WireChunk};
 
 /// Reads the event stream of `response` until `[DONE]` (or the end of the body), passing text
-/// and tool-call starts to `sink`. `idle` bounds the silence between two events.
+/// and tool-call starts to `sink`. `idle` bounds the silence between two events. `capture`,
+/// when given, receives every byte read, as it came.
 pub(crate) async fn read_stream(
     response: reqwest::Response,
     sink: DeltaSink<'_>,
     idle: Duration,
+    capture: Option<&Mutex<Vec<u8>>>,
 ) -> Result<ChatResponse, ModelError> {
     let status = response.status().as_u16();
-    let mut events = response.bytes_stream().eventsource();
+    let mut events = response
+        .bytes_stream()
+        .inspect(|piece| {
+            if let (Some(capture), Ok(bytes)) = (capture, piece) {
+                capture
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend_from_slice(bytes);
+            }
+        })
+        .eventsource();
     let mut assembler = StreamAssembler::default();
     loop {
         let next = tokio::time::timeout(idle, events.next())

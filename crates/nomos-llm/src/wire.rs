@@ -14,6 +14,10 @@ pub(crate) struct WireRequest<'a> {
     pub messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<WireTool<'a>>,
+    /// `auto` whenever there are tools. OpenAI assumes it; llama.cpp's Python server reads
+    /// the tools only when it is sent, and otherwise answers in plain text (EVAL-7).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoice>,
     pub stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_options: Option<StreamOptions>,
@@ -21,6 +25,14 @@ pub(crate) struct WireRequest<'a> {
     pub max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
+}
+
+/// Which tools the model may call: Nomos always leaves the choice to the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ToolChoice {
+    /// The model calls any of the tools, or none.
+    Auto,
 }
 
 /// `stream_options: {"include_usage": true}` asks for a final usage chunk.

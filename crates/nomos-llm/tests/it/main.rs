@@ -7,7 +7,9 @@
 mod openai_buffered;
 mod openai_errors;
 mod openai_stream;
+mod real_server;
 mod record_replay;
 mod scripted;
 mod server_shapes;
 mod support;
+mod wire_log;

@@ -99,6 +99,26 @@ async fn request_names_the_model_messages_tools_and_tool_results() {
             "name": "run", "description": tool.description, "parameters": tool.parameters
         }}])
     );
+    // llama.cpp's Python server reads the tools only when `tool_choice` is sent.
+    assert_eq!(body["tool_choice"], "auto");
+}
+
+// rule: EVAL-7
+#[tokio::test]
+async fn a_request_without_tools_names_no_tool_choice() {
+    let server = MockServer::start().await;
+    serve(&server, json_reply(text_completion("ok"))).await;
+    let mut conversation = request("hi");
+    conversation.tools = Vec::new().into();
+
+    model(&server, Transport::Buffered)
+        .complete(&conversation, &|_| {})
+        .await
+        .unwrap();
+
+    let body = &sent_bodies(&server).await[0];
+    assert!(body.get("tools").is_none(), "{body}");
+    assert!(body.get("tool_choice").is_none(), "{body}");
 }
 
 #[tokio::test]
