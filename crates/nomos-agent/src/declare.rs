@@ -116,8 +116,16 @@ mod tests {
         let declared = &drafts[0].commands[0];
         assert_eq!(declared.class(), CommandClass::ConfigMutation);
         assert_eq!(declared.members, vec!["web-1", "web-2"]);
-        assert!(declared.covers("web-2", "systemctl restart nginx"));
-        assert!(!declared.covers("db", "systemctl restart nginx"));
+        assert!(declared.covers(
+            "web-2",
+            "systemctl restart nginx",
+            CommandClass::ConfigMutation
+        ));
+        assert!(!declared.covers(
+            "db",
+            "systemctl restart nginx",
+            CommandClass::ConfigMutation
+        ));
     }
 
     // rule: GATE-9

@@ -73,6 +73,7 @@ pub mod parser;
 mod policy;
 pub mod preview;
 mod rules;
+pub mod same;
 pub mod shell;
 mod walk;
 mod word;
