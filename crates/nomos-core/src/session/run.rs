@@ -239,8 +239,8 @@ impl Session {
                 .iter_mut()
                 .find(|s| s.generation == generation && s.seq == seq)
             {
+                // The step's `updated_at` stays its proposal's stamp (GATE-4's digest).
                 step.commands[idx].preview = Some(preview);
-                step.updated_at = now;
             }
         }
     }
