@@ -22,7 +22,14 @@ impl Agent {
         let plan = PreviewPlan::of(
             command,
             |c| (config.previewer)(c),
-            |c| (config.classifier)(c),
+            |c| {
+                crate::shells::classify_for(
+                    &config.classifier,
+                    self.inner.executor.as_ref(),
+                    &[host],
+                    c,
+                )
+            },
         )?;
         let mut runs = Vec::new();
         for preview in plan.runnable() {

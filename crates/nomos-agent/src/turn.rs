@@ -377,7 +377,12 @@ impl Agent {
             Ok(Call::ProposePlan { steps, revision }) => {
                 // GATE-9: declared commands are classified and their hosts resolved here.
                 let hosts = self.inner.executor.hosts();
-                match crate::declare::declare_steps(steps, &self.inner.config.classifier, &hosts) {
+                match crate::declare::declare_steps(
+                    steps,
+                    &self.inner.config.classifier,
+                    self.inner.executor.as_ref(),
+                    &hosts,
+                ) {
                     Ok(steps) => {
                         // GATE-10: the declared changes' previews run first, so the plan
                         // is shown (and assented to) with them.
@@ -438,7 +443,13 @@ impl Agent {
                 .await;
         }
         // EXEC-7: the string classified is the string that runs.
-        let classification = (self.inner.config.classifier)(&command);
+        // CLASSIFY-8: read in the grammar of the shell the executor runs it with on `host`.
+        let classification = crate::shells::classify_for(
+            &self.inner.config.classifier,
+            self.inner.executor.as_ref(),
+            &[host.as_str()],
+            &command,
+        );
         // GATE-10: a command that will wait for the operator is previewed first.
         let preview = self
             .preview_for_run(id, &host, &command, &classification)
