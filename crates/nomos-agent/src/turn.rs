@@ -384,16 +384,10 @@ impl Agent {
                     &hosts,
                 ) {
                     Ok(steps) => {
-                        // GATE-10: the declared changes' previews run first, so the plan
-                        // is shown (and assented to) with them.
-                        let previews = self.previews_for_plan(&steps).await;
                         let input = ToolInput::ProposePlan { steps, revision };
-                        return self
+                        let reply = self
                             .mutate(id, |session, now| {
                                 let reply = session.handle_tool(now, &call.id, input.clone());
-                                if reply.outcome == ToolCallOutcome::Ok {
-                                    crate::preview::attach_declared(session, now, previews.clone());
-                                }
                                 session.record_tool_call(tool_call_record(
                                     id,
                                     call,
@@ -404,7 +398,14 @@ impl Agent {
                                 ));
                                 CallReply::new(reply.outcome, reply.text)
                             })
-                            .await;
+                            .await?;
+                        // GATE-10 (rev. 3): the declared changes' previews run only for a
+                        // proposal the core accepted and recorded, each recorded before
+                        // it runs, and are attached to the plan the operator is shown.
+                        if reply.outcome == ToolCallOutcome::Ok {
+                            self.preview_declared(id).await?;
+                        }
+                        return Ok(reply);
                     }
                     Err(text) => (ToolCallOutcome::Error, text),
                 }
