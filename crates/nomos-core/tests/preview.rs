@@ -366,9 +366,11 @@ impl H {
                 .session
                 .handle_preview_starting(self.now, "web", &plan, idx, request)?;
             // Recorded before it runs: `running`, of kind preview.
-            let recorded = self.session.execution(id).expect("recorded");
-            assert_eq!(recorded.status, ExecutionStatus::Running);
-            assert_eq!(recorded.kind, ExecutionKind::Preview);
+            let recorded = self.session.execution(id).map(|e| (e.status, e.kind));
+            assert_eq!(
+                recorded,
+                Some((ExecutionStatus::Running, ExecutionKind::Preview))
+            );
             let (stdout, exit) = outputs[runs.len()];
             runs.push(PreviewRan {
                 command: preview.clone(),

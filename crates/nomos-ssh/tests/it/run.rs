@@ -56,7 +56,10 @@ fn pinned_executor(sshd: &Sshd, shell: Option<&str>) -> nomos_ssh::SshExecutor {
         port = sshd.port,
         key = sshd.client_key_path.display(),
     );
-    let inventory = nomos_ssh::Inventory::parse(&text, "pinned.toml").unwrap();
+    let inventory = match nomos_ssh::Inventory::parse(&text, "pinned.toml") {
+        Ok(inventory) => inventory,
+        Err(error) => panic!("test inventory does not parse: {error}"),
+    };
     nomos_ssh::SshExecutor::new(inventory.into(), crate::config(sshd))
 }
 
