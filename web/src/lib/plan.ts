@@ -64,8 +64,9 @@ export function applyPlanEvent(plan: PlanDto | null, event: PlanEvent, at: strin
       .map((title, index) => ({ title, seq: index + 1 }))
       .filter(({ seq }) => !knowsStep(base, generation, seq))
       .map(({ title, seq }) => ({ generation, seq, title, detail: null, status: 'pending', note: null, started_at: null, finished_at: null }));
-    // A new proposal is a new plan: its digest is unknown until the plan is fetched (GATE-4).
-    return { generation: Math.max(base.generation, generation), digest: null, steps: [...base.steps, ...added] };
+    // The digest stays the fetched plan's until the refetch a proposal prompts: a decision
+    // sent on a plan proposed again meanwhile is refused by the server (GATE-4).
+    return { ...base, generation: Math.max(base.generation, generation), steps: [...base.steps, ...added] };
   }
   const seq = Number(event.seq);
   if (event.type === 'plan.step.started') {
