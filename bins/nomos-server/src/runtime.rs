@@ -207,7 +207,8 @@ fn agent_config(config: &Config) -> anyhow::Result<AgentConfig> {
     if let Some(path) = &config.policy_file {
         let policy = Arc::new(load_policy(path)?);
         let classifying = Arc::clone(&policy);
-        agent.classifier = Arc::new(move |command: &str| classifying.classify(command));
+        agent.classifier =
+            Arc::new(move |command: &str, shell| classifying.classify_in(command, shell));
         // GATE-10: the policy's preview rows on top of the built-in table.
         agent.previewer = Arc::new(move |command: &str| policy.preview_form(command));
     }

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use nomos_core::Classification;
 use nomos_core::Span;
+use nomos_core::classify::Shell;
 use nomos_core::fanout::FanoutLimits;
 use nomos_core::ports::exec::ExecLimits;
 use nomos_core::resume::ResumeRetry;
@@ -13,9 +14,10 @@ use nomos_core::sweep::SweepThresholds;
 /// The system prompt shipped in `nomos/SOUL.md`.
 pub const DEFAULT_SYSTEM_PROMPT: &str = include_str!("../../../nomos/SOUL.md");
 
-/// Classifies a command for the gate (CLASSIFY-1); the built-in classifier or an operator
-/// policy on top of it (GATE-8).
-pub type Classifier = Arc<dyn Fn(&str) -> Classification + Send + Sync>;
+/// Classifies a command for the gate (CLASSIFY-1) in the grammar of the shell that will
+/// run it (CLASSIFY-8); the built-in classifier or an operator policy on top of it
+/// (GATE-8).
+pub type Classifier = Arc<dyn Fn(&str, Shell) -> Classification + Send + Sync>;
 
 /// The preview table the runtime asks (GATE-10): the built-in one or an operator policy's
 /// rows on top of it.
@@ -98,7 +100,7 @@ impl AgentConfig {
             context_tokens: 128_000,
             model_output_bytes: 8 * 1024,
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
-            classifier: Arc::new(nomos_core::classify::classify),
+            classifier: Arc::new(nomos_core::classify::classify_in),
             previewer: Arc::new(nomos_core::classify::preview_form),
             preview_limits: nomos_core::preview::default_preview_limits(),
             approvals: ApprovalPolicy::AwaitOperator,

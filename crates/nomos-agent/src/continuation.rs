@@ -4,6 +4,7 @@
 
 use nomos_core::event::TurnCause;
 use nomos_core::fanout::FanoutId;
+use nomos_core::plan_digest::PlanDigest;
 use nomos_core::record::Decider;
 use nomos_core::resume::{
     PlanInFlight, ResumeKind, continuation_outcome, resume_note, terminal_note,
@@ -229,8 +230,8 @@ impl Agent {
         .await
     }
 
-    /// GATE-4 (rev. 2), AUDIT-1: the operator's explicit decision on plan `generation`,
-    /// decided by the core ([`nomos_core::session::Session::handle_plan_decision`]); a
+    /// GATE-4 (rev. 2), AUDIT-1: the operator's explicit decision on plan `generation` as
+    /// shown to them (its `digest`, rev. 3), decided by the core ([`nomos_core::session::Session::handle_plan_decision`]); a
     /// generation that is not current or does not wait is refused
     /// ([`AgentError::PlanDecision`]) and nothing changes. Like an operator message, the
     /// decision then starts a turn (cause `operator`): on approval the model reads that the
@@ -240,6 +241,7 @@ impl Agent {
         &self,
         id: SessionId,
         generation: u32,
+        digest: &PlanDigest,
         decision: PlanDecision,
         reason: Option<&str>,
         by: Option<&Decider>,
@@ -251,7 +253,8 @@ impl Agent {
         self.inner.cache.forget(id);
         let decided = self
             .mutate(id, |session, now| {
-                let decided = session.handle_plan_decision(now, generation, decision, reason, by);
+                let decided =
+                    session.handle_plan_decision(now, generation, digest, decision, reason, by);
                 if decided.is_ok() {
                     session.handle_turn_started(now, TurnCause::Operator);
                 }

@@ -3,7 +3,7 @@
 //! `tag:NAME` becomes its member hosts), before the core records the plan.
 
 use nomos_core::declared::DeclaredCommand;
-use nomos_core::ports::exec::HostInfo;
+use nomos_core::ports::exec::{Executor, HostInfo};
 use nomos_core::session::StepDraft;
 
 use crate::config::Classifier;
@@ -14,6 +14,7 @@ use crate::tools::args::PlanStepCall;
 pub(crate) fn declare_steps(
     steps: Vec<PlanStepCall>,
     classifier: &Classifier,
+    executor: &dyn Executor,
     hosts: &[HostInfo],
 ) -> Result<Vec<StepDraft>, String> {
     let mut drafts = Vec::with_capacity(steps.len());
@@ -29,7 +30,14 @@ pub(crate) fn declare_steps(
                     known.join(", ")
                 )
             })?;
-            let classification = classifier(&declared.command);
+            // CLASSIFY-8: in the grammar of each shell that will run it.
+            let on: Vec<&str> = if members.is_empty() {
+                vec![declared.host.as_str()]
+            } else {
+                members.iter().map(String::as_str).collect()
+            };
+            let classification =
+                crate::shells::classify_for(classifier, executor, &on, &declared.command);
             draft.commands.push(DeclaredCommand::new(
                 declared.host,
                 members,
@@ -66,6 +74,7 @@ mod tests {
     use std::sync::Arc;
 
     use nomos_core::CommandClass;
+    use nomos_core::classify::Shell;
 
     use super::*;
     use crate::tools::args::DeclaredArgs;
@@ -101,7 +110,36 @@ mod tests {
     }
 
     fn classifier() -> Classifier {
-        Arc::new(nomos_core::classify::classify)
+        Arc::new(nomos_core::classify::classify_in)
+    }
+
+    /// The hosts of [`hosts`], `web-2` pinned to bash; it runs nothing.
+    struct Pinned;
+
+    #[async_trait::async_trait]
+    impl Executor for Pinned {
+        async fn run(
+            &self,
+            host: &str,
+            _command: &str,
+            _limits: nomos_core::ports::exec::ExecLimits,
+        ) -> Result<nomos_core::record::ExecOutput, nomos_core::ports::exec::ExecError> {
+            Err(nomos_core::ports::exec::ExecError::Other(format!(
+                "{host}: runs nothing"
+            )))
+        }
+
+        fn hosts(&self) -> Vec<HostInfo> {
+            hosts()
+        }
+
+        fn shell(&self, host: &str) -> Shell {
+            if host == "web-2" {
+                Shell::Bash
+            } else {
+                Shell::Sh
+            }
+        }
     }
 
     // rule: GATE-9
@@ -110,21 +148,59 @@ mod tests {
         let drafts = declare_steps(
             vec![step("tag:web", "systemctl restart nginx")],
             &classifier(),
+            &Pinned,
             &hosts(),
         )
         .unwrap();
         let declared = &drafts[0].commands[0];
         assert_eq!(declared.class(), CommandClass::ConfigMutation);
         assert_eq!(declared.members, vec!["web-1", "web-2"]);
-        assert!(declared.covers("web-2", "systemctl restart nginx"));
-        assert!(!declared.covers("db", "systemctl restart nginx"));
+        assert!(declared.covers(
+            "web-2",
+            "systemctl restart nginx",
+            CommandClass::ConfigMutation
+        ));
+        assert!(!declared.covers(
+            "db",
+            "systemctl restart nginx",
+            CommandClass::ConfigMutation
+        ));
     }
 
     // rule: GATE-9
     #[test]
     fn a_declared_host_the_inventory_does_not_know_is_named_in_the_error() {
-        let err = declare_steps(vec![step("mail", "uptime")], &classifier(), &hosts()).unwrap_err();
+        let err = declare_steps(
+            vec![step("mail", "uptime")],
+            &classifier(),
+            &Pinned,
+            &hosts(),
+        )
+        .unwrap_err();
         assert!(err.contains("step 1 declares a command on `mail`"), "{err}");
         assert!(err.contains("web-1, web-2, db"), "{err}");
+    }
+
+    // rule: CLASSIFY-8
+    #[test]
+    fn a_declared_command_is_read_in_the_shell_of_each_host_it_runs_on_and_the_strictest_wins() {
+        // A classifier that reads `echo {a,b}` as a change only in bash's grammar.
+        let by_shell: Classifier = Arc::new(|command: &str, shell: Shell| {
+            let mut classification = nomos_core::classify::classify_in(command, shell);
+            if shell == Shell::Bash {
+                classification.class = CommandClass::Destructive;
+            }
+            classification
+        });
+        let on = |host: &str| {
+            let drafts =
+                declare_steps(vec![step(host, "echo {a,b}")], &by_shell, &Pinned, &hosts())
+                    .unwrap();
+            drafts[0].commands[0].class()
+        };
+        assert_eq!(on("web-1"), CommandClass::ReadOnly);
+        assert_eq!(on("web-2"), CommandClass::Destructive);
+        // A group with one bash member is read as bash reads it.
+        assert_eq!(on("tag:web"), CommandClass::Destructive);
     }
 }

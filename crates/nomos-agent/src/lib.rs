@@ -44,6 +44,7 @@ mod reconcile;
 mod replica;
 mod request;
 mod revoke;
+mod shells;
 mod sweeper;
 mod timers;
 pub mod tools;

@@ -5,8 +5,7 @@
 
 use nomos_core::SessionId;
 use nomos_core::preview::{PreviewPlan, PreviewRan, PreviewResult};
-use nomos_core::session::{Session, StepDraft};
-use nomos_core::status::CommandClass;
+use nomos_core::session::{PreviewFor, Session};
 
 use crate::agent::Agent;
 use crate::config::ApprovalPolicy;
@@ -16,16 +15,50 @@ use crate::error::AgentError;
 pub(crate) type DeclaredPreview = (u32, usize, String, PreviewResult);
 
 impl Agent {
-    /// Runs each preview command of `command` that may run, in order, on `host`.
-    pub(crate) async fn run_preview(&self, host: &str, command: &str) -> Option<PreviewResult> {
+    /// GATE-10: runs each preview command of `command` that may run, in order, on `host`,
+    /// for `request` of session `id`. Each is recorded (committed `running`) before it
+    /// runs, and runs only when the core recorded it
+    /// ([`Session::handle_preview_starting`]); `None` when `command` has no preview form.
+    pub(crate) async fn run_preview(
+        &self,
+        id: SessionId,
+        host: &str,
+        command: &str,
+        request: Request<'_>,
+    ) -> Result<Option<PreviewResult>, AgentError> {
         let config = &self.inner.config;
-        let plan = PreviewPlan::of(
+        let Some(plan) = PreviewPlan::of(
             command,
             |c| (config.previewer)(c),
-            |c| (config.classifier)(c),
-        )?;
+            |c| {
+                crate::shells::classify_for(
+                    &config.classifier,
+                    self.inner.executor.as_ref(),
+                    &[host],
+                    c,
+                )
+            },
+        ) else {
+            return Ok(None);
+        };
         let mut runs = Vec::new();
-        for preview in plan.runnable() {
+        for (idx, preview) in plan.form.commands.iter().enumerate() {
+            if !plan.may_run(idx) {
+                continue;
+            }
+            let for_request = match request {
+                Request::Run(classification) => PreviewFor::Run(classification),
+                Request::Declared => PreviewFor::Declared,
+            };
+            let recorded = self
+                .mutate(id, |session, now| {
+                    session.handle_preview_starting(now, host, &plan, idx, for_request)
+                })
+                .await?;
+            let Some(execution_id) = recorded else {
+                // Nobody will be shown this request now: its previews do not run.
+                return Ok(None);
+            };
             let started_at = self.now();
             let result = self
                 .inner
@@ -36,17 +69,19 @@ impl Agent {
             tracing::info!(
                 target: "nomos::audit",
                 host,
-                command = preview,
+                command = preview.as_str(),
+                execution = %execution_id,
                 ok = result.is_ok(),
                 "preview ran"
             );
             runs.push(PreviewRan {
-                command: preview.to_owned(),
+                command: preview.clone(),
                 started_at,
                 result,
+                execution_id: Some(execution_id),
             });
         }
-        Some(PreviewResult { plan, runs })
+        Ok(Some(PreviewResult { plan, runs }))
     }
 
     /// The preview of a `run` the core says would wait for its own approval; `None` when
@@ -68,27 +103,49 @@ impl Agent {
         if !session.run_would_wait(self.now(), host, classification, command) {
             return Ok(None);
         }
-        Ok(self.run_preview(host, command).await)
+        self.run_preview(id, host, command, Request::Run(classification))
+            .await
     }
 
-    /// The previews of a proposed plan's declared `config_mutation` commands (a group's on
-    /// its first member), run before the proposal is committed so the plan is shown with
-    /// them.
-    pub(crate) async fn previews_for_plan(&self, steps: &[StepDraft]) -> Vec<DeclaredPreview> {
+    /// GATE-10 (rev. 3): the previews of the declared `config_mutation` commands of the
+    /// plan session `id` just recorded (a group's on its first member), run after the
+    /// proposal was accepted and committed, never for a refused one, and not at all when
+    /// no operator can decide; then attached to the plan in one commit.
+    pub(crate) async fn preview_declared(&self, id: SessionId) -> Result<(), AgentError> {
+        if self.inner.config.approvals == ApprovalPolicy::RefuseWithoutOperator {
+            return Ok(());
+        }
+        let snapshot = self.session(id).await?;
+        let session = Session::from_snapshot(snapshot, self.inner.config.session);
         let mut previews = Vec::new();
-        for (step_idx, step) in steps.iter().enumerate() {
-            for (idx, declared) in step.commands.iter().enumerate() {
-                if declared.class() != CommandClass::ConfigMutation {
-                    continue;
-                }
-                let host = declared.members.first().unwrap_or(&declared.host).clone();
-                if let Some(result) = self.run_preview(&host, &declared.command).await {
-                    previews.push((step_idx as u32 + 1, idx, host, result));
-                }
+        for (seq, idx, host, command) in session.declared_previews_wanted() {
+            if (self.inner.config.previewer)(&command).is_none() {
+                continue;
+            }
+            if let Some(result) = self
+                .run_preview(id, &host, &command, Request::Declared)
+                .await?
+            {
+                previews.push((seq, idx, host, result));
             }
         }
-        previews
+        if !previews.is_empty() {
+            self.mutate(id, |session, now| {
+                attach_declared(session, now, previews.clone());
+            })
+            .await?;
+        }
+        Ok(())
     }
+}
+
+/// The request a preview is run for.
+#[derive(Clone, Copy)]
+pub(crate) enum Request<'a> {
+    /// A `run`, classified so.
+    Run(&'a nomos_core::Classification),
+    /// A declared command of the current plan.
+    Declared,
 }
 
 /// Keeps the previews the core still wants for the current generation (after the proposal

@@ -377,18 +377,17 @@ impl Agent {
             Ok(Call::ProposePlan { steps, revision }) => {
                 // GATE-9: declared commands are classified and their hosts resolved here.
                 let hosts = self.inner.executor.hosts();
-                match crate::declare::declare_steps(steps, &self.inner.config.classifier, &hosts) {
+                match crate::declare::declare_steps(
+                    steps,
+                    &self.inner.config.classifier,
+                    self.inner.executor.as_ref(),
+                    &hosts,
+                ) {
                     Ok(steps) => {
-                        // GATE-10: the declared changes' previews run first, so the plan
-                        // is shown (and assented to) with them.
-                        let previews = self.previews_for_plan(&steps).await;
                         let input = ToolInput::ProposePlan { steps, revision };
-                        return self
+                        let reply = self
                             .mutate(id, |session, now| {
                                 let reply = session.handle_tool(now, &call.id, input.clone());
-                                if reply.outcome == ToolCallOutcome::Ok {
-                                    crate::preview::attach_declared(session, now, previews.clone());
-                                }
                                 session.record_tool_call(tool_call_record(
                                     id,
                                     call,
@@ -399,7 +398,14 @@ impl Agent {
                                 ));
                                 CallReply::new(reply.outcome, reply.text)
                             })
-                            .await;
+                            .await?;
+                        // GATE-10 (rev. 3): the declared changes' previews run only for a
+                        // proposal the core accepted and recorded, each recorded before
+                        // it runs, and are attached to the plan the operator is shown.
+                        if reply.outcome == ToolCallOutcome::Ok {
+                            self.preview_declared(id).await?;
+                        }
+                        return Ok(reply);
                     }
                     Err(text) => (ToolCallOutcome::Error, text),
                 }
@@ -438,7 +444,13 @@ impl Agent {
                 .await;
         }
         // EXEC-7: the string classified is the string that runs.
-        let classification = (self.inner.config.classifier)(&command);
+        // CLASSIFY-8: read in the grammar of the shell the executor runs it with on `host`.
+        let classification = crate::shells::classify_for(
+            &self.inner.config.classifier,
+            self.inner.executor.as_ref(),
+            &[host.as_str()],
+            &command,
+        );
         // GATE-10: a command that will wait for the operator is previewed first.
         let preview = self
             .preview_for_run(id, &host, &command, &classification)

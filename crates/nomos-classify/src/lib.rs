@@ -75,6 +75,7 @@ pub mod parser;
 mod policy;
 pub mod preview;
 mod rules;
+pub mod same;
 mod secret;
 pub mod secret_table;
 pub mod shell;

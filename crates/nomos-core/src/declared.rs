@@ -2,15 +2,24 @@
 //! the assent window is matched against them, and the digest the window is bound to.
 //!
 //! A declared command is classified when the plan is proposed, so the operator sees its
-//! class before assenting. Matching is exact after canonicalisation of whitespace and
-//! quoting (`systemctl  restart 'nginx'` is `systemctl restart nginx`), and nothing
-//! looser: a word holding an expansion, a glob or a brace keeps its quoting, since quoting
-//! changes what such a word means.
+//! class before assenting. A command run in the window matches a declared one when it is
+//! on the same host (or a member of the declared group), has the same class, and is the
+//! same command as the classifier reads it (`nomos_classify::same::same_command`, rev. 3):
+//! the same tree and the same tokens as written, in every pinned shell's grammar, so only
+//! the blank space between words may differ. An escaped character is not its plain form,
+//! a quoted operator is not the operator, and a quoted word is not an expansion. The text
+//! the operator is shown is the declared text itself.
+//!
+//! The digest an assent window binds to ([`DeclaredDigest`]) is taken over the exact
+//! declared text (with hosts, members, classes and previews), never over a canonical form,
+//! so it is stable across releases of the parser.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::classification::Classification;
+use crate::classify::Shell;
+use crate::classify::same::same_command;
 use crate::status::CommandClass;
 
 /// What assent approves (GATE-9): `[gate] assent_scope` in the server's configuration.
@@ -82,17 +91,16 @@ impl DeclaredCommand {
         self.classification.class
     }
 
-    /// GATE-9: whether `command` on `host` is this declared command: the same host (or a
-    /// member of the declared group) and the same command after canonicalisation.
-    pub fn covers(&self, host: &str, command: &str) -> bool {
+    /// GATE-9: whether `command` on `host`, classified `class`, is this declared command:
+    /// the same host (or a member of the declared group), the same class, and the same
+    /// command in every pinned shell's reading (see the module documentation).
+    pub fn covers(&self, host: &str, command: &str, class: CommandClass) -> bool {
         let host_matches = self.host == host || self.members.iter().any(|m| m == host);
-        if !host_matches {
-            return false;
-        }
-        match (canonical(&self.command), canonical(command)) {
-            (Some(declared), Some(asked)) => declared == asked,
-            _ => false,
-        }
+        host_matches
+            && self.class() == class
+            && Shell::ALL
+                .iter()
+                .all(|&shell| same_command(&self.command, command, shell))
     }
 }
 
@@ -209,143 +217,67 @@ impl RequestOrigin {
     }
 }
 
-/// GATE-9: a command's canonical words, or `None` when it cannot be read (an unterminated
-/// quote), which then matches nothing. Words are split on unquoted whitespace with their
-/// quotes removed; the operators `; | & < > ( )` are words of their own, so `a;b` is
-/// `a ; b`. A word with `$`, a backtick, `*`, `?`, `[`, `{` or `~` keeps its quoting.
-pub fn canonical(command: &str) -> Option<Vec<String>> {
-    let mut words = Vec::new();
-    let mut chars = command.chars().peekable();
-    while let Some(&c) = chars.peek() {
-        if c.is_whitespace() {
-            chars.next();
-            continue;
-        }
-        if is_operator(c) {
-            let mut op = String::new();
-            while let Some(&o) = chars.peek() {
-                if !is_operator(o) {
-                    break;
-                }
-                op.push(o);
-                chars.next();
-            }
-            words.push(op);
-            continue;
-        }
-        let mut raw = String::new();
-        let mut unquoted = String::new();
-        let mut special = false;
-        while let Some(&c) = chars.peek() {
-            if c.is_whitespace() || is_operator(c) {
-                break;
-            }
-            chars.next();
-            raw.push(c);
-            match c {
-                '\'' => loop {
-                    let inner = chars.next()?;
-                    raw.push(inner);
-                    if inner == '\'' {
-                        break;
-                    }
-                    special |= is_special(inner);
-                    unquoted.push(inner);
-                },
-                '"' => loop {
-                    let inner = chars.next()?;
-                    raw.push(inner);
-                    match inner {
-                        '"' => break,
-                        '\\' => {
-                            let escaped = chars.next()?;
-                            raw.push(escaped);
-                            if !matches!(escaped, '"' | '\\' | '$' | '`') {
-                                unquoted.push('\\');
-                            }
-                            unquoted.push(escaped);
-                        }
-                        other => {
-                            special |= is_special(other);
-                            unquoted.push(other);
-                        }
-                    }
-                },
-                '\\' => {
-                    let escaped = chars.next()?;
-                    raw.push(escaped);
-                    unquoted.push(escaped);
-                }
-                other => {
-                    special |= is_special(other);
-                    unquoted.push(other);
-                }
-            }
-        }
-        words.push(if special { raw } else { unquoted });
-    }
-    Some(words)
-}
-
-fn is_special(c: char) -> bool {
-    matches!(c, '$' | '`' | '*' | '?' | '[' | '{' | '~')
-}
-
-fn is_operator(c: char) -> bool {
-    matches!(c, ';' | '|' | '&' | '<' | '>' | '(' | ')')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn same(a: &str, b: &str) -> bool {
-        canonical(a).is_some() && canonical(a) == canonical(b)
+    fn declared(host: &str, command: &str) -> DeclaredCommand {
+        DeclaredCommand::new(
+            host,
+            Vec::new(),
+            command,
+            crate::classify::classify(command),
+        )
+    }
+
+    fn covers(declared_command: &str, run: &str) -> bool {
+        declared("web", declared_command).covers("web", run, crate::classify::classify(run).class)
     }
 
     // rule: GATE-9
     #[test]
-    fn whitespace_and_quoting_do_not_change_a_declared_command() {
-        assert!(same(
+    fn only_blank_space_may_differ_from_a_declared_command() {
+        assert!(covers(
             "systemctl restart nginx",
-            "  systemctl   restart\t'nginx' "
+            "  systemctl   restart\tnginx "
         ));
-        assert!(same("sed -i 's/a/b/' /etc/x", "sed -i \"s/a/b/\" /etc/x"));
-        assert!(same("echo a;echo b", "echo a ; echo b"));
-        assert!(same("ls my\\ dir", "ls 'my dir'"));
-    }
-
-    // rule: GATE-9
-    #[test]
-    fn a_different_word_or_argument_is_a_different_command() {
-        assert!(!same("systemctl restart nginx", "systemctl restart nginx2"));
-        assert!(!same(
+        assert!(covers("echo a;echo b", "echo a ; echo b"));
+        // The holes of the canonical text (rev. 3): each is another command.
+        assert!(!covers(
+            "systemctl restart nginx",
+            r"systemctl restart ngin\x"
+        ));
+        assert!(!covers(
+            "systemctl restart nginx",
+            "systemctl restart nginx';'"
+        ));
+        assert!(!covers(
+            "systemctl restart nginx",
+            "systemctl restart 'nginx'"
+        ));
+        assert!(!covers("rm $DIR", "rm '$DIR'"));
+        assert!(!covers(
             "systemctl restart nginx",
             "systemctl restart nginx; rm -rf /"
         ));
-        assert!(!same("apt-get install curl", "apt-get install curl wget"));
-        assert!(!same("ls 'a b'", "ls a b"));
     }
 
     // rule: GATE-9
     #[test]
-    fn quoting_an_expansion_or_glob_is_not_looser() {
-        assert!(!same("rm $DIR", "rm \"$DIR\""));
-        assert!(!same("ls *.conf", "ls '*.conf'"));
-        assert!(same("ls *.conf", "ls  *.conf"));
+    fn a_declared_command_covers_only_its_own_class() {
+        let declared = declared("web", "systemctl restart nginx");
+        assert!(declared.covers(
+            "web",
+            "systemctl restart nginx",
+            CommandClass::ConfigMutation
+        ));
+        assert!(!declared.covers("web", "systemctl restart nginx", CommandClass::Destructive));
     }
 
     // rule: GATE-9
     #[test]
     fn an_unreadable_command_matches_nothing() {
-        assert_eq!(canonical("echo 'open"), None);
-        let declared = DeclaredCommand::new(
-            "web",
-            Vec::new(),
-            "echo 'open",
-            crate::classify::classify("echo 'open"),
-        );
-        assert!(!declared.covers("web", "echo 'open"));
+        assert!(!covers("echo 'open", "echo 'open"));
     }
 
     // rule: GATE-9
@@ -357,8 +289,9 @@ mod tests {
             "systemctl restart nginx",
             crate::classify::classify("systemctl restart nginx"),
         );
-        assert!(declared.covers("web-2", "systemctl restart nginx"));
-        assert!(!declared.covers("db-1", "systemctl restart nginx"));
+        let class = CommandClass::ConfigMutation;
+        assert!(declared.covers("web-2", "systemctl restart nginx", class));
+        assert!(!declared.covers("db-1", "systemctl restart nginx", class));
     }
 
     #[test]

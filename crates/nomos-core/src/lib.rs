@@ -41,6 +41,7 @@ pub mod declared;
 pub mod event;
 pub mod fanout;
 pub mod id;
+pub mod plan_digest;
 pub mod ports;
 pub mod preview;
 pub mod proxmox;

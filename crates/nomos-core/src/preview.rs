@@ -98,6 +98,10 @@ pub struct PreviewRan {
     pub started_at: Timestamp,
     /// How it ended: its output, or why it produced none.
     pub result: Result<ExecOutput, String>,
+    /// The execution recorded for it before it ran (rev. 3,
+    /// [`crate::session::Session::handle_preview_starting`]); `None` for a run handed in
+    /// without one, which the core records when it reads the preview.
+    pub execution_id: Option<ExecutionId>,
 }
 
 /// What the shell hands the core: the plan and the runs of its runnable commands.
@@ -309,6 +313,7 @@ mod tests {
                 command: command.to_owned(),
                 started_at: Timestamp::from_millis(0),
                 result,
+                execution_id: None,
             })
             .collect();
         PreviewResult {

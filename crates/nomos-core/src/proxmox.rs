@@ -1,6 +1,6 @@
 //! Proxmox VE guests: reading `pct list`, `qm list`, `pct config ID` and `qm config ID`
 //! (the formats of Proxmox VE 8), and the fixed transport that reaches a container
-//! without an SSH address of its own through its node (`pct exec VMID -- sh -c '...'`).
+//! without an SSH address of its own through its node (`pct exec VMID -- /bin/sh -c '...'`).
 //!
 //! Parsing is pure and total: a line it cannot read is skipped, never guessed at.
 //! A discovery (FLEET-3) runs [`PCT_LIST`] and [`QM_LIST`] on a node, then
@@ -244,7 +244,7 @@ pub fn is_slug_name(name: &str) -> bool {
 /// transport is fixed code; `inner` is passed as one single-quoted word, so the shell in
 /// the container receives exactly `inner` (EXEC-7 holds for the inner string).
 pub fn pct_exec(vmid: u32, inner: &str) -> String {
-    format!("pct exec {vmid} -- sh -c {}", single_quote(inner))
+    format!("pct exec {vmid} -- /bin/sh -c {}", single_quote(inner))
 }
 
 /// `text` as one POSIX shell word in single quotes (`'` written as `'\''`).
@@ -419,14 +419,18 @@ VMID       Status     Lock         Name
     }
 
     // rule: FLEET-3
+    // rule: CLASSIFY-8
     #[test]
     fn pct_exec_passes_the_inner_command_as_one_quoted_word() {
-        assert_eq!(pct_exec(100, "uptime"), "pct exec 100 -- sh -c 'uptime'");
+        assert_eq!(
+            pct_exec(100, "uptime"),
+            "pct exec 100 -- /bin/sh -c 'uptime'"
+        );
         let inner = "echo 'it''s' \"$HOME\" `id` $(date); ls | wc -l";
         let wrapped = pct_exec(101, inner);
         assert_eq!(
             wrapped,
-            r#"pct exec 101 -- sh -c 'echo '\''it'\'''\''s'\'' "$HOME" `id` $(date); ls | wc -l'"#
+            r#"pct exec 101 -- /bin/sh -c 'echo '\''it'\'''\''s'\'' "$HOME" `id` $(date); ls | wc -l'"#
         );
         // A real shell reads the quoted word back as exactly the inner command.
         let out = std::process::Command::new("sh")
@@ -437,7 +441,7 @@ VMID       Status     Lock         Name
         assert_eq!(String::from_utf8_lossy(&out.stdout), inner);
     }
 
-    /// What a real `sh` hands to `pct` as the argument after `sh -c` when it reads
+    /// What a real `sh` hands to `pct` as the argument after `/bin/sh -c` when it reads
     /// the wrapper: a `pct` function prints its sixth argument.
     fn inner_as_pct_receives_it(wrapper: &str) -> String {
         let script = format!("pct() {{ printf %s \"$6\"; }}; {wrapper}");
@@ -459,7 +463,7 @@ VMID       Status     Lock         Name
             vmid in 100u32..1_000_000,
         ) {
             let wrapper = pct_exec(vmid, &inner);
-            let prefix = format!("pct exec {vmid} -- sh -c '");
+            let prefix = format!("pct exec {vmid} -- /bin/sh -c '");
             proptest::prop_assert!(wrapper.starts_with(&prefix));
             proptest::prop_assert_eq!(inner_as_pct_receives_it(&wrapper), inner);
         }

@@ -137,9 +137,9 @@ fn the_plan_result_lists_declared_commands_with_their_class_and_what_needs_its_o
 
 // rule: GATE-9
 #[test]
-fn a_declared_change_runs_at_once_after_one_assent_even_respaced_and_requoted() {
+fn a_declared_change_runs_at_once_after_one_assent_even_respaced() {
     let mut plan = Plan::approved(AssentScope::Declared);
-    let reply = plan.run("web", "systemctl  restart 'nginx'");
+    let reply = plan.run("web", "systemctl  restart\tnginx ");
     assert!(
         matches!(reply.action, Some(Action::Dispatch { .. })),
         "{reply:?}"
@@ -150,6 +150,32 @@ fn a_declared_change_runs_at_once_after_one_assent_even_respaced_and_requoted() 
         "{reply:?}"
     );
     assert!(plan.session.approvals().is_empty());
+}
+
+// rule: GATE-9
+#[test]
+fn a_declared_command_respelled_with_an_escape_or_a_quoted_operator_asks_on_its_own() {
+    let mut plan = Plan::approved(AssentScope::Declared);
+    // Each reads as another command than the one declared (`systemctl restart nginx`),
+    // though its canonical text would be the same.
+    for respelled in [
+        r"systemctl restart ngin\x",
+        "systemctl restart nginx';'",
+        "systemctl restart 'nginx'",
+        "systemctl restart \"nginx\"",
+    ] {
+        let reply = plan.run("web", respelled);
+        assert!(
+            matches!(reply.action, Some(Action::AwaitApproval { .. })),
+            "{respelled}: {reply:?}"
+        );
+        assert!(
+            reply.text.contains("not in the approved plan"),
+            "{respelled}: {}",
+            reply.text
+        );
+    }
+    assert_eq!(plan.session.approvals().len(), 4);
 }
 
 // rule: GATE-9

@@ -7,8 +7,8 @@ use nomos_core::declared::{AssentScope, DeclaredCommand};
 use nomos_core::preview::{PreviewOutcome, PreviewPlan, PreviewRan, PreviewResult};
 use nomos_core::record::{ExecOutput, ExecutionKind, KnowledgeLoop};
 use nomos_core::session::{
-    Action, DecisionError, Revision, Session, SessionConfig, StepDraft, ToolInput, ToolReply,
-    binding_hash,
+    Action, DecisionError, PreviewFor, Revision, Session, SessionConfig, StepDraft, ToolInput,
+    ToolReply, binding_hash,
 };
 use nomos_core::{
     ApprovalStatus, CommandClass, Decision, ExecutionStatus, SessionId, Span, StepStatus, Timestamp,
@@ -96,6 +96,7 @@ impl H {
                     stdout: (*stdout).to_owned(),
                     ..ExecOutput::default()
                 }),
+                execution_id: None,
             })
             .collect();
         PreviewResult { plan, runs }
@@ -345,6 +346,154 @@ fn a_command_that_runs_at_once_or_is_refused_is_not_previewed() {
     ));
 }
 
+impl H {
+    /// What the shell does since rev. 3: asks the core to record each preview command
+    /// before it runs it, runs only those it recorded, and hands the runs back with ids.
+    fn previewed_recorded(
+        &mut self,
+        command: &str,
+        request: PreviewFor<'_>,
+        outputs: &[(&str, i32)],
+    ) -> Option<PreviewResult> {
+        let plan = PreviewPlan::of(command, preview_form, classify)?;
+        let mut runs = Vec::new();
+        for (idx, preview) in plan.form.commands.iter().enumerate() {
+            if !plan.may_run(idx) {
+                continue;
+            }
+            self.now = self.now + Span::from_millis(10);
+            let id = self
+                .session
+                .handle_preview_starting(self.now, "web", &plan, idx, request)?;
+            // Recorded before it runs: `running`, of kind preview.
+            let recorded = self.session.execution(id).map(|e| (e.status, e.kind));
+            assert_eq!(
+                recorded,
+                Some((ExecutionStatus::Running, ExecutionKind::Preview))
+            );
+            let (stdout, exit) = outputs[runs.len()];
+            runs.push(PreviewRan {
+                command: preview.clone(),
+                started_at: self.now,
+                result: Ok(ExecOutput {
+                    exit_code: Some(exit),
+                    stdout: stdout.to_owned(),
+                    ..ExecOutput::default()
+                }),
+                execution_id: Some(id),
+            });
+        }
+        Some(PreviewResult { plan, runs })
+    }
+
+    fn previews(&self) -> Vec<nomos_core::record::Execution> {
+        self.session
+            .executions()
+            .iter()
+            .filter(|e| e.kind == ExecutionKind::Preview)
+            .cloned()
+            .collect()
+    }
+}
+
+// rule: GATE-10
+#[test]
+fn each_preview_is_recorded_before_it_runs_and_ends_with_the_request() {
+    let mut h = H::new();
+    h.propose(&["systemctl restart nginx"]);
+    h.assent();
+    let command = "apt-get purge -y nano vim-tiny";
+    let classification = classify(command);
+    let preview = h
+        .previewed_recorded(command, PreviewFor::Run(&classification), &[(APT_S, 0)])
+        .expect("an undeclared destructive command waits: its preview runs");
+    assert_eq!(h.previews().len(), 1);
+    let reply = h.run(command, Some(preview));
+    assert!(matches!(reply.action, Some(Action::AwaitApproval { .. })));
+    // The one recorded execution, ended with its output: not a second record.
+    let previews = h.previews();
+    assert_eq!(previews.len(), 1, "{previews:?}");
+    assert_eq!(previews[0].status, ExecutionStatus::Completed);
+    let shown = h
+        .session
+        .approvals()
+        .last()
+        .unwrap()
+        .binding
+        .preview
+        .clone();
+    assert_eq!(
+        shown.unwrap().runs[0].execution_id,
+        Some(previews[0].id),
+        "the card shows the recorded run"
+    );
+}
+
+// rule: GATE-10
+#[test]
+fn no_preview_runs_for_a_request_nobody_will_be_shown() {
+    let mut h = H::new();
+    let command = "apt-get purge -y nano";
+    let classification = classify(command);
+    // Before any plan the run is refused: its preview is not recorded, so it never runs.
+    assert_eq!(
+        h.previewed_recorded(command, PreviewFor::Run(&classification), &[(APT_S, 0)]),
+        None
+    );
+    // Nor a declared command of no plan, nor one the operator already assented to.
+    let restart = "systemctl restart nginx";
+    assert_eq!(
+        h.previewed_recorded(restart, PreviewFor::Declared, &[("", 0)]),
+        None
+    );
+    h.propose(&[restart]);
+    // Proposed and not assented: the run is refused (GATE-3), the declared one waits.
+    assert_eq!(
+        h.previewed_recorded(command, PreviewFor::Run(&classification), &[(APT_S, 0)]),
+        None
+    );
+    assert!(
+        h.previewed_recorded(restart, PreviewFor::Declared, &[("active", 0)])
+            .is_some()
+    );
+    h.assent();
+    assert_eq!(
+        h.previewed_recorded(restart, PreviewFor::Declared, &[("active", 0)]),
+        None
+    );
+    assert_eq!(h.previews().len(), 1, "only the one shown ran");
+}
+
+// rule: GATE-10
+#[test]
+fn a_recorded_preview_whose_request_is_refused_after_all_is_still_ended() {
+    let mut h = H::new();
+    h.propose(&["systemctl restart nginx"]);
+    h.assent();
+    let command = "apt-get purge -y nano";
+    let classification = classify(command);
+    let preview = h
+        .previewed_recorded(command, PreviewFor::Run(&classification), &[(APT_S, 0)])
+        .unwrap();
+    // The operator revokes the window before the request is committed: the run is
+    // refused (GATE-3), and its preview's record still ends.
+    h.now = h.now + Span::from_millis(10);
+    h.session.handle_revoke_assent(h.now, None).unwrap();
+    h.tool(ToolInput::Run {
+        host: "web".into(),
+        command: command.into(),
+        classification,
+        preview: Some(preview),
+    });
+    let previews = h.previews();
+    assert_eq!(previews.len(), 1);
+    assert_eq!(
+        previews[0].status,
+        ExecutionStatus::Completed,
+        "never left running"
+    );
+}
+
 fn any_command() -> impl proptest::strategy::Strategy<Value = String> {
     use proptest::prelude::*;
     let word = prop_oneof![
@@ -392,6 +541,7 @@ proptest::proptest! {
                     command: c.clone(),
                     started_at: h.now,
                     result: Ok(ExecOutput::default()),
+                    execution_id: None,
                 })
                 .collect();
             h.tool(ToolInput::Run {

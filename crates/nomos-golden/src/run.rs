@@ -294,7 +294,10 @@ pub fn oversight(snapshot: &SessionSnapshot) -> Oversight {
             .iter()
             .any(|a| a.execution_id == guard && a.status == ApprovalStatus::Approved);
         let declared = snapshot.steps.iter().any(|s| {
-            s.generation == e.generation && s.commands.iter().any(|c| c.covers(&e.host, &e.command))
+            s.generation == e.generation
+                && s.commands
+                    .iter()
+                    .any(|c| c.covers(&e.host, &e.command, e.class))
         });
         if !on_a_card && !declared {
             seen.unseen += 1;

@@ -171,6 +171,10 @@ impl From<&PlanStep> for StepDto {
 pub struct PlanDto {
     /// The current generation (0: no plan yet).
     pub generation: u32,
+    /// GATE-4 (rev. 3): the digest of the current generation's plan as shown (its steps,
+    /// declared commands and previews, and the proposal itself); an explicit decision
+    /// sends it back. `null` before any plan.
+    pub digest: Option<String>,
     /// Steps ordered by generation, then seq.
     pub steps: Vec<StepDto>,
 }
@@ -618,11 +622,27 @@ impl From<PlanDecisionDto> for PlanDecision {
 pub struct PlanDecisionRequest {
     /// The plan generation decided: the one the operator saw. Not the current one: 409.
     pub generation: u32,
+    /// GATE-4 (rev. 3): the `digest` of the plan the operator saw (`GET
+    /// /api/sessions/{id}/plan`). Required: a missing one, or one that is not the current
+    /// plan's (the plan was proposed again since), is a 409 with the current plan.
+    #[serde(default)]
+    #[schema(required = true)]
+    pub digest: Option<String>,
     /// `approve` or `reject`.
     pub decision: PlanDecisionDto,
     /// Why, in the operator's words; the model reads it.
     #[serde(default)]
     pub reason: Option<String>,
+}
+
+/// GATE-4 (rev. 3): a plan decision refused because the plan it names is not the current
+/// one (409): why, and the plan as it is now, to show and decide again.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PlanConflict {
+    /// Why (`code` is `conflict`).
+    pub error: crate::error::ErrorDetail,
+    /// The current plan, with its digest.
+    pub plan: PlanDto,
 }
 
 /// What a plan decision did; the turn it starts runs in the background.

@@ -149,7 +149,12 @@ impl PgStore {
                     } else {
                         ""
                     };
-                    let set = format!("SET statement_timeout = {timeout_ms}{read_only}");
+                    // EXEC-11: a commit returns only once its WAL is flushed, whatever the
+                    // server's default, so the commit that marks an execution `running` is
+                    // on stable storage before its command starts.
+                    let set = format!(
+                        "SET statement_timeout = {timeout_ms}; SET synchronous_commit = on{read_only}"
+                    );
                     sqlx::raw_sql(sqlx::AssertSqlSafe(set))
                         .execute(conn)
                         .await

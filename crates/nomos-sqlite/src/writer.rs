@@ -16,6 +16,11 @@
 //! EXEC-9: a commit that fails is rolled back; a connection SQLite leaves inside a
 //! transaction anyway is closed and the next commit opens a fresh one.
 //!
+//! EXEC-11: the commit connection runs with `synchronous = FULL`, so a commit that returned
+//! (the one that moves an execution to `running` among them) is synced to disk with its
+//! WAL frames before the runtime starts the command: a power loss never forgets a command
+//! that ran. The driver's other connections keep `NORMAL`; nothing they write dispatches.
+//!
 //! An in-memory database exists only inside the driver's one connection, so its
 //! commits borrow that connection's handle instead.
 
@@ -132,8 +137,12 @@ impl Writer {
     }
 }
 
+/// The commit connection's `synchronous` setting (EXEC-11): every commit is synced to disk
+/// before it returns.
+const COMMIT_SYNCHRONOUS: &str = "FULL";
+
 /// Opens the commit connection on the database file, with the pragmas every connection
-/// of the store has.
+/// of the store has and the durability a dispatch needs (EXEC-11).
 fn open(path: &std::path::Path, busy_timeout: Duration) -> Result<Connection, StoreError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let db = Connection::open_with_flags(path, flags).map_err(|e| {
@@ -143,7 +152,11 @@ fn open(path: &std::path::Path, busy_timeout: Duration) -> Result<Connection, St
         )
     })?;
     db.busy_timeout(busy_timeout)
-        .and_then(|()| db.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL"))
+        .and_then(|()| {
+            db.execute_batch(&format!(
+                "PRAGMA foreign_keys = ON; PRAGMA synchronous = {COMMIT_SYNCHRONOUS}"
+            ))
+        })
         .map_err(|e| sqlite_error(e, "setting up the commit connection"))?;
     db.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     Ok(db)
@@ -174,4 +187,39 @@ fn in_transaction<T>(
 
 fn run(db: &Connection, sql: &str) -> rusqlite::Result<()> {
     db.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use nomos_core::ports::store::Store;
+    use nomos_test_support::store_contract::fixtures::{create, session_id};
+
+    use crate::SqliteStore;
+
+    // rule: EXEC-11
+    #[tokio::test]
+    async fn the_connection_that_commits_a_dispatch_syncs_every_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("nomos.db").to_str().unwrap())
+            .await
+            .unwrap();
+        // A commit through the port runs on the commit connection and opens it.
+        create(&store, session_id(1), nomos_core::SessionStatus::Planning).await;
+        assert!(store.load_session(session_id(1)).await.unwrap().is_some());
+        let seen = store
+            .writer
+            .transaction(&store.write, |db| {
+                let sync: i64 = db
+                    .query_row("PRAGMA synchronous", [], |row| row.get(0))
+                    .unwrap();
+                let mode: String = db
+                    .query_row("PRAGMA journal_mode", [], |row| row.get(0))
+                    .unwrap();
+                Ok((sync, mode))
+            })
+            .await
+            .unwrap();
+        // 2 is FULL: the WAL is synced at every commit, not only at checkpoints.
+        assert_eq!(seen, (2, "wal".to_owned()));
+    }
 }

@@ -3,7 +3,7 @@
 //!
 //! FLEET-3: the guests a discovery found on a Proxmox node are hosts too. A container
 //! the inventory does not list (so it has no SSH address of its own) is reached through
-//! its node: the node runs `pct exec VMID -- sh -c 'COMMAND'`, written here around the
+//! its node: the node runs `pct exec VMID -- /bin/sh -c 'COMMAND'`, written here around the
 //! command given (fixed code, never the model's input), so the string classified, shown
 //! and recorded is the inner command (EXEC-7). A VM is not reached through its node.
 
@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
+use nomos_core::classify::Shell;
 use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo, OutputSink};
 use nomos_core::proxmox::{Guest, GuestKind, pct_exec};
 use nomos_core::record::ExecOutput;
@@ -46,9 +47,12 @@ impl FleetExecutor {
     /// An executor for every host of `inventory`.
     pub fn new(inventory: Inventory, config: SshConfig) -> FleetExecutor {
         let inventory = Arc::new(inventory);
+        let local_shell = inventory
+            .host(crate::inventory::LOCAL_SLUG)
+            .map_or(Shell::default(), |host| host.shell);
         FleetExecutor {
             ssh: SshExecutor::new(inventory.clone(), config),
-            local: LocalExecutor::new(),
+            local: LocalExecutor::new().pinned(local_shell),
             inventory,
             guests: Arc::default(),
         }
@@ -218,6 +222,15 @@ impl Executor for FleetExecutor {
             Target::Ssh(_) => self.ssh.stop_marked(&slug, marker).await,
         };
         result.map_err(|e| e.into_exec_error(&slug))
+    }
+
+    fn shell(&self, host: &str) -> Shell {
+        match self.route(host) {
+            Ok(Route::Direct(Target::Local)) => Executor::shell(&self.local, host),
+            Ok(Route::Direct(Target::Ssh(_))) => self.ssh.shell_of(host),
+            // `pct exec VMID -- /bin/sh -c '...'`: the container's POSIX sh reads it.
+            Ok(Route::ThroughNode { .. }) | Err(_) => Shell::Sh,
+        }
     }
 
     fn hosts(&self) -> Vec<HostInfo> {

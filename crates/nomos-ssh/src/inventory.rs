@@ -15,6 +15,7 @@
 //! address = "10.0.0.2"
 //! tags = ["proxmox"]
 //! proxmox = true           # a Proxmox VE node: its guests can be discovered (FLEET-3)
+//! shell = "bash"           # the interpreter commands run under: sh (default), bash, busybox
 //!
 //! [[host]]
 //! slug = "lxc:nextcloud"
@@ -32,12 +33,18 @@
 //! `passphrase_file` (a file holding it, relative paths resolved like `key_file`) or
 //! `passphrase_env` (an environment variable holding it), not both.
 //!
+//! CLASSIFY-8: every command runs under an interpreter Nomos names, never under a host's
+//! login shell: `/bin/sh -c` unless the host says `shell = "bash"` (`/bin/bash -c`) or
+//! `shell = "busybox"` (`busybox sh -c`), and the gate reads the command in that shell's
+//! grammar.
+//!
 //! `fixtures/inventory.example.toml` shows every field with a comment.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use nomos_core::classify::Shell;
 use nomos_core::ports::exec::{ExecError, HostInfo};
 use nomos_core::record::Entity;
 use nomos_core::time::Timestamp;
@@ -67,6 +74,8 @@ pub struct Host {
     pub tags: Vec<String>,
     /// FLEET-3: whether it is a Proxmox VE node whose guests can be discovered.
     pub proxmox: bool,
+    /// CLASSIFY-8: the interpreter its commands run under (`shell = ...`; `sh` by default).
+    pub shell: Shell,
     /// How commands reach it.
     pub target: Target,
 }
@@ -144,6 +153,9 @@ pub enum HostProblem {
     /// The entry has no slug.
     #[error("missing slug")]
     MissingSlug,
+    /// `shell` names no interpreter Nomos pins (CLASSIFY-8).
+    #[error("{0}")]
+    BadShell(#[from] nomos_core::classify::UnknownShell),
     /// The slug is not `local` or `KIND:NAME`.
     #[error("bad slug: {reason}")]
     BadSlug {
@@ -242,6 +254,7 @@ struct RawHost {
     tags: Vec<String>,
     #[serde(default)]
     proxmox: bool,
+    shell: Option<String>,
 }
 
 impl Inventory {
@@ -486,6 +499,10 @@ fn build_host(
         Some((_, name)) => name.to_string(),
         None => slug.clone(),
     });
+    let shell = match &entry.shell {
+        Some(name) => name.parse::<Shell>()?,
+        None => Shell::default(),
+    };
     if slug == LOCAL_SLUG {
         let fields: [(&'static str, bool); 7] = [
             ("address", entry.address.is_some()),
@@ -504,6 +521,7 @@ fn build_host(
             name,
             tags: entry.tags,
             proxmox: entry.proxmox,
+            shell,
             target: Target::Local,
         });
     }
@@ -532,6 +550,7 @@ fn build_host(
         name,
         tags: entry.tags,
         proxmox: entry.proxmox,
+        shell,
         target: Target::Ssh(SshTarget {
             address,
             port,

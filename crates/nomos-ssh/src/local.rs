@@ -1,7 +1,14 @@
 //! The local executor: runs a command on the machine Nomos runs on.
 //!
 //! The command string is handed unchanged to `/bin/sh -c` (EXEC-7): no quoting,
-//! wrapping or prefix is added. The shell runs in a process group of its own, with
+//! wrapping or prefix is added. The interpreter is named, never taken from `$SHELL`
+//! (CLASSIFY-8); the inventory's `local` host may pin `bash` (`/bin/bash -c`) or
+//! `busybox` (`busybox sh -c`), and [`Executor::shell`] says which, so the gate reads the
+//! command in that grammar.
+//!
+//! A shell whose process group could not be listed with the watcher (`reaper.rs`), because
+//! the watcher is gone, does not start: the call fails as "could not start", not as a
+//! command killed by a signal. The shell runs in a process group of its own, with
 //! stdin closed and stdout/stderr captured under the cap (EXEC-5).
 //!
 //! Stopping (EXEC-2):
@@ -31,6 +38,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use nomos_core::classify::Shell as Pinned;
 use nomos_core::ports::exec::{
     ExecError, ExecLimits, Executor, HostInfo, OutputSink, OutputStream,
 };
@@ -51,6 +59,10 @@ pub const DEFAULT_SHELL: &str = "/bin/sh";
 #[derive(Clone, Debug)]
 pub struct LocalExecutor {
     shell: String,
+    /// Arguments before `-c` (`sh` for `busybox sh -c`).
+    shell_args: Vec<String>,
+    /// The grammar the shell reads (CLASSIFY-8).
+    pinned: Pinned,
     stop_grace: Duration,
     tags: Vec<String>,
 }
@@ -60,14 +72,33 @@ impl LocalExecutor {
     pub fn new() -> LocalExecutor {
         LocalExecutor {
             shell: DEFAULT_SHELL.to_string(),
+            shell_args: Vec::new(),
+            pinned: Pinned::Sh,
             stop_grace: Duration::from_secs(2),
             tags: Vec::new(),
         }
     }
 
-    /// Uses another POSIX shell (for example `/bin/bash`); it is called as `SHELL -c CMD`.
+    /// Uses another POSIX shell (for example `/bin/bash`); it is called as `SHELL -c CMD`
+    /// and classified as POSIX sh unless its file name is `bash`.
     pub fn with_shell(mut self, shell: &str) -> LocalExecutor {
         self.shell = shell.to_string();
+        self.shell_args.clear();
+        self.pinned = if shell.rsplit('/').next() == Some("bash") {
+            Pinned::Bash
+        } else {
+            Pinned::Sh
+        };
+        self
+    }
+
+    /// CLASSIFY-8: runs commands under the pinned interpreter `shell` (`/bin/sh -c`,
+    /// `/bin/bash -c`, `busybox sh -c`).
+    pub fn pinned(mut self, shell: Pinned) -> LocalExecutor {
+        let (program, args) = shell.argv().split_first().unwrap_or((&DEFAULT_SHELL, &[]));
+        self.shell = (*program).to_string();
+        self.shell_args = args.iter().map(|a| (*a).to_string()).collect();
+        self.pinned = shell;
         self
     }
 
@@ -113,15 +144,31 @@ impl LocalExecutor {
         if let Some(marker) = marker {
             check_marker(marker)?;
         }
+        let mut args: Vec<&str> = self.shell_args.iter().map(String::as_str).collect();
+        args.extend(["-c", command]);
         let program = Program {
             program: &self.shell,
-            args: &["-c", command],
+            args: &args,
             env: marker.map(|marker| (MARKER_VAR, marker)),
             announce: crate::reaper::pipe(),
         };
-        let mut child = Shell::spawn(&program).map_err(|source| SshError::Spawn {
-            shell: self.shell.clone(),
-            source,
+        let mut child = Shell::spawn(&program).map_err(|source| {
+            if program.announce.is_some() && source.raw_os_error() == Some(nix::libc::EPIPE) {
+                // The watcher is gone: a group it cannot list would outlive the server.
+                crate::reaper::mark_gone();
+                return SshError::Spawn {
+                    shell: self.shell.clone(),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::BrokenPipe,
+                        "the watcher of local command groups is gone, so the command \
+                         would not die with the server",
+                    ),
+                };
+            }
+            SshError::Spawn {
+                shell: self.shell.clone(),
+                source,
+            }
         })?;
         let mut group = GroupGuard::new(&child);
         let stdout = child.stdout.take();
@@ -267,6 +314,11 @@ impl Executor for LocalExecutor {
         LocalExecutor::stop_marked(self, marker)
             .await
             .map_err(|e| e.into_exec_error(host))
+    }
+
+    fn shell(&self, host: &str) -> Pinned {
+        let _ = host;
+        self.pinned
     }
 
     fn hosts(&self) -> Vec<HostInfo> {

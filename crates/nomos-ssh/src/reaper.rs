@@ -70,6 +70,14 @@ fn send(line: &str) {
     }
 }
 
+/// Records that the watcher is gone (a child's write to its pipe failed), so no command
+/// is handed its pipe again.
+pub(crate) fn mark_gone() {
+    if !GONE.swap(true, Ordering::AcqRel) {
+        tracing::warn!("the watcher of local command groups is gone");
+    }
+}
+
 /// The watcher's pipe, for a child to list its own group on before it runs anything
 /// ([`watch_line`]); `None` when there is no watcher.
 pub(crate) fn pipe() -> Option<RawFd> {

@@ -291,8 +291,13 @@ extern "C" fn child_main(raw: *mut libc::c_void) -> libc::c_int {
             let own = libc::syscall(libc::SYS_getpid) as libc::pid_t;
             let mut buf = [0u8; 16];
             let line = crate::reaper::watch_line(own, &mut buf);
-            // A failed write leaves the group to the start-up clean-up (EXEC-8).
-            libc::write(args.announce, line.as_ptr().cast(), line.len());
+            // A group the watcher does not list would outlive the server (EXEC-8): when
+            // the write fails (the watcher is gone: EPIPE, its SIGPIPE still blocked
+            // here) the program does not start, and the parent reports why instead of
+            // a death by that signal.
+            if libc::write(args.announce, line.as_ptr().cast(), line.len()) < 0 {
+                return fail(last());
+            }
         }
         for (from, to) in [(args.stdin, 0), (args.stdout, 1), (args.stderr, 2)] {
             if libc::dup2(from, to) < 0 {
@@ -524,6 +529,24 @@ mod tests {
         assert!(ran.status.success(), "{:?}: {}", ran.status, ran.err);
         assert_eq!(ran.out, format!("+ {}", ran.pid));
         drop((read, write));
+    }
+
+    // rule: EXEC-8
+    #[tokio::test]
+    async fn a_child_whose_group_the_gone_watcher_cannot_list_does_not_start() {
+        let (read, write) = pipe_pair().unwrap();
+        // The watcher is gone: nobody holds the read end.
+        drop(read);
+        let program = Program {
+            program: "/bin/sh",
+            args: &["-c", "echo ran"],
+            env: None,
+            announce: Some(write.as_raw_fd()),
+        };
+        // Not a program killed by SIGPIPE: a start that failed, saying why.
+        let error = Shell::spawn(&program).unwrap_err();
+        assert_eq!(error.raw_os_error(), Some(libc::EPIPE), "{error}");
+        drop(write);
     }
 
     #[tokio::test]

@@ -1,7 +1,7 @@
 //! A fake Proxmox VE 8 node for tests (FLEET-3): `pct` and `qm` scripts that print the
 //! outputs in `fixtures/proxmox/` for `list` and `config ID`, and a `pct exec VMID --
 //! CMD...` that runs the command on the test host itself, after writing the argument
-//! it received after `sh -c` to `pct-exec.VMID` next to the script, so a test can see
+//! it received after `/bin/sh -c` to `pct-exec.VMID` next to the script, so a test can see
 //! exactly what arrived. Inside, `PVE_GUEST` is the container's id, so a `$PVE_GUEST`
 //! expanded there (and not by the node's shell) shows which container ran it.
 

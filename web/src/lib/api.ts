@@ -145,9 +145,20 @@ export class Api {
     return this.request('POST', `/api/sessions/${encodeURIComponent(id)}/assent/revoke`);
   }
 
-  /** GATE-4: approves or rejects the waiting plan of `generation` (409 when it no longer waits). */
-  decidePlan(id: string, generation: number, decision: 'approve' | 'reject', reason?: string): Promise<unknown> {
-    const body: { generation: number; decision: string; reason?: string } = { generation, decision };
+  /** GATE-4: approves or rejects the waiting plan of `generation` whose digest the operator
+   * was shown (409 when it no longer waits, or when the plan was proposed again since). */
+  decidePlan(
+    id: string,
+    generation: number,
+    digest: string | null,
+    decision: 'approve' | 'reject',
+    reason?: string,
+  ): Promise<unknown> {
+    const body: { generation: number; digest: string | null; decision: string; reason?: string } = {
+      generation,
+      digest,
+      decision,
+    };
     if (reason && reason.trim()) body.reason = reason.trim();
     return this.request('POST', `/api/sessions/${encodeURIComponent(id)}/plan/decision`, body);
   }

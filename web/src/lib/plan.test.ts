@@ -68,6 +68,22 @@ describe('applyPlanEvent', () => {
   });
 });
 
+// rule: GATE-4
+describe('the digest of the plan as shown', () => {
+  const at = '2026-01-01T00:00:00Z';
+  it('comes from the fetch, and the refetch after a proposal replaces it', () => {
+    const fetched = { generation: 1, digest: 'aa', steps: [step(1, 1, 'pending')] };
+    expect(mergePlan(null, fetched).digest).toBe('aa');
+    // A replayed proposal keeps what the fetch said; the server refuses a stale one.
+    const proposed = applyPlanEvent(fetched, { type: 'plan.proposed', generation: 1, steps: ['List'] }, at);
+    expect(proposed?.digest).toBe('aa');
+    expect(mergePlan(proposed, { ...fetched, digest: 'bb' }).digest).toBe('bb');
+    // A stale fetch of an older generation never lends its digest to a newer plan.
+    const newer = { generation: 2, digest: null, steps: [step(2, 1, 'pending')] };
+    expect(mergePlan(newer, fetched).digest).toBeNull();
+  });
+});
+
 describe('mergePlan', () => {
   it('keeps a status the page saw that a stale fetch had not', () => {
     const held = { generation: 2, steps: [step(1, 1, 'done'), step(2, 1, 'running')] };

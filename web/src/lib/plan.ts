@@ -64,7 +64,9 @@ export function applyPlanEvent(plan: PlanDto | null, event: PlanEvent, at: strin
       .map((title, index) => ({ title, seq: index + 1 }))
       .filter(({ seq }) => !knowsStep(base, generation, seq))
       .map(({ title, seq }) => ({ generation, seq, title, detail: null, status: 'pending', note: null, started_at: null, finished_at: null }));
-    return { generation: Math.max(base.generation, generation), steps: [...base.steps, ...added] };
+    // The digest stays the fetched plan's until the refetch a proposal prompts: a decision
+    // sent on a plan proposed again meanwhile is refused by the server (GATE-4).
+    return { ...base, generation: Math.max(base.generation, generation), steps: [...base.steps, ...added] };
   }
   const seq = Number(event.seq);
   if (event.type === 'plan.step.started') {
@@ -98,5 +100,7 @@ export function mergePlan(held: PlanDto | null, fetched: PlanDto): PlanDto {
   const fetchedKeys = new Set(fetched.steps.map((s) => `${s.generation}.${s.seq}`));
   const newer = held.steps.filter((s) => !fetchedKeys.has(`${s.generation}.${s.seq}`));
   const steps = [...merged, ...newer].sort((a, b) => a.generation - b.generation || a.seq - b.seq);
-  return { generation: Math.max(held.generation, fetched.generation), steps };
+  // GATE-4: the digest is the fetched plan's, unless the page already saw a newer generation.
+  const digest = fetched.generation >= held.generation ? (fetched.digest ?? null) : null;
+  return { generation: Math.max(held.generation, fetched.generation), digest, steps };
 }

@@ -66,6 +66,8 @@ export interface DeclaredCommandDto {
 /** `GET /api/sessions/{id}/plan`. */
 export interface PlanDto {
   generation: number;
+  /** GATE-4: the digest of the current generation's plan as shown; a decision sends it back. */
+  digest?: string | null;
   steps: StepDto[];
 }
 

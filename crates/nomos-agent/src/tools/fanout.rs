@@ -58,7 +58,13 @@ impl Agent {
             }
         };
         // EXEC-7: the string classified is the string every host runs.
-        let classification = (self.inner.config.classifier)(&group.command);
+        let members: Vec<&str> = hosts.iter().map(String::as_str).collect();
+        let classification = crate::shells::classify_for(
+            &self.inner.config.classifier,
+            self.inner.executor.as_ref(),
+            &members,
+            &group.command,
+        );
         let input = ToolInput::RunGroup(GroupRun {
             group: group.target.label(),
             hosts,

@@ -168,7 +168,12 @@ impl Agent {
         node: &str,
         command: &str,
     ) -> Result<Result<String, Stopped>, AgentError> {
-        let classification = (self.inner.config.classifier)(command);
+        let classification = crate::shells::classify_for(
+            &self.inner.config.classifier,
+            self.inner.executor.as_ref(),
+            &[node],
+            command,
+        );
         if classification.class != CommandClass::ReadOnly {
             // Never an approval request for a discovery: it only reads.
             return Ok(Err(format!(

@@ -46,7 +46,7 @@ esac"#;
 
 /// `systemctl status nginx` as systemd prints it for a running unit.
 const FAKE_SYSTEMCTL: &str = r#"case "$1" in
-status) echo "* nginx.service - A high performance web server"; echo "     Active: active (running) since Tue 2026-12-01 09:00:00 UTC; 4h ago" ;;
+status) touch "$(dirname "$0")/systemctl-status-ran"; echo "* nginx.service - A high performance web server"; echo "     Active: active (running) since Tue 2026-12-01 09:00:00 UTC; 4h ago" ;;
 *) touch "$(dirname "$0")/systemctl-ran" ;;
 esac"#;
 
@@ -58,6 +58,10 @@ struct World {
 }
 
 async fn world() -> World {
+    world_with(nomos_agent::config::ApprovalPolicy::AwaitOperator).await
+}
+
+async fn world_with(approvals: nomos_agent::config::ApprovalPolicy) -> World {
     let fleet = TestFleet::start(vec![
         HostSpec::up("lxc:web", &["web"])
             .program("apt-get", FAKE_APT_GET)
@@ -71,6 +75,7 @@ async fn world() -> World {
     let model = Arc::new(ScriptedModel::from_yaml_str("[]").unwrap());
     let mut config = AgentConfig::spec_defaults();
     config.exec_limits.timeout = Span::from_millis(5_000);
+    config.approvals = approvals;
     let agent = Agent::builder(store.clone(), Arc::new(executor), model)
         .config(config)
         .build();
@@ -252,4 +257,69 @@ async fn a_sed_in_place_request_shows_the_unified_diff_it_would_make() {
             .unwrap()
             .contains("listen 8080;")
     );
+}
+
+/// The preview executions session `id` recorded.
+async fn preview_executions(world: &World, id: SessionId) -> usize {
+    let snapshot = world.store.load_session(id).await.unwrap().unwrap();
+    snapshot
+        .executions
+        .iter()
+        .filter(|e| e.kind == ExecutionKind::Preview)
+        .count()
+}
+
+const DECLARING: &str = r#"{"steps": [{"title": "restart nginx", "commands": [{"host": "lxc:web", "command": "systemctl restart nginx"}]}]}"#;
+
+// rule: GATE-10
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_proposal_or_an_unattended_runtime_runs_no_preview_on_the_host() {
+    // Refused: no goal yet, so the plan is not recorded and nobody is shown it.
+    let world = world().await;
+    let id = world.agent.create_client_session("refused").await.unwrap();
+    let reply = world
+        .agent
+        .call_tool(id, Access::Operate, "propose_plan", DECLARING)
+        .await
+        .unwrap();
+    assert!(reply.text.contains("set_goal"), "{}", reply.text);
+    let bin = world.fleet.hosts[0].bin.clone();
+    assert!(!bin.join("systemctl-status-ran").exists(), "no preview ran");
+    assert_eq!(preview_executions(&world, id).await, 0);
+
+    // Accepted, the preview runs (recorded) once the plan is.
+    let call = |name: &'static str, args: &'static str| {
+        let agent = world.agent.clone();
+        async move {
+            agent
+                .call_tool(id, Access::Operate, name, args)
+                .await
+                .unwrap()
+        }
+    };
+    call("set_goal", r#"{"goal": "nginx restarted"}"#).await;
+    call("propose_plan", DECLARING).await;
+    assert!(bin.join("systemctl-status-ran").exists());
+    assert_eq!(preview_executions(&world, id).await, 1);
+
+    // Unattended: nobody can decide, so nothing is previewed.
+    let unattended = world_with(nomos_agent::config::ApprovalPolicy::RefuseWithoutOperator).await;
+    let id = unattended
+        .agent
+        .create_client_session("unattended")
+        .await
+        .unwrap();
+    for (name, args) in [
+        ("set_goal", r#"{"goal": "nginx restarted"}"#),
+        ("propose_plan", DECLARING),
+    ] {
+        unattended
+            .agent
+            .call_tool(id, Access::Operate, name, args)
+            .await
+            .unwrap();
+    }
+    let bin = &unattended.fleet.hosts[0].bin;
+    assert!(!bin.join("systemctl-status-ran").exists(), "no preview ran");
+    assert_eq!(preview_executions(&unattended, id).await, 0);
 }

@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+use crate::classify::Shell;
 use crate::proxmox::Guest;
 use crate::record::ExecOutput;
 use crate::time::Span;
@@ -182,6 +183,14 @@ pub trait Executor: Send + Sync {
 
     /// The hosts this executor knows.
     fn hosts(&self) -> Vec<HostInfo>;
+
+    /// CLASSIFY-8: the interpreter this executor names to run a command on `host`
+    /// (`/bin/sh -c` unless the inventory pins another), so the gate classifies the
+    /// command in the grammar of the shell that will read it. The default is POSIX sh.
+    fn shell(&self, host: &str) -> Shell {
+        let _ = host;
+        Shell::Sh
+    }
 
     /// FLEET-3: the slugs of the hosts that are Proxmox VE nodes, whose guests a
     /// discovery may ask for. The default knows none.

@@ -69,7 +69,7 @@ impl Session {
     ) -> Bound {
         let declared_by = self
             .declared_commands()
-            .find(|(_, c)| c.covers(host, command))
+            .find(|(_, c)| c.covers(host, command, class))
             .map(|(seq, _)| seq);
         if class == CommandClass::Destructive || alone {
             return Bound::Asks(match declared_by {

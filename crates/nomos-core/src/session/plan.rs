@@ -56,6 +56,7 @@ impl Session {
             return ToolReply::error("a plan needs at least one step with a title");
         }
         let generation = self.record.plan_generation;
+        let mut stamp = now;
         let in_flight = self
             .current_steps()
             .any(|s| s.status != StepStatus::Pending);
@@ -66,7 +67,12 @@ impl Session {
             // so a decision that names the rejected one is stale.
             (generation + 1, None)
         } else if !in_flight {
-            // PLAN-2: a revision before execution replaces this generation's steps.
+            // PLAN-2: a revision before execution replaces this generation's steps. GATE-4:
+            // the new proposal's stamp is later than the one it replaces, so its digest is
+            // new even when its text is not.
+            if let Some(old) = crate::plan_digest::proposal_stamp(self.current_steps()) {
+                stamp = stamp.max(Timestamp::from_millis(old.as_millis() + 1));
+            }
             self.steps.edit().retain(|s| s.generation != generation);
             (generation, None)
         } else {
@@ -116,7 +122,7 @@ impl Session {
                 note: None,
                 started_at: None,
                 finished_at: None,
-                updated_at: now,
+                updated_at: stamp,
             });
         }
         self.steps.edit().sort_by_key(|s| (s.generation, s.seq));

@@ -5,6 +5,7 @@
 //! (RESUME-4).
 
 use crate::event::DomainEvent;
+use crate::plan_digest::PlanDigest;
 use crate::record::Decider;
 use crate::resume::{plan_decided_approved_note, plan_rejected_note};
 use crate::status::{SessionStatus, StepStatus};
@@ -57,6 +58,19 @@ pub enum PlanDecisionError {
         /// The current generation.
         current: u32,
     },
+    /// GATE-4 (rev. 3): the decision names the current generation, but the plan the
+    /// operator was shown (its digest) is not the current plan: it was proposed again.
+    #[error(
+        "the plan of generation {generation} changed since it was shown (it was proposed again): reload the plan and decide the one you see"
+    )]
+    Changed {
+        /// The generation the decision named (the current one).
+        generation: u32,
+        /// The digest the decision carried.
+        asked: PlanDigest,
+        /// The current plan's digest.
+        current: PlanDigest,
+    },
     /// The current generation was already rejected.
     #[error("plan generation {0} does not wait for a decision: it was rejected")]
     Rejected(u32),
@@ -72,8 +86,10 @@ pub enum PlanDecisionError {
 
 impl Session {
     /// GATE-4 (rev. 2), AUDIT-1, RESUME-4: the operator's explicit decision on plan
-    /// `generation`. Refused unless that generation is the current one and waits (see
-    /// [`Session::plan_waits`]). Approve opens the assent window exactly as chat assent does
+    /// `generation`, whose digest as shown was `digest` ([`Session::plan_digest`]). Refused
+    /// unless that generation is the current one and waits (see [`Session::plan_waits`]),
+    /// and (rev. 3) unless `digest` is the current plan's: a re-proposal, even of the same
+    /// text, voids a decision made on what was shown before. Approve opens the assent window exactly as chat assent does
     /// (bound to the declared commands, GATE-9; `plan.assent` naming who and the request);
     /// reject marks every step of the generation `replaced` ("rejected by the operator"),
     /// cancels the approvals that wait (GATE-7), records a `plan.rejected` event with who, the request and the reason, and leaves the
@@ -83,12 +99,23 @@ impl Session {
         &mut self,
         now: Timestamp,
         generation: u32,
+        digest: &PlanDigest,
         decision: PlanDecision,
         reason: Option<&str>,
         by: Option<&Decider>,
     ) -> Result<u32, PlanDecisionError> {
         self.expire_assent(now);
         self.check_plan_waits(now, generation)?;
+        match self.plan_digest() {
+            Some(current) if current == *digest => {}
+            current => {
+                return Err(PlanDecisionError::Changed {
+                    generation,
+                    asked: digest.clone(),
+                    current: current.unwrap_or_else(|| PlanDigest::from_client("")),
+                });
+            }
+        }
         self.touch(now);
         self.record.nudged_at = None;
         let reason = reason.map(str::trim).filter(|r| !r.is_empty());
@@ -142,6 +169,12 @@ impl Session {
             }
         }
         Ok(generation)
+    }
+
+    /// GATE-4 (rev. 3): the digest of the current generation's plan as it is shown
+    /// ([`PlanDigest`]); `None` before any plan.
+    pub fn plan_digest(&self) -> Option<PlanDigest> {
+        PlanDigest::of(self.record.plan_generation, self.current_steps())
     }
 
     /// Why plan `generation` does not wait for a decision now, if it does not.

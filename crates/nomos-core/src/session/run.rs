@@ -23,6 +23,11 @@ impl Session {
         preview: Option<PreviewResult>,
     ) -> ToolReply {
         let class = classification.class;
+        // GATE-10 (rev. 3): previews recorded before they ran end here, whatever the gate
+        // decides below.
+        if let Some(result) = &preview {
+            self.finish_previews(now, result);
+        }
         if let Some(refused) = self.gate_refusal(now, class) {
             return refused;
         }
@@ -135,36 +140,12 @@ impl Session {
             if !idx.is_some_and(|idx| result.plan.may_run(idx)) {
                 continue;
             }
-            let id = self.record.id.execution_id(self.executions.len() + 1);
-            self.executions.push(Execution {
-                id,
-                session_id: self.record.id,
-                tool_call_id: None,
-                kind: ExecutionKind::Preview,
-                host: host.to_owned(),
-                command: ran.command.clone(),
-                class: CommandClass::ReadOnly,
-                reason: "preview (GATE-10)".to_owned(),
-                generation: self.record.plan_generation,
-                step_seq: self.running_step(),
-                status: ExecutionStatus::Running,
-                created_at: now,
-                started_at: Some(ran.started_at),
-                finished_at: None,
-                output: None,
-                error: None,
-            });
-            self.emit(
-                now,
-                DomainEvent::ExecutionCreated {
-                    execution_id: id,
-                    host: host.to_owned(),
-                    command: ran.command.clone(),
-                    class: CommandClass::ReadOnly,
-                    status: ExecutionStatus::Running,
-                },
-            );
-            // Unreachable refusal: it was created `running` just above.
+            let id = match ran.execution_id {
+                // Recorded before it ran (rev. 3); ended by `finish_previews` or here.
+                Some(id) => id,
+                None => self.new_preview_execution(now, host, &ran.command, ran.started_at),
+            };
+            // Refused only for a run that already ended: nothing to do then.
             let _ = self.handle_execution_finished(now, id, ran.result.clone());
             ids.push(id);
         }
@@ -211,15 +192,19 @@ impl Session {
             .collect()
     }
 
-    /// GATE-10: records the previews of declared commands the shell ran right after the
-    /// proposal, in the same commit (so the operator never assents to a plan whose preview
-    /// is still to come), and attaches each to its declared command. A preview for a step
+    /// GATE-10: records the previews of declared commands the shell ran once the proposal
+    /// was committed (each recorded before it ran, rev. 3) and attaches each to its
+    /// declared command; if assent came first, the window keeps what the operator saw. A preview for a step
     /// or command that is not the current generation's is ignored.
     pub fn handle_declared_previews(
         &mut self,
         now: Timestamp,
         previews: Vec<(u32, usize, String, PreviewResult)>,
     ) {
+        // GATE-10 (rev. 3): previews recorded before they ran end here, used or not.
+        for (_, _, _, result) in &previews {
+            self.finish_previews(now, result);
+        }
         if self
             .record
             .assent
@@ -247,8 +232,8 @@ impl Session {
                 .iter_mut()
                 .find(|s| s.generation == generation && s.seq == seq)
             {
+                // The step's `updated_at` stays its proposal's stamp (GATE-4's digest).
                 step.commands[idx].preview = Some(preview);
-                step.updated_at = now;
             }
         }
     }

@@ -8,16 +8,20 @@ use axum::Extension;
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use nomos_agent::AgentError;
+use nomos_core::plan_digest::PlanDigest;
 use nomos_core::record::Decider;
+use nomos_core::session::PlanDecisionError;
 use nomos_core::{ApprovalId, SessionId};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
 use crate::auth::{Principal, Role};
-use crate::dto::{ApprovalDto, PlanDecided, PlanDecisionRequest, SessionDto};
-use crate::error::{ApiError, AppJson, AppPath};
+use crate::dto::{ApprovalDto, PlanConflict, PlanDecided, PlanDecisionRequest, SessionDto};
+use crate::error::{ApiError, AppJson, AppPath, ErrorDetail};
 use crate::state::AppState;
 
 /// The routes of this module.
@@ -186,34 +190,57 @@ pub async fn revoke_assent(
 }
 
 /// GATE-4 (rev. 2): approves or rejects the session's waiting plan, naming the generation
-/// the operator saw. Approve opens the assent window as chat assent does; reject closes
-/// the generation so nothing of it runs. Either starts a turn in which the model reads
-/// the decision. 409, saying why, when that generation is stale or does not wait (already
-/// approved, rejected, finished, or the session ended); 403 for a viewer.
+/// the operator saw and (rev. 3) the digest of the plan as shown. Approve opens the assent
+/// window as chat assent does; reject closes the generation so nothing of it runs. Either
+/// starts a turn in which the model reads the decision. 409, saying why, when that
+/// generation does not wait (already approved, rejected, finished, or the session ended);
+/// 409 with the current plan (`PlanConflict`) when the generation is stale or the digest
+/// is missing or not the current plan's (it was proposed again since it was shown); 403
+/// for a viewer.
 #[utoipa::path(post, path = "/api/sessions/{id}/plan/decision", tag = "sessions",
     params(("id" = Uuid, Path, description = "session id")),
     request_body = PlanDecisionRequest,
     responses((status = 202, body = PlanDecided), (status = 400, body = crate::error::ErrorBody),
         (status = 403, body = crate::error::ErrorBody), (status = 404, body = crate::error::ErrorBody),
-        (status = 409, body = crate::error::ErrorBody)))]
+        (status = 409, body = PlanConflict)))]
 pub async fn decide_plan(
     State(state): State<AppState>,
     Extension(principal): Extension<Principal>,
     headers: HeaderMap,
     AppPath(id): AppPath<Uuid>,
     AppJson(body): AppJson<PlanDecisionRequest>,
-) -> Result<(StatusCode, AppJson<PlanDecided>), ApiError> {
+) -> Result<Response, ApiError> {
     let by = decider(&principal, &headers, "decide a plan")?;
-    let (report, turn) = state
+    let digest = PlanDigest::from_client(body.digest.as_deref().unwrap_or_default());
+    let decided = state
         .agent
         .spawn_decide_plan(
             SessionId(id),
             body.generation,
+            &digest,
             body.decision.into(),
             body.reason.as_deref(),
             Some(&by),
         )
-        .await?;
+        .await;
+    let (report, turn) = match decided {
+        Ok(decided) => decided,
+        Err(AgentError::PlanDecision(
+            refused @ (PlanDecisionError::Changed { .. } | PlanDecisionError::Stale { .. }),
+        )) => {
+            // The operator decided on a plan that is no longer the current one: show it.
+            let snapshot = state.agent.session(SessionId(id)).await?;
+            let conflict = PlanConflict {
+                error: ErrorDetail {
+                    code: "conflict".to_owned(),
+                    message: refused.to_string(),
+                },
+                plan: crate::api::sessions::plan_dto(&snapshot, false),
+            };
+            return Ok((StatusCode::CONFLICT, AppJson(conflict)).into_response());
+        }
+        Err(other) => return Err(other.into()),
+    };
     state.turns.track(report.session_id, turn);
     Ok((
         StatusCode::ACCEPTED,
@@ -223,7 +250,8 @@ pub async fn decide_plan(
             decision: body.decision,
             events: format!("/api/sessions/{id}/events"),
         }),
-    ))
+    )
+        .into_response())
 }
 
 /// CONTROL-2: cancels a pending approval before it expires; its command never runs. 409

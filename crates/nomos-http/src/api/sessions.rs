@@ -6,6 +6,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use nomos_core::activity::{ActivityFacts, derive_activity};
+use nomos_core::plan_digest::PlanDigest;
 use nomos_core::ports::store::{ArchiveFilter, ListOrder, SessionCursor, SessionFilter};
 use nomos_core::resume::ResumeKind;
 use nomos_core::{SessionId, SessionStatus};
@@ -284,13 +285,22 @@ pub async fn plan(
     AppQuery(query): AppQuery<PlanQuery>,
 ) -> Result<AppJson<PlanDto>, ApiError> {
     let snapshot = state.agent.session(SessionId(id)).await?;
-    let steps = snapshot
-        .plan_steps(query.all.unwrap_or(false))
-        .into_iter()
-        .map(StepDto::from)
-        .collect();
+    Ok(AppJson(plan_dto(&snapshot, query.all.unwrap_or(false))))
+}
+
+/// The plan of `snapshot` as shown (PLAN-7), with the current generation's digest (GATE-4).
+pub(crate) fn plan_dto(snapshot: &nomos_core::ports::store::SessionSnapshot, all: bool) -> PlanDto {
     let generation = snapshot.record.plan_generation;
-    Ok(AppJson(PlanDto { generation, steps }))
+    PlanDto {
+        generation,
+        digest: PlanDigest::of(generation, snapshot.plan_steps(false))
+            .map(|digest| digest.as_str().to_owned()),
+        steps: snapshot
+            .plan_steps(all)
+            .into_iter()
+            .map(StepDto::from)
+            .collect(),
+    }
 }
 
 /// The activity log, derived by the core from persisted facts (ACTIVITY-1).

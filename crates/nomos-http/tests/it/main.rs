@@ -73,7 +73,7 @@ pub fn state_with(
     bus_capacity: usize,
 ) -> AppState {
     let mut config = AgentConfig::spec_defaults();
-    config.classifier = Arc::new(classifier);
+    config.classifier = Arc::new(|command: &str, _shell| classifier(command));
     config.resume.backoff = vec![Span::from_millis(5), Span::from_millis(10)];
     let metrics = Arc::new(Metrics::default());
     let metered = Arc::new(nomos_http::MeteredModel::new(model, metrics.clone()));
@@ -122,7 +122,7 @@ pub async fn serve_parts(
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(SqliteStore::open_in_data_dir(dir.path()).await.unwrap());
     let mut config = AgentConfig::spec_defaults();
-    config.classifier = Arc::new(classifier);
+    config.classifier = Arc::new(|command: &str, _shell| classifier(command));
     let metrics = Arc::new(Metrics::default());
     let agent = Agent::builder(store, executor, model)
         .config(config)

@@ -28,7 +28,13 @@ fn marker(tag: &str) -> String {
     format!("{}/nomos-plan-{tag}-{}", dir.display(), std::process::id())
 }
 
-async fn decide(server: &Server, id: &str, body: Value, token: &str) -> reqwest::Response {
+/// A decision on the plan as it is shown now: `body` with the current plan's digest,
+/// unless it names one itself (`"digest": null` sends none).
+async fn decide(server: &Server, id: &str, mut body: Value, token: &str) -> reqwest::Response {
+    if body.get("digest").is_none() {
+        let plan = server.json(&format!("/api/sessions/{id}/plan")).await;
+        body["digest"] = plan["digest"].clone();
+    }
     server
         .http
         .post(server.url(&format!("/api/sessions/{id}/plan/decision")))
@@ -304,4 +310,75 @@ async fn an_undeclared_change_in_the_window_is_a_card_that_says_it_is_not_in_the
         "not in the approved plan (run under step 1)"
     );
     assert!(!std::path::Path::new(&other).exists());
+}
+
+/// A plan proposed twice with the same text before the operator decides: the operator
+/// looked at the first proposal.
+const PROPOSED_TWICE: &str = r#"
+- tool_calls:
+    - {name: set_goal, arguments: {goal: "restart it"}}
+    - {name: propose_plan, arguments: {steps: [{title: "restart", commands: [{host: local, command: "touch /nonexistent/nomos-twice"}]}, {title: "write back: update_entity_attributes"}]}}
+- text: "Plan ready. Approve?"
+- tool_calls:
+    - {name: propose_plan, arguments: {steps: [{title: "restart", commands: [{host: local, command: "touch /nonexistent/nomos-twice"}]}, {title: "write back: update_entity_attributes"}]}}
+- text: "Same plan, proposed again."
+- text: "Approved, thanks."
+"#;
+
+// rule: GATE-4
+#[tokio::test]
+async fn a_decision_on_the_plan_shown_before_a_re_proposal_is_a_conflict_with_the_current_plan() {
+    let server = server(PROPOSED_TWICE).await;
+    let id = waiting(&server).await;
+    let shown = server.json(&format!("/api/sessions/{id}/plan")).await;
+    let old_digest = shown["digest"].as_str().unwrap().to_owned();
+    assert_eq!(old_digest.len(), 64, "{shown}");
+    // Between the operator's look and the click, the model proposes the same plan again.
+    assert_eq!(server.say(&id, "hm").await.status(), 202);
+    settle(&server, &id).await;
+    let now_shown = server.json(&format!("/api/sessions/{id}/plan")).await;
+    assert_eq!(now_shown["generation"], 1);
+    assert_eq!(now_shown["steps"], shown["steps"], "the same text");
+    assert_ne!(now_shown["digest"], shown["digest"]);
+
+    let before = stored_kinds(&server, &id).await.len();
+    for body in [
+        json!({"generation": 1, "decision": "approve", "digest": old_digest}),
+        json!({"generation": 1, "decision": "approve", "digest": null}),
+        json!({"generation": 1, "decision": "approve", "digest": "not hex"}),
+    ] {
+        let response = decide(&server, &id, body.clone(), super::OPERATOR).await;
+        assert_eq!(response.status(), 409, "{body}");
+        let conflict: Value = response.json().await.unwrap();
+        assert_eq!(conflict["error"]["code"], "conflict");
+        assert!(
+            conflict["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("changed since it was shown"),
+            "{conflict}"
+        );
+        assert_eq!(
+            conflict["plan"]["digest"], now_shown["digest"],
+            "{conflict}"
+        );
+        assert_eq!(conflict["plan"]["steps"], now_shown["steps"]);
+    }
+    assert_eq!(
+        stored_kinds(&server, &id).await.len(),
+        before,
+        "nothing decided"
+    );
+    let session = server.json(&format!("/api/sessions/{id}")).await;
+    assert_eq!(session["assent_generation"], Value::Null, "{session}");
+
+    // The plan as shown now is decided.
+    let response = decide(
+        &server,
+        &id,
+        json!({"generation": 1, "decision": "approve", "digest": now_shown["digest"]}),
+        super::OPERATOR,
+    )
+    .await;
+    assert_eq!(response.status(), 202);
 }

@@ -89,6 +89,27 @@ async fn every_connection_has_the_statement_timeout() {
     assert_eq!(shown, "30s");
 }
 
+// rule: EXEC-11
+#[tokio::test]
+async fn every_commit_waits_for_its_wal_flush_even_where_the_server_says_otherwise() {
+    // The test server runs with `synchronous_commit = off`; the store's connections do not.
+    let url = fresh_database().await;
+    let store = PgStore::connect(&url).await.unwrap();
+    let server: String =
+        sqlx::query_scalar("SELECT boot_val FROM pg_settings WHERE name = 'synchronous_commit'")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(server, "on", "PostgreSQL's own default is durable");
+    for _ in 0..3 {
+        let shown: String = sqlx::query_scalar("SHOW synchronous_commit")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(shown, "on");
+    }
+}
+
 #[tokio::test]
 async fn a_database_at_a_newer_migration_is_refused() {
     let url = fresh_database().await;

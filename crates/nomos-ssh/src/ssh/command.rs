@@ -2,9 +2,12 @@
 //! clean-up when the caller goes away.
 //!
 //! How a command is run:
-//! - It is sent as an SSH `exec` request without a pty. The server hands the
-//!   string, unchanged, to the user's login shell as `$SHELL -c "<string>"`
-//!   (EXEC-7); no quoting or wrapping is added. Its stdin is closed at once (EOF),
+//! - It is sent as an SSH `exec` request without a pty, as the fixed line
+//!   `/bin/sh -c 'COMMAND'` (or the host's pinned shell, CLASSIFY-8, written by
+//!   [`super::exec_request`]). The server hands that line to the user's login shell as
+//!   `$SHELL -c "<line>"`, which only starts the named shell; the command string
+//!   reaches it unchanged as one word (EXEC-7), so whatever the login shell is, the
+//!   command is read by the shell it was classified for. Its stdin is closed at once (EOF),
 //!   so a command that reads stdin sees end-of-file instead of waiting.
 //! - Before the exec, the channel asks the server to set one environment variable,
 //!   [`MARKER_VAR`], to an id unique to this command. It changes nothing about what
@@ -288,7 +291,7 @@ pub(crate) async fn clean_up(
 pub(crate) fn cleanup_script(marker: &str, grace: Duration) -> String {
     let rounds = (grace.as_millis() / 100).max(1);
     format!(
-        "sh -c 'm={MARKER_VAR}={marker}; \
+        "/bin/sh -c 'm={MARKER_VAR}={marker}; \
          pids() {{ for f in /proc/[0-9]*/environ; do \
          tr \"\\000\" \"\\n\" <\"$f\" 2>/dev/null | grep -qx \"$m\" && {{ p=${{f#/proc/}}; echo \"${{p%/environ}}\"; }}; \
          done; }}; \

@@ -13,6 +13,7 @@ pub mod verify;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use nomos_core::classify::Shell;
 use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo, OutputSink};
 use nomos_core::record::ExecOutput;
 use tokio::time::Instant;
@@ -64,7 +65,10 @@ impl SshExecutor {
         self.pool.close_all().await;
     }
 
-    /// Runs `command`, exactly as given, on the SSH host `slug`.
+    /// Runs `command`, exactly as given, on the SSH host `slug`, as the exec request
+    /// `/bin/sh -c 'COMMAND'` (or the host's pinned shell, CLASSIFY-8): the server's login
+    /// shell only reads that fixed line, and the command itself is read by the shell the
+    /// gate classified it for.
     ///
     /// The timeout of `limits` starts once a connection is at hand (connecting has
     /// its own bound, [`SshConfig::connect_timeout`]) and covers waiting for a free
@@ -108,6 +112,8 @@ impl SshExecutor {
         if let Some(marker) = marker {
             check_marker(marker)?;
         }
+        let line = exec_request(self.shell_of(slug), command);
+        let command = line.as_str();
         let timeout = limits.timeout.to_std();
         let timeout_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
         let config = self.pool.config();
@@ -181,6 +187,14 @@ impl SshExecutor {
         }
     }
 
+    /// CLASSIFY-8: the interpreter commands on `slug` run under (the inventory's `shell`).
+    pub fn shell_of(&self, slug: &str) -> Shell {
+        self.pool
+            .inventory()
+            .host(slug)
+            .map_or(Shell::default(), |host| host.shell)
+    }
+
     /// EXEC-8: stops whatever still runs on `slug` of the command marked `marker`, through
     /// the clean-up script on a channel of its own (see [`command`]).
     pub async fn stop_marked(&self, slug: &str, marker: &str) -> Result<(), SshError> {
@@ -233,6 +247,10 @@ impl Executor for SshExecutor {
             .map_err(|e| e.into_exec_error(host))
     }
 
+    fn shell(&self, host: &str) -> Shell {
+        self.shell_of(host)
+    }
+
     fn hosts(&self) -> Vec<HostInfo> {
         let known_hosts = &self.pool.config().known_hosts;
         self.pool
@@ -248,6 +266,13 @@ impl Executor for SshExecutor {
             })
             .collect()
     }
+}
+
+/// CLASSIFY-8: the exec request that runs `command` under `shell` whatever the login shell
+/// of the server's user is: the login shell reads only `/bin/sh -c 'COMMAND'`, with
+/// `command` as one single-quoted word, and `/bin/sh` reads `command` itself.
+pub fn exec_request(shell: Shell, command: &str) -> String {
+    shell.wrap(command)
 }
 
 /// A marker goes into a shell script unquoted: only hex digits and `-` (a UUID) pass.

@@ -1,5 +1,5 @@
 //! FLEET-3 reach-through against a real sshd: a container the inventory does not list is
-//! reached through its Proxmox node with `pct exec VMID -- sh -c 'COMMAND'`, and the fake
+//! reached through its Proxmox node with `pct exec VMID -- /bin/sh -c 'COMMAND'`, and the fake
 //! `pct` on the node receives exactly the inner command.
 
 use std::time::Duration;

@@ -32,8 +32,9 @@ async fn a_command_killed_by_a_signal_reports_the_signal() {
 }
 
 // rule: EXEC-7
+// rule: CLASSIFY-8
 #[tokio::test]
-async fn command_string_reaches_the_login_shell_unchanged() {
+async fn command_string_reaches_the_pinned_shell_unchanged() {
     let sshd = Sshd::shared_or_start();
     let command = r#"printf '%s|' "a b" '$HOME' "it's" \*; echo; echo "$0""#;
     let output = executor(&sshd)
@@ -42,10 +43,57 @@ async fn command_string_reaches_the_login_shell_unchanged() {
         .unwrap();
     let mut lines = output.stdout.lines();
     assert_eq!(lines.next(), Some("a b|$HOME|it's|*|"));
-    // The server runs `$SHELL -c STRING`; $0 is that shell.
-    let shell = lines.next().unwrap_or_default();
-    assert!(shell.ends_with("sh"), "$0 was {shell:?}");
+    // The login shell (root's is bash here) only starts the pinned `/bin/sh`.
+    assert_eq!(lines.next(), Some("/bin/sh"));
     assert_eq!(output.stderr, "");
+}
+
+/// The loopback host pinned to `shell` (or to nothing: `None`).
+fn pinned_executor(sshd: &Sshd, shell: Option<&str>) -> nomos_ssh::SshExecutor {
+    let line = shell.map_or(String::new(), |s| format!("shell = \"{s}\""));
+    let text = format!(
+        "[[host]]\nslug = \"{HOST}\"\naddress = \"127.0.0.1\"\nport = {port}\nuser = \"root\"\nkey_file = \"{key}\"\n{line}\n",
+        port = sshd.port,
+        key = sshd.client_key_path.display(),
+    );
+    let inventory = match nomos_ssh::Inventory::parse(&text, "pinned.toml") {
+        Ok(inventory) => inventory,
+        Err(error) => panic!("test inventory does not parse: {error}"),
+    };
+    nomos_ssh::SshExecutor::new(inventory.into(), crate::config(sshd))
+}
+
+// rule: CLASSIFY-8
+#[test]
+fn the_exec_request_names_the_pinned_shell_with_the_command_as_one_word() {
+    use nomos_core::classify::Shell;
+    use nomos_ssh::ssh::exec_request;
+    assert_eq!(exec_request(Shell::Sh, "uptime"), "/bin/sh -c 'uptime'");
+    assert_eq!(
+        exec_request(Shell::Sh, "echo 'a' {b,c}; ls"),
+        r"/bin/sh -c 'echo '\''a'\'' {b,c}; ls'"
+    );
+    assert_eq!(exec_request(Shell::Bash, "id"), "/bin/bash -c 'id'");
+    assert_eq!(exec_request(Shell::Busybox, "id"), "busybox sh -c 'id'");
+}
+
+// rule: CLASSIFY-8
+#[tokio::test]
+async fn a_login_shell_that_reads_the_command_otherwise_never_reads_it() {
+    use nomos_core::ports::exec::Executor;
+    let sshd = Sshd::shared_or_start();
+    // root's login shell is bash, which would expand the braces and read `$'...'`; the
+    // pinned POSIX sh (dash) reads both literally, as the classifier does by default.
+    let command = r"echo {a,b} $'x'; echo $0";
+    let default = pinned_executor(&sshd, None);
+    assert_eq!(default.shell(HOST), nomos_core::classify::Shell::Sh);
+    let output = default.run(HOST, command, limits(10_000)).await.unwrap();
+    assert_eq!(output.stdout, "{a,b} $x\n/bin/sh\n", "{output:?}");
+    // A host pinned to bash runs it under bash, and says so for the gate.
+    let bash = pinned_executor(&sshd, Some("bash"));
+    assert_eq!(bash.shell(HOST), nomos_core::classify::Shell::Bash);
+    let output = bash.run(HOST, command, limits(10_000)).await.unwrap();
+    assert_eq!(output.stdout, "a b x\n/bin/bash\n", "{output:?}");
 }
 
 // rule: EXEC-5

@@ -25,6 +25,7 @@ fn ran(command: &str, outputs: &[&str]) -> Option<PreviewResult> {
                 stdout: (*out).to_owned(),
                 ..ExecOutput::default()
             }),
+            execution_id: None,
         })
         .collect();
     Some(PreviewResult { plan, runs })

@@ -3,6 +3,7 @@
 //! (RESUME-4).
 
 use crate::event::{AssentCloseReason, DomainEvent};
+use crate::plan_digest::PlanDigest;
 use crate::record::Decider;
 use crate::status::{CommandClass, Role, SessionStatus, StepStatus};
 
@@ -35,9 +36,24 @@ fn decide(
     decision: PlanDecision,
     reason: Option<&str>,
 ) -> Result<u32, PlanDecisionError> {
+    let shown = h
+        .session
+        .plan_digest()
+        .unwrap_or_else(|| PlanDigest::from_client(""));
+    decide_shown(h, generation, &shown, decision, reason)
+}
+
+/// A decision on the plan whose digest the operator was shown.
+fn decide_shown(
+    h: &mut Harness,
+    generation: u32,
+    shown: &PlanDigest,
+    decision: PlanDecision,
+    reason: Option<&str>,
+) -> Result<u32, PlanDecisionError> {
     h.now = h.now + crate::time::Span::from_millis(10);
     h.session
-        .handle_plan_decision(h.now, generation, decision, reason, Some(&alice()))
+        .handle_plan_decision(h.now, generation, shown, decision, reason, Some(&alice()))
 }
 
 /// The notes the model will read, in order.
@@ -255,4 +271,76 @@ fn a_rejection_cancels_the_requests_asked_under_the_plan_so_none_of_them_runs() 
         h.session.executions()[0].status,
         crate::status::ExecutionStatus::Cancelled
     );
+}
+
+// rule: GATE-4
+#[test]
+fn a_re_proposal_of_the_same_text_voids_a_decision_on_the_digest_shown_before() {
+    let mut h = waiting();
+    let shown = h.session.plan_digest().unwrap();
+    // The model proposes the same plan again before any step ran (PLAN-2), in the same
+    // millisecond: the operator's click still names what was shown before.
+    assert_ok(&h.plan_declaring(&[
+        ("restart nginx", &["systemctl restart nginx"]),
+        ("check it", &[]),
+    ]));
+    let current = h.session.plan_digest().unwrap();
+    assert_ne!(current, shown);
+    for decision in [PlanDecision::Approve, PlanDecision::Reject] {
+        let refused = decide_shown(&mut h, 1, &shown, decision, None).unwrap_err();
+        assert!(
+            matches!(&refused, PlanDecisionError::Changed { generation: 1, current: c, .. } if *c == current),
+            "{refused:?}"
+        );
+        assert!(
+            refused.to_string().contains("changed since it was shown"),
+            "{refused}"
+        );
+    }
+    assert!(!h.session.assent_open(h.now));
+    assert!(h.session.plan_waits(h.now));
+    // The digest of what is shown now decides it.
+    assert_eq!(
+        decide_shown(&mut h, 1, &current, PlanDecision::Approve, None),
+        Ok(1)
+    );
+    assert!(h.session.assent_open(h.now));
+}
+
+// rule: GATE-4
+#[test]
+fn a_decision_with_a_made_up_or_empty_digest_is_refused() {
+    let mut h = waiting();
+    for made_up in ["", "00", &"a".repeat(64)] {
+        let refused = decide_shown(
+            &mut h,
+            1,
+            &PlanDigest::from_client(made_up),
+            PlanDecision::Approve,
+            None,
+        );
+        assert!(
+            matches!(refused, Err(PlanDecisionError::Changed { .. })),
+            "{refused:?}"
+        );
+    }
+    assert!(!h.session.assent_open(h.now));
+}
+
+// rule: GATE-4
+#[test]
+fn the_digest_covers_the_steps_and_declared_commands_and_is_stable_while_the_plan_waits() {
+    let mut h = waiting();
+    let shown = h.session.plan_digest().unwrap();
+    assert_eq!(shown.as_str().len(), 64);
+    h.now = h.now + crate::time::Span::from_millis(10);
+    // A read-only command while the plan waits changes nothing of the plan.
+    assert_ok(&h.run("uptime", CommandClass::ReadOnly));
+    assert_eq!(h.session.plan_digest(), Some(shown.clone()));
+    // Another declared command is another plan.
+    assert_ok(&h.plan_declaring(&[
+        ("restart nginx", &["systemctl restart nginx2"]),
+        ("check it", &[]),
+    ]));
+    assert_ne!(h.session.plan_digest(), Some(shown));
 }

@@ -635,9 +635,14 @@ fn apply(
             } else {
                 crate::session::PlanDecision::Reject
             };
+            // The digest of the plan as it is now: the operator saw the current plan.
+            let shown = h
+                .session
+                .plan_digest()
+                .unwrap_or_else(|| crate::plan_digest::PlanDigest::from_client(""));
             let decided = h
                 .session
-                .handle_plan_decision(h.now, generation, decision, None, None);
+                .handle_plan_decision(h.now, generation, &shown, decision, None, None);
             let verdict = if decided.is_ok() {
                 CallVerdict::Accepted
             } else {
