@@ -26,6 +26,7 @@ mod reply;
 mod retry;
 mod scripted;
 mod stream;
+pub mod tls;
 mod usage;
 mod wire;
 
