@@ -186,10 +186,16 @@ mod tests {
 
     #[tokio::test]
     async fn the_embedded_migrations_are_what_sqlx_resolves_from_the_directory() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations/postgres");
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations/postgres");
         let resolved = Migrator::new(dir.as_path()).await.unwrap();
         let key = |m: &sqlx::migrate::Migration| {
-            (m.version, m.description.to_string(), m.checksum.to_vec(), m.no_tx)
+            (
+                m.version,
+                m.description.to_string(),
+                m.checksum.to_vec(),
+                m.no_tx,
+            )
         };
         let embedded: Vec<_> = MIGRATOR.iter().map(key).collect();
         let expected: Vec<_> = resolved.iter().map(key).collect();

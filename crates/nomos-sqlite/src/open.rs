@@ -265,7 +265,12 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations/sqlite");
         let resolved = Migrator::new(dir.as_path()).await.unwrap();
         let key = |m: &sqlx::migrate::Migration| {
-            (m.version, m.description.to_string(), m.checksum.to_vec(), m.no_tx)
+            (
+                m.version,
+                m.description.to_string(),
+                m.checksum.to_vec(),
+                m.no_tx,
+            )
         };
         let embedded: Vec<_> = MIGRATOR.iter().map(key).collect();
         let expected: Vec<_> = resolved.iter().map(key).collect();

@@ -18,7 +18,9 @@ pub fn write(dir: &str) -> Result<(), Box<dyn Error>> {
     for entry in std::fs::read_dir(&root)? {
         let path = entry?.path();
         let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
-            return Err(format!("{}: a migration's file name must be UTF-8", path.display()).into());
+            return Err(
+                format!("{}: a migration's file name must be UTF-8", path.display()).into(),
+            );
         };
         let Some((version, rest)) = name.split_once('_') else {
             continue;
