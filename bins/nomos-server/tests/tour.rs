@@ -241,11 +241,13 @@ async fn the_tour_runs_its_plan_and_card_and_touches_nothing_outside_data_demo()
 
     // Approve: the two declared changes run, and the rm waits on its own card.
     let generation = plan["generation"].as_u64().unwrap();
+    let mut decision = json!({"generation": generation, "decision": "approve"});
+    // GATE-4 (rev. 3): the digest of the plan shown, where the plan carries one.
+    if let Some(digest) = plan["digest"].as_str() {
+        decision["digest"] = json!(digest);
+    }
     server
-        .post_when_free(
-            &format!("/api/sessions/{id}/plan/decision"),
-            json!({"generation": generation, "decision": "approve"}),
-        )
+        .post_when_free(&format!("/api/sessions/{id}/plan/decision"), decision)
         .await;
     let approval = server
         .eventually("the deletion's card", async || {
