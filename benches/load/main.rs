@@ -183,7 +183,7 @@ async fn start_server(binary: &PathBuf, database_url: Option<&str>) -> anyhow::R
         .spawn()
         .with_context(|| format!("starting {}", binary.display()))?;
     let pid = child.id().context("the server has no pid")?.to_string();
-    let client = reqwest::Client::new();
+    let client = nomos_llm::tls::http_client();
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
         let healthy = client
@@ -253,7 +253,7 @@ struct Turns {
 }
 
 async fn worker(port: u16, until: Instant) -> anyhow::Result<Turns> {
-    let client = reqwest::Client::new();
+    let client = nomos_llm::tls::http_client();
     let base = format!("http://127.0.0.1:{port}");
     let session: serde_json::Value = client
         .post(format!("{base}/api/sessions"))
@@ -483,7 +483,7 @@ async fn measure_fanout(
         connecting.report()?
     );
     let delivering = Cpu::start(servers)?;
-    let client = reqwest::Client::new();
+    let client = nomos_llm::tls::http_client();
     // Created on the last server: with several, most subscribers hear of them elsewhere.
     let creator = servers.last().context("no server")?.port;
     for _ in 0..n_events {

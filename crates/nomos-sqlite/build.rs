@@ -1,6 +1,9 @@
-//! Rebuilds the crate when its embedded migrations change (`sqlx::migrate!` reads them at
-//! compile time).
+//! Embeds the SQLite migrations: writes the table `src/open.rs` includes, and rebuilds the
+//! crate when a migration changes.
 
-fn main() {
-    println!("cargo:rerun-if-changed=../../migrations/sqlite");
+#[path = "../nomos-store-sql/build_support/embed_migrations.rs"]
+mod embed_migrations;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    embed_migrations::write("../../migrations/sqlite")
 }

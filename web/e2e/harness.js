@@ -32,8 +32,9 @@ export function freePort() {
 
 /**
  * Starts the server with the model stub; resolves once it serves. `restart` keeps its data.
- * `options.env` adds to (or replaces) the server's environment (`PATH`, `NOMOS_INVENTORY`).
- * @param {{ env?: Record<string, string> }} [options]
+ * `options.env` adds to (or replaces) the server's environment (`PATH`, `NOMOS_INVENTORY`);
+ * `options.demo` configures no model, so the server runs in demo mode (the tour).
+ * @param {{ env?: Record<string, string>, demo?: boolean }} [options]
  */
 export async function startServer(options = {}) {
   const model = await startModelStub();
@@ -52,9 +53,9 @@ export async function startServer(options = {}) {
         PATH: process.env.PATH,
         HOME: dir,
         RUST_LOG: 'info',
-        NOMOS_LLM_BASE_URL: model.url,
-        NOMOS_LLM_MODEL: 'stub-e2e',
-        NOMOS_LLM_API_KEY: 'stub-key',
+        ...(options.demo
+          ? {}
+          : { NOMOS_LLM_BASE_URL: model.url, NOMOS_LLM_MODEL: 'stub-e2e', NOMOS_LLM_API_KEY: 'stub-key' }),
         ...(options.env ?? {}),
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -16,7 +16,7 @@ use nomos_core::ports::chat::ChatModel;
 use nomos_core::ports::replica::InstanceId;
 use nomos_core::ports::store::Store;
 use nomos_http::{Auth, MeteredModel, Metrics, Oidc, Role, StaticToken};
-use nomos_llm::{OpenAiConfig, OpenAiModel, ScriptedModel};
+use nomos_llm::{DemoModel, DemoSandbox, OpenAiConfig, OpenAiModel, ScriptedModel};
 use nomos_postgres::{PgEventFeed, PgInstances, PgStore, PgStoreOptions};
 use nomos_sqlite::SqliteStore;
 use nomos_ssh::{FleetExecutor, Inventory, SshConfig};
@@ -74,7 +74,14 @@ async fn build_shared_agent(
     seed_entities(store.as_ref(), &inventory).await?;
     let ssh = SshConfig::new(&config.known_hosts).with_host_key_policy(config.host_key_policy);
     let executor = Arc::new(FleetExecutor::new(inventory, ssh));
-    let agent_config = agent_config(config)?;
+    // Demo mode: the tour works in the data directory's sandbox, whose service script a
+    // policy rule names (the rule is added to the operator's policy, if any).
+    let sandbox = if demo {
+        Some(DemoSandbox::in_data_dir(&config.data_dir))
+    } else {
+        None
+    };
+    let agent_config = agent_config(config, sandbox.as_ref())?;
     let mut builder = Agent::builder(store, executor, model).config(agent_config);
     let mut feed = None;
     if let Some(shared) = shared {
@@ -151,7 +158,7 @@ async fn open_store(config: &Config) -> anyhow::Result<(Arc<dyn Store>, Option<S
 }
 
 /// The model: a scripted model when `model.script` is set, else `NOMOS_LLM_*` (or `[llm]`)
-/// when set, else the demo.
+/// when set, else the demo (the tour on `<data>/demo/`, or the health check).
 pub fn model(config: &Config) -> anyhow::Result<(Arc<dyn ChatModel>, bool)> {
     if let Some(path) = &config.model_script {
         // The error names the file and, for bad YAML, the line.
@@ -164,8 +171,10 @@ pub fn model(config: &Config) -> anyhow::Result<(Arc<dyn ChatModel>, bool)> {
     }
     let lookup = llm_lookup(&config.llm, |name| std::env::var(name).ok());
     if !llm_configured(&lookup) {
-        // Each session plays the demo from its own position (one turn, one whole demo).
-        return Ok((Arc::new(ScriptedModel::demo().per_conversation()), true));
+        // Each session plays the demo from its own position (one turn, one whole health
+        // check, or the tour when asked for).
+        let sandbox = DemoSandbox::in_data_dir(&config.data_dir);
+        return Ok((Arc::new(DemoModel::new(sandbox)), true));
     }
     let openai = OpenAiConfig::from_env_with(lookup).context("configuring the model endpoint")?;
     let model = OpenAiModel::new(openai).context("configuring the model endpoint")?;
@@ -183,7 +192,7 @@ async fn seed_entities(store: &dyn Store, inventory: &Inventory) -> anyhow::Resu
     Ok(())
 }
 
-fn agent_config(config: &Config) -> anyhow::Result<AgentConfig> {
+fn agent_config(config: &Config, sandbox: Option<&DemoSandbox>) -> anyhow::Result<AgentConfig> {
     let mut agent = AgentConfig::spec_defaults();
     agent.sweep_interval = config.sweep_interval;
     if let Some(prompt) = &config.system_prompt {
@@ -204,8 +213,8 @@ fn agent_config(config: &Config) -> anyhow::Result<AgentConfig> {
     agent.session.approval_ttl = set(sweep.approval_ttl, agent.session.approval_ttl);
     agent.session.assent_window = set(sweep.assent_window, agent.session.assent_window);
     agent.session.assent_scope = config.assent_scope;
-    if let Some(path) = &config.policy_file {
-        let policy = Arc::new(load_policy(path)?);
+    if let Some(policy) = policy(config, sandbox)? {
+        let policy = Arc::new(policy);
         let classifying = Arc::clone(&policy);
         agent.classifier =
             Arc::new(move |command: &str, shell| classifying.classify_in(command, shell));
@@ -215,10 +224,31 @@ fn agent_config(config: &Config) -> anyhow::Result<AgentConfig> {
     Ok(agent)
 }
 
+/// The operator's policy file and, in demo mode, the tour's rule after it (so an error in
+/// the file keeps its line numbers); `None` when there is neither.
+fn policy(config: &Config, sandbox: Option<&DemoSandbox>) -> anyhow::Result<Option<Policy>> {
+    let Some(sandbox) = sandbox else {
+        return config.policy_file.as_deref().map(load_policy).transpose();
+    };
+    let (mut text, origin) = match &config.policy_file {
+        Some(path) => (read_policy(path)?, path.display().to_string()),
+        None => (String::new(), "the tour's demo policy".to_owned()),
+    };
+    text.push_str(&sandbox.policy_toml());
+    match Policy::parse(&text, &origin) {
+        Ok(policy) => Ok(Some(policy)),
+        Err(error) => bail!("the policy file does not load: {error}"),
+    }
+}
+
+fn read_policy(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path)
+        .with_context(|| format!("reading the policy file {}", path.display()))
+}
+
 /// GATE-8: a policy file that fails to load or check stops start-up.
 pub fn load_policy(path: &Path) -> anyhow::Result<Policy> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("reading the policy file {}", path.display()))?;
+    let text = read_policy(path)?;
     match Policy::parse(&text, &path.display().to_string()) {
         Ok(policy) => Ok(policy),
         Err(error) => bail!("the policy file does not load: {error}"),

@@ -181,7 +181,7 @@ async fn kill_mid_command(dir: &Path, env: Vec<(&str, String)>, host: &str, need
     let script = run_script(dir, host, &command);
     let mut env = env;
     env.push(("NOMOS_MODEL_SCRIPT", script.display().to_string()));
-    let http = reqwest::Client::new();
+    let http = nomos_llm::tls::http_client();
     let server = start(dir, &env);
     let id = server.chat(&http, "run it").await;
     assert!(
@@ -263,7 +263,7 @@ async fn sigterm_mid_model_reply_ends_the_turn_it_interrupts() {
         ("NOMOS_LLM_BASE_URL", model.base_url()),
         ("NOMOS_LLM_MODEL", "trickle".to_owned()),
     ];
-    let http = reqwest::Client::new();
+    let http = nomos_llm::tls::http_client();
     let server = start(dir.path(), &env);
     let id = server.chat(&http, "hello").await;
     assert!(
@@ -308,7 +308,7 @@ async fn kill_9_mid_fanout_cancels_its_queued_hosts_at_the_next_start_and_none_o
     )
     .unwrap();
     env.push(("NOMOS_MODEL_SCRIPT", script.display().to_string()));
-    let http = reqwest::Client::new();
+    let http = nomos_llm::tls::http_client();
     let server = start(dir.path(), &env);
     let id = server.chat(&http, "run it on the fleet").await;
     assert!(

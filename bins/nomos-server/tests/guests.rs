@@ -58,7 +58,7 @@ async fn the_server_discovers_each_proxmox_nodes_guests_at_start_up() {
         .trim_end_matches('/')
         .to_owned();
     let token = std::fs::read_to_string(dir.path().join("data/operator-token")).unwrap();
-    let http = reqwest::Client::new();
+    let http = nomos_llm::tls::http_client();
     let deadline = Instant::now() + Duration::from_secs(30);
     let hosts = loop {
         let hosts: Value = http

@@ -44,7 +44,7 @@ async fn mcp_over_stdio_runs_through_the_gates_and_the_operator_decides_over_htt
     assert!(text(&read).contains("via-stdio"), "{}", text(&read));
 
     // The stdio session is on the server's board, under the client's name.
-    let http = reqwest::Client::new();
+    let http = nomos_llm::tls::http_client();
     let sessions: Value = get(&http, &format!("{base}/api/sessions"), &token).await;
     let session = sessions
         .as_array()

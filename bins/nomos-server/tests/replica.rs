@@ -418,7 +418,7 @@ async fn a_message_to_a_session_busy_in_another_process_gets_409_and_only_one_tu
     let script = run_then_answer(20, "local", "sleep 1");
     let a = cluster.start(&cluster.script("a", &script));
     let b = cluster.start(&cluster.script("b", &script));
-    let http = reqwest::Client::new();
+    let http = nomos_llm::tls::http_client();
     let store = cluster.store().await;
     for round in 0..5 {
         let id = a.create_session(&http).await;
@@ -475,7 +475,7 @@ async fn a_killed_process_is_closed_by_the_others_and_a_live_ones_command_is_nev
     let doomed = format!("sleep 3201.{pid}");
     // Long enough to outlive the checks on a busy machine; stopped at the end.
     let live = format!("sleep 300.{pid}");
-    let http = reqwest::Client::new();
+    let http = nomos_llm::tls::http_client();
     let a_script = cluster.script("a", &run_then_answer(1, "host:loopback", &live));
     let b_script = cluster.script("b", &run_then_answer(1, "host:loopback", &doomed));
     let a = cluster.start(&a_script);
@@ -605,7 +605,7 @@ async fn a_fanout_left_by_a_killed_process_is_settled_by_the_survivor_its_queued
     );
     let a = cluster.start(&cluster.script("a", "- text: \"hi\"\n"));
     let mut b = cluster.start(&cluster.script("b", &fanout));
-    let http = reqwest::Client::new();
+    let http = nomos_llm::tls::http_client();
     let store = cluster.store().await;
     let id = b.create_session(&http).await;
     let session = SessionId(id.parse().unwrap());
@@ -727,7 +727,7 @@ async fn a_client_of_one_process_hears_every_event_of_200_turns_run_on_another_o
     let answers = "- text: \"noted\"\n".repeat(210);
     let a = cluster.start(&cluster.script("a", "- text: \"hi\"\n"));
     let b = cluster.start(&cluster.script("b", &answers));
-    let http = reqwest::Client::new();
+    let http = nomos_llm::tls::http_client();
     let heard = a.follow(&http).await;
     let store = cluster.store().await;
     let before = all_events(&store).await.last().map_or(0, |r| r.global_seq);
@@ -845,7 +845,7 @@ async fn a_soak_of_random_messages_decisions_and_stops_across_three_processes_in
             cluster.start(&script)
         })
         .collect();
-    let http = reqwest::Client::new();
+    let http = nomos_llm::tls::http_client();
     let clients: Vec<Heard> =
         futures::future::join_all(procs.iter().map(|p| p.follow(&http))).await;
     let store = cluster.store().await;
@@ -1201,7 +1201,7 @@ async fn a_stop_sent_to_the_process_that_does_not_run_the_turn_stops_it_on_the_h
     let env = sshd.server_env(probe.path());
     let mut cluster = Cluster::new(env, 1).await;
     let long = format!("sleep 3401.{}", std::process::id());
-    let http = reqwest::Client::new();
+    let http = nomos_llm::tls::http_client();
     let a_script = cluster.script("a", &run_then_answer(1, "host:loopback", &long));
     let quiet = cluster.script("b", "- text: \"hi\"\n");
     let a = cluster.start(&a_script);

@@ -39,7 +39,7 @@ async fn the_binary_starts_without_configuration_and_chats_with_the_demo_model()
     let token = std::fs::read_to_string(data.join("operator-token")).unwrap();
     assert_eq!(printed, token.trim(), "the printed token is the stored one");
 
-    let http = reqwest::Client::new();
+    let http = nomos_llm::tls::http_client();
     let health = http.get(format!("{base}/healthz")).send().await.unwrap();
     assert_eq!(health.status(), 200);
     let unauthorized = http
@@ -163,7 +163,7 @@ async fn a_model_script_answers_instead_of_the_demo() {
         .expect("the URL carries the token");
 
     // Public: no token needed to learn the model.
-    let http = reqwest::Client::new();
+    let http = nomos_llm::tls::http_client();
     let info: Value = http
         .get(format!("{base}/api/info"))
         .send()

@@ -79,7 +79,7 @@ where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = ()>,
 {
-    let http = reqwest::Client::new();
+    let http = nomos_llm::tls::http_client();
     let session: Value = http
         .post(format!("{base}/api/sessions"))
         .send()

@@ -82,7 +82,7 @@ struct Cached {
 impl Oidc {
     /// A verifier; the JWKS is fetched on first use.
     pub fn new(config: OidcConfig) -> Oidc {
-        let client = reqwest::Client::builder()
+        let client = nomos_llm::tls::http_client_builder()
             .timeout(Duration::from_secs(10))
             .build()
             .unwrap_or_default();

@@ -1,7 +1,9 @@
-//! The demo script: a canned, cycling conversation the server's demo mode runs without a model.
+//! The demo: what the server's demo mode answers without a model. [`DemoModel`] plays the
+//! tour (see the `tour` module) in conversations that asked for it, and the read-only health
+//! check below in every other.
 //!
-//! Whatever the operator writes, one turn of the demo does the same six model calls, using the
-//! built-in tools of the agent:
+//! The health check is a canned, cycling conversation. Whatever the operator writes, one turn
+//! of it does the same six model calls, using the built-in tools of the agent:
 //!
 //! 1. `set_goal` (check the load and disk space of host `local`) and `propose_plan` with three
 //!    steps: `uptime`, `df -h`, and the write-back step (PLAN-6);
@@ -17,9 +19,14 @@
 //! session as a new task (SESSION-7). The script does not read tool results: it shows the flow,
 //! not reasoning.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use async_trait::async_trait;
+use nomos_core::ports::chat::{ChatModel, ChatRequest, ChatResponse, DeltaSink, ModelError};
 use serde_json::json;
 
-use crate::scripted::{ScriptedModel, ScriptedReply, ScriptedToolCall};
+use crate::scripted::{ScriptedModel, ScriptedReply, ScriptedToolCall, play};
+use crate::tour::{self, DemoSandbox, Next, Stage};
 
 /// The host the demo inspects.
 pub const DEMO_HOST: &str = "local";
@@ -29,6 +36,80 @@ impl ScriptedModel {
     /// `df -h` on host `local`, the write-back, `complete_task`, a summary; then again.
     pub fn demo() -> Self {
         ScriptedModel::cycling(demo_replies())
+    }
+}
+
+/// The server's demo model: the tour in a conversation whose newest tour message
+/// ([`tour::TOUR_MESSAGE`]) started a tour that has not ended, the health check
+/// ([`ScriptedModel::demo`], played per conversation) otherwise.
+///
+/// The tour's first reply resets the sandbox ([`DemoSandbox::reset`]): it is created on
+/// first use, and every tour starts from the same files.
+#[derive(Debug)]
+pub struct DemoModel {
+    sandbox: DemoSandbox,
+    health: ScriptedModel,
+    n_played: AtomicUsize,
+}
+
+impl DemoModel {
+    /// The demo on the sandbox `sandbox`.
+    pub fn new(sandbox: DemoSandbox) -> DemoModel {
+        DemoModel {
+            sandbox,
+            health: ScriptedModel::demo().per_conversation(),
+            n_played: AtomicUsize::new(0),
+        }
+    }
+
+    /// The sandbox the tour works in.
+    pub fn sandbox(&self) -> &DemoSandbox {
+        &self.sandbox
+    }
+}
+
+#[async_trait]
+impl ChatModel for DemoModel {
+    async fn complete(
+        &self,
+        request: &ChatRequest,
+        sink: DeltaSink<'_>,
+    ) -> Result<ChatResponse, ModelError> {
+        let next = tour::next(request);
+        let Some(reply) = tour::reply(next, &self.sandbox) else {
+            return self.health.complete(request, sink).await;
+        };
+        if next == Next::Stage(Stage::Propose) {
+            let sandbox = self.sandbox.clone();
+            let reset = tokio::task::spawn_blocking(move || sandbox.reset()).await;
+            match reset {
+                Ok(Ok(())) => {}
+                Ok(Err(err)) => {
+                    return Err(ModelError::Script(format!(
+                        "the tour's sandbox {} could not be written: {err}",
+                        self.sandbox.dir().display()
+                    )));
+                }
+                Err(err) => {
+                    return Err(ModelError::Script(format!(
+                        "the tour's sandbox could not be written: {err}"
+                    )));
+                }
+            }
+        }
+        // Call ids `call_tour<n>_<i>`: unique over the process, whatever the session.
+        let n_played = self.n_played.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut reply = reply;
+        if let crate::scripted::ScriptedAnswer::Reply { tool_calls, .. } = &mut reply.answer {
+            for (idx, call) in tool_calls.iter_mut().enumerate() {
+                call.id = Some(format!("call_tour{n_played}_{idx}"));
+            }
+        }
+        play(n_played, reply, sink)
+    }
+
+    fn name(&self) -> String {
+        self.health.name()
     }
 }
 

@@ -8,7 +8,9 @@
 //!   [`OpenAiConfig`], built by hand or read from `NOMOS_LLM_*` environment variables.
 //! - [`ScriptedModel`] plays a list of [`ScriptedReply`] values (from Rust or YAML) and fails
 //!   loudly when the script runs out or the conversation does not match an [`Expectation`].
-//!   [`ScriptedModel::demo`] is the canned, cycling script of the server's demo mode.
+//!   [`ScriptedModel::demo`] is the canned, cycling health check of the server's demo mode.
+//! - [`DemoModel`] is the server's demo mode: the tour on a [`DemoSandbox`] under the data
+//!   directory when the operator asks for it ([`TOUR_MESSAGE`]), the health check otherwise.
 //! - [`RecordingModel`] records real exchanges to a directory, keyed by a hash of the normalized
 //!   request; [`ReplayModel`] plays them back.
 //! - [`TurnUsage`] sums token usage and cost over the calls of one turn.
@@ -26,11 +28,14 @@ mod reply;
 mod retry;
 mod scripted;
 mod stream;
+pub mod tls;
+mod tour;
 mod usage;
 mod wire;
 mod wire_log;
 
 pub use config::{ApiKey, OpenAiConfig, OpenAiConfigBuilder, Transport};
+pub use demo::DemoModel;
 pub use error::{ConfigError, RecordError, ScriptError};
 pub use openai::OpenAiModel;
 pub use record::{CiEnvironment, RecordingModel, ReplayModel, RequestKey};
@@ -38,4 +43,5 @@ pub use retry::RetryPolicy;
 pub use scripted::{
     Expectation, ScriptedAnswer, ScriptedFault, ScriptedModel, ScriptedReply, ScriptedToolCall,
 };
+pub use tour::{DEMO_DIR, DemoSandbox, TOUR_MESSAGE};
 pub use usage::TurnUsage;

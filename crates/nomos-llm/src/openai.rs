@@ -39,7 +39,7 @@ pub struct OpenAiModel {
 impl OpenAiModel {
     /// Builds the HTTP client for `config`.
     pub fn new(config: OpenAiConfig) -> Result<Self, ConfigError> {
-        let client = reqwest::Client::builder()
+        let client = crate::tls::http_client_builder()
             .connect_timeout(config.timeout())
             .build()
             .map_err(|err| ConfigError::Client(error_chain(&err)))?;

@@ -435,64 +435,74 @@ impl ChatModel for ScriptedModel {
         sink: DeltaSink<'_>,
     ) -> Result<ChatResponse, ModelError> {
         let (n_played, reply) = self.take(request)?;
-        let (text, calls, usage) = match reply.answer {
-            ScriptedAnswer::Fault(ScriptedFault::EmptyOk) => {
-                return Ok(ChatResponse {
-                    content: None,
-                    tool_calls: Vec::new(),
-                    finish_reason: FinishReason::Stop,
-                    usage: Usage::default(),
-                });
-            }
-            ScriptedAnswer::Fault(fault) => return Err(fault.to_error()),
-            ScriptedAnswer::Reply {
-                text,
-                tool_calls,
-                usage,
-            } => (text, tool_calls, usage),
-        };
-        if let Some(text) = &text {
-            for piece in text.split_inclusive(' ') {
-                sink(ChatDelta::Text {
-                    text: piece.to_owned(),
-                });
-            }
-        }
-        let mut tool_calls = Vec::with_capacity(calls.len());
-        for (i, call) in calls.into_iter().enumerate() {
-            let index = u32::try_from(i).unwrap_or(u32::MAX);
-            sink(ChatDelta::ToolCallStarted {
-                index,
-                name: call.name.clone(),
-            });
-            tool_calls.push(ToolCall {
-                id: call.id.unwrap_or_else(|| format!("call_{n_played}_{i}")),
-                name: call.name,
-                arguments: call.arguments,
-            });
-        }
-        let finish_reason = if tool_calls.is_empty() {
-            FinishReason::Stop
-        } else {
-            FinishReason::ToolCalls
-        };
-        let response = ChatResponse {
-            content: text,
-            tool_calls,
-            finish_reason,
-            usage,
-        };
-        if response.is_empty() {
-            return Err(ModelError::Empty {
-                finish_reason: "stop".into(),
-            });
-        }
-        Ok(response)
+        play(n_played, reply, sink)
     }
 
     fn name(&self) -> String {
         "stub".to_owned()
     }
+}
+
+/// Plays one reply: streams its text to `sink` word by word and names its tool calls;
+/// `n_played` (the replies played so far, this one included) makes the calls' default ids.
+pub(crate) fn play(
+    n_played: usize,
+    reply: ScriptedReply,
+    sink: DeltaSink<'_>,
+) -> Result<ChatResponse, ModelError> {
+    let (text, calls, usage) = match reply.answer {
+        ScriptedAnswer::Fault(ScriptedFault::EmptyOk) => {
+            return Ok(ChatResponse {
+                content: None,
+                tool_calls: Vec::new(),
+                finish_reason: FinishReason::Stop,
+                usage: Usage::default(),
+            });
+        }
+        ScriptedAnswer::Fault(fault) => return Err(fault.to_error()),
+        ScriptedAnswer::Reply {
+            text,
+            tool_calls,
+            usage,
+        } => (text, tool_calls, usage),
+    };
+    if let Some(text) = &text {
+        for piece in text.split_inclusive(' ') {
+            sink(ChatDelta::Text {
+                text: piece.to_owned(),
+            });
+        }
+    }
+    let mut tool_calls = Vec::with_capacity(calls.len());
+    for (i, call) in calls.into_iter().enumerate() {
+        let index = u32::try_from(i).unwrap_or(u32::MAX);
+        sink(ChatDelta::ToolCallStarted {
+            index,
+            name: call.name.clone(),
+        });
+        tool_calls.push(ToolCall {
+            id: call.id.unwrap_or_else(|| format!("call_{n_played}_{i}")),
+            name: call.name,
+            arguments: call.arguments,
+        });
+    }
+    let finish_reason = if tool_calls.is_empty() {
+        FinishReason::Stop
+    } else {
+        FinishReason::ToolCalls
+    };
+    let response = ChatResponse {
+        content: text,
+        tool_calls,
+        finish_reason,
+        usage,
+    };
+    if response.is_empty() {
+        return Err(ModelError::Empty {
+            finish_reason: "stop".into(),
+        });
+    }
+    Ok(response)
 }
 
 /// The number of assistant messages after the request's last user message.

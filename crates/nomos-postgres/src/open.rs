@@ -2,6 +2,7 @@
 //! that runs before (and instead of) migrations.
 
 use std::str::FromStr;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use nomos_core::ports::replica::InstanceId;
@@ -21,8 +22,12 @@ async fn outside_transaction(conn: &mut PgConnection) -> Result<bool, sqlx::Erro
     Ok(!conn.is_in_transaction())
 }
 
+// `MIGRATION_FILES`: the build script's table of `migrations/postgres`.
+include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
+
 /// The migrations this binary ships, embedded at build time.
-pub(crate) static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/postgres");
+pub(crate) static MIGRATOR: LazyLock<Migrator> =
+    LazyLock::new(|| nomos_store_sql::schema::embedded_migrator(MIGRATION_FILES));
 
 /// How a [`PgStore`] connects.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -177,5 +182,29 @@ impl PgStore {
     /// The connection pool, for embedders that need raw access.
     pub fn pool(&self) -> &PgPool {
         &self.pool
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_embedded_migrations_are_what_sqlx_resolves_from_the_directory() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations/postgres");
+        let resolved = Migrator::new(dir.as_path()).await.unwrap();
+        let key = |m: &sqlx::migrate::Migration| {
+            (
+                m.version,
+                m.description.to_string(),
+                m.checksum.to_vec(),
+                m.no_tx,
+            )
+        };
+        let embedded: Vec<_> = MIGRATOR.iter().map(key).collect();
+        let expected: Vec<_> = resolved.iter().map(key).collect();
+        assert!(!expected.is_empty());
+        assert_eq!(embedded, expected);
     }
 }

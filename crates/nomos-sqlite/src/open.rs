@@ -4,7 +4,7 @@
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
 use nomos_core::ports::store::StoreError;
@@ -16,8 +16,12 @@ use sqlx::{Connection, Row, SqliteConnection, SqlitePool};
 use crate::error::db_error;
 use crate::writer::Writer;
 
+// `MIGRATION_FILES`: the build script's table of `migrations/sqlite`.
+include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
+
 /// The migrations this binary ships, embedded at build time.
-pub(crate) static MIGRATOR: Migrator = sqlx::migrate!("../../migrations/sqlite");
+pub(crate) static MIGRATOR: LazyLock<Migrator> =
+    LazyLock::new(|| nomos_store_sql::schema::embedded_migrator(MIGRATION_FILES));
 
 /// The database's file name in a data directory.
 pub const DATABASE_FILE: &str = "nomos.db";
@@ -250,4 +254,27 @@ async fn outside_transaction(conn: &mut SqliteConnection) -> Result<bool, sqlx::
 
 fn unavailable(err: sqlx::Error, target: &str) -> StoreError {
     StoreError::Unavailable(format!("cannot open sqlite database {target}: {err}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_embedded_migrations_are_what_sqlx_resolves_from_the_directory() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations/sqlite");
+        let resolved = Migrator::new(dir.as_path()).await.unwrap();
+        let key = |m: &sqlx::migrate::Migration| {
+            (
+                m.version,
+                m.description.to_string(),
+                m.checksum.to_vec(),
+                m.no_tx,
+            )
+        };
+        let embedded: Vec<_> = MIGRATOR.iter().map(key).collect();
+        let expected: Vec<_> = resolved.iter().map(key).collect();
+        assert!(!expected.is_empty());
+        assert_eq!(embedded, expected);
+    }
 }

@@ -1,7 +1,11 @@
 //! What to do with a database, given the newest migration applied to it and the newest
-//! one this binary ships.
+//! one this binary ships, and the migrations a store embeds.
+
+use std::borrow::Cow;
 
 use nomos_core::ports::store::StoreError;
+use sqlx::SqlSafeStr;
+use sqlx::migrate::{Migration, MigrationType, Migrator};
 
 /// Whether opening a database runs the migrations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +49,26 @@ pub fn check_schema(found: Option<i64>, known: i64) -> Result<(), StoreError> {
         Some(found) if found < known => Err(StoreError::NotMigrated),
         Some(_) => Ok(()),
     }
+}
+
+/// The migrations of a table a store's build script wrote with
+/// `build_support/embed_migrations.rs` (`(version, description, SQL)` rows): the same
+/// versions, descriptions and checksums `sqlx::migrate!` embeds, so a database migrated by
+/// either is current for the other.
+pub fn embedded_migrator(files: &'static [(i64, &'static str, &'static str)]) -> Migrator {
+    let migrations = files
+        .iter()
+        .map(|&(version, description, sql)| {
+            Migration::new(
+                version,
+                Cow::Borrowed(description),
+                MigrationType::Simple,
+                sql.into_sql_str(),
+                sql.starts_with("-- no-transaction"),
+            )
+        })
+        .collect();
+    Migrator::with_migrations(migrations)
 }
 
 #[cfg(test)]

@@ -50,7 +50,7 @@ async fn main() -> anyhow::Result<()> {
             .await
     });
 
-    let client = reqwest::Client::new();
+    let client = nomos_llm::tls::http_client();
     let own = client.get(format!("{base}/")).send().await?.text().await?;
     let health = client.get(format!("{base}/ops/healthz")).send().await?;
     let health_status = health.status();

@@ -142,7 +142,7 @@ async fn listen(state: AppState, model: Arc<ScriptedModel>, dir: TempDir) -> Ser
     tokio::spawn(async move { axum::serve(listener, app).await });
     Server {
         base,
-        http: reqwest::Client::new(),
+        http: nomos_llm::tls::http_client(),
         state,
         model,
         dir,

@@ -71,7 +71,7 @@ async fn tiny_bus_server() -> (Server, Arc<SqliteStore>) {
     let background = nomos_http::workers::start(&state.agent, state.metrics.clone());
     let server = Server {
         base,
-        http: reqwest::Client::new(),
+        http: nomos_llm::tls::http_client(),
         state,
         model,
         dir,

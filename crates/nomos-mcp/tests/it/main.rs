@@ -102,7 +102,7 @@ pub async fn serve(parts: Parts) -> Nomos {
     tokio::spawn(async move { axum::serve(listener, app).await });
     Nomos {
         base,
-        http: reqwest::Client::new(),
+        http: nomos_llm::tls::http_client(),
         agent,
         _dir: None,
     }
