@@ -83,6 +83,7 @@ pub use classification::{Classification, Knowledge};
 pub use parser::{ParseError, ParseErrorKind};
 pub use policy::{Policy, PolicyError, PolicyErrorKind, PolicyRule, PreviewRow};
 pub use preview::{PackageAction, PackageChange, PreviewForm, PreviewParser, preview_form};
+pub use rules::options::tables as option_tables;
 pub use shell::{Shell, UnknownShell};
 
 /// Classifies a command with the built-in rules only, read as POSIX sh (the default pinned
