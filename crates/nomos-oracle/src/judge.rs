@@ -46,7 +46,8 @@ pub const HELPERS: &[(&str, &[&str])] = &[
     ("zgrep", &["gzip", "grep", "sed", "expr", "mktemp", "rm"]),
     ("zegrep", &["zgrep", "gzip", "grep", "sed", "expr"]),
     ("zfgrep", &["zgrep", "gzip", "grep", "sed", "expr"]),
-    ("zless", &["gzip", "less"]),
+    // `zless` sets `LESSOPEN` to a `gzip` pipe, which `less` starts through `sh`.
+    ("zless", &["gzip", "less", "sh"]),
     ("zmore", &["gzip", "more"]),
     ("zdiff", &["gzip", "diff", "cmp", "zcmp"]),
     ("zcmp", &["zdiff", "gzip", "diff", "cmp"]),
@@ -57,7 +58,8 @@ pub const HELPERS: &[(&str, &[&str])] = &[
         "man",
         &[
             "preconv", "tbl", "nroff", "groff", "troff", "grotty", "eqn", "neqn", "pic", "refer",
-            "col", "zsoelim", "manconv", "gzip", "cat", "less", "pager", "more",
+            "col", "zsoelim", "manconv", "gzip", "cat", "less", "pager", "more", "whatis",
+            "apropos",
         ],
     ),
     ("apt", &["dpkg", "apt-config"]),
@@ -69,6 +71,15 @@ pub const HELPERS: &[(&str, &[&str])] = &[
     // not one of its helpers.
     ("service", &["basename", "env", "systemctl"]),
     ("git", &["git", "git-*"]),
+    // `tar -z`, `-j`, `-J`, ... and `--auto-compress` run the compressor.
+    (
+        "tar",
+        &[
+            "gzip", "bzip2", "xz", "lzip", "lzma", "lzop", "zstd", "compress", "gunzip",
+        ],
+    ),
+    // Debian's `yq` is a `jq` wrapper.
+    ("yq", &["jq", "python3*"]),
 ];
 
 /// The class of a change a trace shows.

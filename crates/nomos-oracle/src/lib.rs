@@ -15,6 +15,8 @@
 //! * [`generate`]: commands from the rules' option tables and the shells' constructs, from a
 //!   seed; [`sources`]: the corpus, the preview forms and the golden cases.
 //! * [`findings`]: the refutations of a run, one line per class, for the findings log.
+//! * [`secrets`]: the secret-read table (SECRET-1) run traced: `secret` rows open their
+//!   path, `ordinary` rows open no default secret path.
 //! * [`oracle::run`]: classifies each candidate under `sh`, `bash` and `busybox sh`, runs the
 //!   `read_only` ones and returns a [`oracle::Report`] naming every refutation.
 
@@ -28,5 +30,6 @@ pub mod oracle;
 pub mod rng;
 pub mod sandbox;
 pub mod scratch;
+pub mod secrets;
 pub mod sources;
 pub mod trace;

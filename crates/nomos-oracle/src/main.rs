@@ -2,6 +2,7 @@
 //! option tables, then generated ones up to N) through the execution oracle (CLASSIFY-9)
 //! and prints the time, the counts per shell and every refutation.
 
+use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -10,9 +11,13 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Parser;
 use nomos_oracle::generate::{Generator, table_commands};
-use nomos_oracle::oracle::{self, Candidate, Config, Origin};
+use nomos_oracle::oracle::{self, Candidate, Config, Origin, Progress};
 use nomos_oracle::sandbox::{Limits, Sandbox};
+use nomos_oracle::secrets::{self, RowOutcome, RowResult, SecretRow};
 use nomos_oracle::sources;
+
+/// Commands per chunk of a long run.
+const CHUNK: usize = 5000;
 
 /// Proves the classifier's read-only verdicts by running them, traced, in a sandbox.
 #[derive(Parser, Debug)]
@@ -42,6 +47,9 @@ struct Args {
     /// Generated commands only (no corpus, previews, golden cases or table commands).
     #[arg(long)]
     generated_only: bool,
+    /// The secret-read table (SECRET-1), run traced when the file exists.
+    #[arg(long, default_value = "fixtures/classify/secret-reads.tsv")]
+    secret_reads: PathBuf,
     /// Only the commands of this file, one a line (`#` comments), to reproduce a finding.
     #[arg(long, conflicts_with = "generated_only")]
     commands: Option<PathBuf>,
@@ -91,12 +99,20 @@ fn main() -> anyhow::Result<ExitCode> {
             );
         }
     }
+    // Each command once: the fixed sources first, then generated ones until there are N.
+    let mut seen = std::collections::HashSet::new();
+    candidates.retain(|candidate| seen.insert(candidate.command.clone()));
     let mut generator = Generator::new(args.seed);
-    while args.commands.is_none() && candidates.len() < args.count {
-        candidates.push(Candidate {
-            command: generator.next_command(),
-            origin: Origin::Generated,
-        });
+    let mut draws = 0usize;
+    while args.commands.is_none() && candidates.len() < args.count && draws < args.count * 20 {
+        draws += 1;
+        let command = generator.next_command();
+        if seen.insert(command.clone()) {
+            candidates.push(Candidate {
+                command,
+                origin: Origin::Generated,
+            });
+        }
     }
     candidates.truncate(args.count);
     let limits = Limits {
@@ -108,10 +124,50 @@ fn main() -> anyhow::Result<ExitCode> {
     let config = Config {
         workers: args.workers,
         batch: args.batch,
+        progress: Progress::Stderr,
     };
-    let report = oracle::run(&sandbox, &candidates, &oracle::built_in, config)
-        .context("running the oracle")?;
+    // A long run goes in chunks and says after each how far it got;
+    // with `--findings FILE`, `FILE.partial` holds the findings so far.
+    let mut report = oracle::Report::empty();
+    for chunk in candidates.chunks(CHUNK) {
+        let part = oracle::run(&sandbox, chunk, &oracle::built_in, config)
+            .context("running the oracle")?;
+        report.absorb(part);
+        eprintln!(
+            "oracle: {} of {} commands, {} read_only runs, {} refuted, {:.0} s",
+            report.commands,
+            candidates.len(),
+            report.read_only(),
+            report.refutations.len(),
+            report.elapsed.as_secs_f64()
+        );
+        if let Some(path) = &args.findings {
+            let partial = path.with_extension("partial");
+            let what = format!(
+                "partial: {} of {} commands",
+                report.commands,
+                candidates.len()
+            );
+            let _ = std::fs::write(
+                &partial,
+                nomos_oracle::findings::render(&report, &utc_now(), &what),
+            );
+        }
+    }
     print!("{report}");
+    let mut secret_mismatches = 0;
+    let mut secret_log = String::new();
+    if args.commands.is_none() && !args.generated_only && args.secret_reads.is_file() {
+        let text = std::fs::read_to_string(&args.secret_reads)
+            .with_context(|| format!("reading {}", args.secret_reads.display()))?;
+        let rows = secrets::parse_secret_reads(&text)
+            .with_context(|| format!("reading {}", args.secret_reads.display()))?;
+        let results = secrets::run(&sandbox, &rows, config).context("running the secret reads")?;
+        let (summary, log, mismatches) = secret_summary(&args.secret_reads, &rows, &results);
+        print!("{summary}");
+        secret_log = log;
+        secret_mismatches = mismatches;
+    }
     if let Some(path) = &args.findings {
         let what = format!("{} commands asked, seed {}", args.count, args.seed);
         let entry = nomos_oracle::findings::render(&report, &utc_now(), &what);
@@ -120,10 +176,10 @@ fn main() -> anyhow::Result<ExitCode> {
             .append(true)
             .open(path)
             .with_context(|| format!("opening {}", path.display()))?;
-        file.write_all(entry.as_bytes())
+        file.write_all(format!("{entry}{secret_log}").as_bytes())
             .with_context(|| format!("appending to {}", path.display()))?;
     }
-    Ok(if report.holds() {
+    Ok(if report.holds() && secret_mismatches == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -138,4 +194,78 @@ fn utc_now() -> String {
         .ok()
         .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
         .unwrap_or_default()
+}
+
+/// The secret-read table's outcome: the printed summary, the findings log's lines (one per
+/// row that disagrees, with its shells) and how many rows disagree.
+fn secret_summary(
+    path: &Path,
+    rows: &[SecretRow],
+    results: &[RowResult],
+) -> (String, String, usize) {
+    let mut summary = String::new();
+    let mut log = String::new();
+    let count =
+        |wanted: fn(&RowOutcome) -> bool| results.iter().filter(|r| wanted(&r.outcome)).count();
+    let _ = writeln!(
+        summary,
+        "secret reads ({}): {} rows under {} shells: {} hold, {} disagree, {} cannot be checked here",
+        path.display(),
+        rows.len(),
+        nomos_classify::Shell::ALL.len(),
+        count(|o| *o == RowOutcome::Holds),
+        count(|o| matches!(o, RowOutcome::Mismatch(_))),
+        count(|o| matches!(o, RowOutcome::Unverifiable(_))),
+    );
+    let mut mismatches = 0;
+    for row in rows {
+        let of_row: Vec<&RowResult> = results.iter().filter(|r| r.row.line == row.line).collect();
+        let disagree: Vec<&RowResult> = of_row
+            .iter()
+            .copied()
+            .filter(|r| matches!(r.outcome, RowOutcome::Mismatch(_)))
+            .collect();
+        if let Some(first) = disagree.first() {
+            mismatches += 1;
+            let shells: Vec<&str> = disagree.iter().map(|r| r.shell.as_str()).collect();
+            let RowOutcome::Mismatch(why) = &first.outcome else {
+                continue;
+            };
+            let _ = writeln!(
+                summary,
+                "DISAGREES [{}] line {}: {:?}: {why}",
+                shells.join(","),
+                row.line,
+                row.command
+            );
+            let (syscall, reason) = match why.split_once(": ") {
+                Some((reason, syscall)) => (syscall.to_owned(), reason.to_owned()),
+                None => ("-".to_owned(), why.clone()),
+            };
+            let expect = match row.expect {
+                secrets::Expect::Secret => "secret",
+                secrets::Expect::Ordinary => "ordinary",
+            };
+            let _ = writeln!(
+                log,
+                "{}\t{}\t{}\tsecret-reads.tsv line {} says {expect}, but the trace {reason}",
+                shells.join(","),
+                row.command.replace('\t', "\\t"),
+                syscall,
+                row.line
+            );
+        }
+        for result in of_row {
+            if let RowOutcome::Unverifiable(why) = &result.outcome {
+                let _ = writeln!(
+                    summary,
+                    "  not checked [{}] line {}: {:?}: {why}",
+                    result.shell.as_str(),
+                    row.line,
+                    row.command
+                );
+            }
+        }
+    }
+    (summary, log, mismatches)
 }

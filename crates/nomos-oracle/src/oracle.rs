@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use nomos_classify::{CommandClass, Shell};
 
 use crate::judge::{Finding, judge};
-use crate::sandbox::{FdPaths, Job, Sandbox, SandboxError, Traced};
+use crate::sandbox::{Job, Sandbox, SandboxError, TraceMode, Traced};
 
 /// Where a candidate command came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -60,6 +60,17 @@ pub struct Config {
     pub workers: usize,
     /// Commands per sandbox.
     pub batch: usize,
+    /// Whether a long run says how far it got.
+    pub progress: Progress,
+}
+
+/// Whether the oracle reports its progress while it runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// Nothing until the report.
+    Quiet,
+    /// A line on stderr every hundred batches.
+    Stderr,
 }
 
 /// A `read_only` verdict the trace refutes.
@@ -109,6 +120,37 @@ impl Report {
     /// Whether no verdict was refuted and every command ran.
     pub fn holds(&self) -> bool {
         self.refutations.is_empty() && self.not_run.is_empty()
+    }
+
+    /// Adds another run's counts and findings to this one (a long run goes in chunks).
+    pub fn absorb(&mut self, other: Report) {
+        self.elapsed += other.elapsed;
+        self.commands += other.commands;
+        for (shell, counts) in other.per_shell {
+            if let Some((_, mine)) = self.per_shell.iter_mut().find(|(s, _)| *s == shell) {
+                mine.classified += counts.classified;
+                mine.read_only += counts.read_only;
+                mine.ran += counts.ran;
+                mine.timed_out += counts.timed_out;
+                mine.refuted += counts.refuted;
+            }
+        }
+        self.refutations.extend(other.refutations);
+        self.not_run.extend(other.not_run);
+    }
+
+    /// An empty report, to absorb chunks into.
+    pub fn empty() -> Report {
+        Report {
+            elapsed: Duration::ZERO,
+            commands: 0,
+            per_shell: Shell::ALL
+                .iter()
+                .map(|shell| (*shell, ShellCounts::default()))
+                .collect(),
+            refutations: Vec::new(),
+            not_run: Vec::new(),
+        }
     }
 
     /// Commands classified `read_only`, over every interpreter.
@@ -210,7 +252,7 @@ pub fn run(
         }
     }
     let batches: Vec<&[(Job, Origin)]> = work.chunks(config.batch.max(1)).collect();
-    let results = run_batches(sandbox, &batches, config.workers.max(1))?;
+    let results = run_batches(sandbox, &batches, config)?;
     let mut refutations = Vec::new();
     let mut not_run = Vec::new();
     let mut retry = Vec::new();
@@ -221,7 +263,7 @@ pub fn run(
         }
     }
     let singles: Vec<&[(Job, Origin)]> = retry.chunks(1).collect();
-    let again = run_batches(sandbox, &singles, config.workers.max(1))?;
+    let again = run_batches(sandbox, &singles, config)?;
     for ((job, origin), traced) in retry.iter().zip(again) {
         match traced {
             Some(traced) => record(&mut per_shell, &mut refutations, job, *origin, &traced),
@@ -271,13 +313,14 @@ type BatchResult = Result<Vec<Option<Traced>>, SandboxError>;
 fn run_batches(
     sandbox: &Sandbox,
     batches: &[&[(Job, Origin)]],
-    workers: usize,
+    config: Config,
 ) -> Result<Vec<Option<Traced>>, SandboxError> {
+    let started = Instant::now();
     let next = Mutex::new(0usize);
     let results: Mutex<Vec<Option<BatchResult>>> =
         Mutex::new((0..batches.len()).map(|_| None).collect());
     thread::scope(|scope| {
-        for _ in 0..workers {
+        for _ in 0..config.workers.max(1) {
             scope.spawn(|| {
                 loop {
                     let idx = {
@@ -289,8 +332,15 @@ fn run_batches(
                     let Some(batch) = batches.get(idx) else {
                         return;
                     };
+                    if config.progress == Progress::Stderr && idx % 100 == 0 {
+                        eprintln!(
+                            "oracle: batch {idx} of {} after {:.0} s",
+                            batches.len(),
+                            started.elapsed().as_secs_f64()
+                        );
+                    }
                     let jobs: Vec<Job> = batch.iter().map(|(job, _)| job.clone()).collect();
-                    let outcome = sandbox.run_batch(&jobs, FdPaths::Plain);
+                    let outcome = sandbox.run_batch(&jobs, TraceMode::Changes);
                     if let Ok(mut results) = results.lock() {
                         results[idx] = Some(outcome);
                     }

@@ -205,20 +205,54 @@ pub struct Traced {
     pub ending: Ending,
 }
 
-/// Whether the trace names the path behind each file descriptor (`strace -y`): needed to
-/// tell which file a relative or directory-relative open reaches, and about twice as slow.
+/// What a trace records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FdPaths {
-    /// Descriptors are printed as numbers.
-    Plain,
-    /// Descriptors are printed with their paths (`3</etc>`), results too.
-    Resolved,
+pub enum TraceMode {
+    /// The calls that can change something ([`TRACED`]), descriptors as numbers: the
+    /// judge's trace.
+    Changes,
+    /// Those, and the `stat` family, with the path behind each descriptor (`strace -y`): what
+    /// a command reads and where, about twice as slow (the secret-read table's trace).
+    Reads,
 }
+
+/// The calls a [`TraceMode::Reads`] trace adds: a read of a path that is not here shows as
+/// a failed `stat` of it.
+const READ_CALLS: &[&str] = &[
+    "stat",
+    "lstat",
+    "newfstatat",
+    "statx",
+    "access",
+    "faccessat",
+    "faccessat2",
+];
+
+/// Host files that hold secrets (SECRET-1): inside the sandbox each is an empty file, so a
+/// command opens the path and reads nothing real.
+const MASKED_FILES: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/security/opasswd",
+];
+
+/// Host directories that hold secrets: inside the sandbox each is an empty directory.
+const MASKED_DIRS: &[&str] = &[
+    "/root",
+    "/home",
+    "/etc/ssl/private",
+    "/etc/letsencrypt",
+    "/etc/kubernetes",
+];
 
 /// A sandbox factory: the scratch directory, the limits and the driver, shared by every
 /// batch.
 pub struct Sandbox {
     scratch: tempfile::TempDir,
+    /// Holds the stand-in files bound over the host's secret files.
+    mask: tempfile::TempDir,
     limits: Limits,
     driver: PathBuf,
 }
@@ -241,8 +275,17 @@ impl Sandbox {
                 source,
             })?;
         scratch::build(scratch.path())?;
+        let mask = tempfile::Builder::new()
+            .prefix("nomos-oracle-mask")
+            .tempdir()
+            .map_err(|source| SandboxError::Scratch {
+                step: "create the mask directory".to_owned(),
+                source,
+            })?;
+
         let sandbox = Sandbox {
             scratch,
+            mask,
             limits,
             driver,
         };
@@ -251,7 +294,7 @@ impl Sandbox {
             shell: Shell::Sh,
         };
         let (outcomes, stderr) =
-            sandbox.run_batch_with_errors(std::slice::from_ref(&probe), FdPaths::Plain)?;
+            sandbox.run_batch_with_errors(std::slice::from_ref(&probe), TraceMode::Changes)?;
         let started = outcomes
             .first()
             .and_then(Option::as_ref)
@@ -277,15 +320,15 @@ impl Sandbox {
     pub fn run_batch(
         &self,
         jobs: &[Job],
-        fd_paths: FdPaths,
+        mode: TraceMode,
     ) -> Result<Vec<Option<Traced>>, SandboxError> {
-        Ok(self.run_batch_with_errors(jobs, fd_paths)?.0)
+        Ok(self.run_batch_with_errors(jobs, mode)?.0)
     }
 
     fn run_batch_with_errors(
         &self,
         jobs: &[Job],
-        fd_paths: FdPaths,
+        mode: TraceMode,
     ) -> Result<(Vec<Option<Traced>>, String), SandboxError> {
         let dir = tempfile::Builder::new()
             .prefix("nomos-oracle-batch")
@@ -302,7 +345,7 @@ impl Sandbox {
             dir.path(),
             self.limits.timeout,
             self.limits.output_cap,
-            &strace_args(fd_paths),
+            &strace_args(mode),
         )
         .map_err(|source| batch_error("write the batch's limits", source))?;
         let mut child = Command::new("bwrap")
@@ -362,6 +405,45 @@ impl Sandbox {
         Ok((outcomes, stderr))
     }
 
+    /// The host's secrets, hidden: a stand-in file over each secret file (the SSH host keys
+    /// among them) and an empty directory over each secret directory and the homes; `/srv`
+    /// is an empty directory too, with `/srv/app` in it, where the secret-read table's
+    /// commands look for an application's files.
+    ///
+    /// Each stand-in is a file of its own and not empty: a program may skip a file it knows
+    /// to be empty (`tar`) or the same as another (`diff`), and then the trace would not show
+    /// the read it makes on a host.
+    fn mask_args(&self) -> Vec<String> {
+        let mut files: Vec<String> = MASKED_FILES.iter().map(|f| (*f).to_owned()).collect();
+        if let Ok(entries) = fs::read_dir("/etc/ssh") {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with("ssh_host_") && name.ends_with("_key") {
+                    files.push(format!("/etc/ssh/{name}"));
+                }
+            }
+        }
+        files.sort();
+        let mut args = Vec::new();
+        for (idx, file) in files.into_iter().enumerate() {
+            let stand_in = self.mask.path().join(format!("stand-in.{idx}"));
+            if Path::new(&file).is_file()
+                && fs::write(&stand_in, format!("stand-in for {file}\n")).is_ok()
+            {
+                args.extend(["--ro-bind".to_owned(), path_text(&stand_in), file]);
+            }
+        }
+        for dir in MASKED_DIRS {
+            if Path::new(dir).is_dir() {
+                args.extend(["--tmpfs".to_owned(), (*dir).to_owned()]);
+            }
+        }
+        if Path::new("/srv").is_dir() {
+            args.extend(["--tmpfs", "/srv", "--dir", "/srv/app"].map(str::to_owned));
+        }
+        args
+    }
+
     fn bwrap_args(&self, traces: &Path) -> Vec<String> {
         let mut args: Vec<String> = [
             "--ro-bind",
@@ -381,6 +463,7 @@ impl Sandbox {
         .iter()
         .map(|arg| (*arg).to_owned())
         .collect();
+        args.extend(self.mask_args());
         args.extend([
             "--ro-bind".to_owned(),
             path_text(self.scratch.path()),
@@ -419,15 +502,18 @@ impl Sandbox {
 
 /// The tracer's options: follow children, filter in the kernel, long strings, and only the
 /// calls the judge reads.
-fn strace_args(fd_paths: FdPaths) -> Vec<String> {
-    let traced: Vec<String> = TRACED.iter().map(|name| format!("?{name}")).collect();
+fn strace_args(mode: TraceMode) -> Vec<String> {
+    let mut traced: Vec<String> = TRACED.iter().map(|name| format!("?{name}")).collect();
+    if mode == TraceMode::Reads {
+        traced.extend(READ_CALLS.iter().map(|name| format!("?{name}")));
+    }
     // Signal lines stay on: with `-e signal=none` strace 6.1 also drops the `+++ killed by
     // SIG +++` line of a process a signal ends, which would read as a cut trace.
     let mut args: Vec<String> = ["--seccomp-bpf", "-f", "-q", "-s", "512"]
         .iter()
         .map(|arg| (*arg).to_owned())
         .collect();
-    if fd_paths == FdPaths::Resolved {
+    if mode == TraceMode::Reads {
         args.push("-y".to_owned());
     }
     args.push("-e".to_owned());

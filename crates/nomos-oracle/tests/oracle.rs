@@ -7,7 +7,7 @@ use std::time::Duration;
 use nomos_classify::{CommandClass, Shell};
 use nomos_oracle::generate::{Generator, table_commands};
 use nomos_oracle::judge::Breach;
-use nomos_oracle::oracle::{self, Candidate, Config, Origin, Report};
+use nomos_oracle::oracle::{self, Candidate, Config, Origin, Progress, Report};
 use nomos_oracle::sandbox::{Limits, Sandbox};
 use nomos_oracle::sources;
 
@@ -37,6 +37,7 @@ fn config() -> Config {
     Config {
         workers: 2,
         batch: 25,
+        progress: Progress::Quiet,
     }
 }
 
