@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::judge::Breach;
-use crate::oracle::Report;
+use crate::oracle::{Refutation, Report};
 
 /// One class of refutation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,21 +29,27 @@ pub struct Class {
     pub runs: usize,
 }
 
+/// The class of a refutation: its first finding's breach and program, and the command's
+/// first word (the construct).
+pub fn class_key(refutation: &Refutation) -> Option<(Breach, String, String)> {
+    let first = refutation.findings.first()?;
+    let construct = refutation
+        .command
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .trim_matches(|c| c == '\'' || c == '"')
+        .to_owned();
+    Some((first.breach, first.program.clone(), construct))
+}
+
 /// The report's refutations, one [`Class`] per breach, program and construct.
 pub fn classes(report: &Report) -> Vec<Class> {
     let mut by_key: BTreeMap<(Breach, String, String), Class> = BTreeMap::new();
     for refutation in &report.refutations {
-        let Some(first) = refutation.findings.first() else {
+        let (Some(key), Some(first)) = (class_key(refutation), refutation.findings.first()) else {
             continue;
         };
-        let construct = refutation
-            .command
-            .split_whitespace()
-            .next()
-            .unwrap_or("")
-            .trim_matches(|c| c == '\'' || c == '"')
-            .to_owned();
-        let key = (first.breach, first.program.clone(), construct);
         let class = by_key.entry(key).or_insert_with(|| Class {
             shells: Vec::new(),
             command: refutation.command.clone(),
@@ -121,7 +127,7 @@ mod tests {
 
     use super::*;
     use crate::judge::Finding;
-    use crate::oracle::{Origin, Refutation, ShellCounts};
+    use crate::oracle::{Origin, ShellCounts};
 
     fn refutation(command: &str, shell: Shell, program: &str) -> Refutation {
         Refutation {

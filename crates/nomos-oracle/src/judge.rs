@@ -164,6 +164,14 @@ pub fn judge(command: &str, calls: &[Call], ending: Ending) -> Vec<Finding> {
     let named = named_words(command);
     let tree: HashSet<u32> = calls.iter().map(|call| call.pid).collect();
     let mut programs: HashMap<u32, String> = HashMap::new();
+    let parents: HashMap<u32, u32> = calls
+        .iter()
+        .filter(|call| matches!(call.name(), Some("clone" | "clone3" | "fork" | "vfork")))
+        .filter_map(|call| {
+            let child = u32::try_from(call.returned()?).ok()?;
+            Some((child, call.pid))
+        })
+        .collect();
     let mut interpreter = String::new();
     let mut root_started = false;
     let mut root_exited = false;
@@ -175,6 +183,14 @@ pub fn judge(command: &str, calls: &[Call], ending: Ending) -> Vec<Finding> {
             }
             continue;
         };
+        // A child's first calls can come before its parent's `clone` returns in the trace:
+        // until the child executes a program of its own, it runs its parent's.
+        if !programs.contains_key(&call.pid)
+            && let Some(parent) = parents.get(&call.pid)
+            && let Some(inherited) = programs.get(parent).cloned()
+        {
+            programs.insert(call.pid, inherited);
+        }
         let program = programs.get(&call.pid).cloned().unwrap_or_default();
         let cx = Cx {
             call,
@@ -186,7 +202,7 @@ pub fn judge(command: &str, calls: &[Call], ending: Ending) -> Vec<Finding> {
         match name.as_str() {
             "clone" | "clone3" | "fork" | "vfork" => {
                 if let Some(child) = call.returned().and_then(|pid| u32::try_from(pid).ok()) {
-                    programs.insert(child, program.clone());
+                    programs.entry(child).or_insert_with(|| program.clone());
                 }
             }
             "execve" | "execveat" => {

@@ -29,14 +29,14 @@ struct Args {
     /// The generator's seed.
     #[arg(long, default_value_t = 9)]
     seed: u64,
-    /// Sandboxes at once.
-    #[arg(long, default_value_t = 2)]
+    /// Sandboxes at once (one leaves the other core of a two-core machine alone).
+    #[arg(long, default_value_t = 1)]
     workers: usize,
     /// Commands per sandbox.
     #[arg(long, default_value_t = 25)]
     batch: usize,
     /// Each command's time limit, in milliseconds.
-    #[arg(long, default_value_t = 3000)]
+    #[arg(long, default_value_t = 1500)]
     timeout_ms: u64,
     /// The labelled corpus.
     #[arg(long, default_value = "fixtures/classify/corpus.tsv")]

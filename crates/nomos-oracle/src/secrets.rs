@@ -17,6 +17,7 @@
 
 use nomos_classify::Shell;
 
+use crate::judge::Ending;
 use crate::oracle::Config;
 use crate::sandbox::{Job, Sandbox, SandboxError, TraceMode, Traced};
 use crate::trace::{Call, Event, string_arg};
@@ -170,6 +171,11 @@ pub fn judge_row(row: &SecretRow, traced: &Traced) -> RowOutcome {
             }
             if let Some(why) = unverifiable(&row.command, &traced.calls) {
                 return RowOutcome::Unverifiable(why);
+            }
+            if traced.ending == Ending::TimedOut {
+                return RowOutcome::Unverifiable(
+                    "it reached its time limit before its path".to_owned(),
+                );
             }
             RowOutcome::Mismatch(format!("never opens `{}`", row.path))
         }
@@ -411,6 +417,13 @@ fn unverifiable(command: &str, calls: &[Call]) -> Option<String> {
     if let Some(sudo) = ran.iter().find(|base| *base == "sudo" || *base == "doas") {
         return Some(format!("`{sudo}` cannot run its command in the sandbox"));
     }
+    // A shell that finds no such program exits 127 without trying an `execve`.
+    if calls
+        .iter()
+        .any(|call| call.event == Event::Exit && call.line.contains("exited with 127"))
+    {
+        return Some("a program it runs is not installed here (exit status 127)".to_owned());
+    }
     let words = crate::judge::named_words(command);
     missing
         .into_iter()
@@ -421,7 +434,6 @@ fn unverifiable(command: &str, calls: &[Call]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::Ending;
     use crate::trace::parse_trace;
 
     #[test]
