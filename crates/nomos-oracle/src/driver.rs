@@ -132,9 +132,11 @@ fn drain(mut reader: io::PipeReader, cap: usize) {
     }
 }
 
+/// Kills the command's whole process group, with the shell's `kill` builtin (no `unsafe`
+/// here, and no `procps` needed).
 fn kill_group(child: &Child) {
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{}", child.id())])
+    let _ = Command::new("/bin/sh")
+        .args(["-c", &format!("kill -9 -{}", child.id())])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

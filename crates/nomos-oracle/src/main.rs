@@ -165,7 +165,8 @@ fn main() -> anyhow::Result<ExitCode> {
         let results = secrets::run(&sandbox, &rows, config).context("running the secret reads")?;
         let (summary, log, mismatches) = secret_summary(&args.secret_reads, &rows, &results);
         print!("{summary}");
-        secret_log = log;
+        let header = summary.lines().next().unwrap_or_default();
+        secret_log = format!("# {header}\n{log}");
         secret_mismatches = mismatches;
     }
     if let Some(path) = &args.findings {

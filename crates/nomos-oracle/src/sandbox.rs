@@ -126,7 +126,6 @@ const TOOLS: &[(&str, &str)] = &[
     ("bwrap", "bubblewrap"),
     ("strace", "strace"),
     ("busybox", "busybox"),
-    ("kill", "procps"),
     ("git", "git"),
     ("tar", "tar"),
     ("gzip", "gzip"),

@@ -39,7 +39,9 @@ fn sandbox() -> Option<Sandbox> {
         }
     }
     let limits = Limits {
-        timeout: Duration::from_secs(1),
+        // Short: the sample's endless commands (`tail -f`, `watch`) cost their limit each,
+        // and a command cut early only shows less, never a change it did not make.
+        timeout: Duration::from_millis(600),
         output_cap: 64 * 1024,
     };
     let driver = PathBuf::from(env!("CARGO_BIN_EXE_nomos-oracle"));
