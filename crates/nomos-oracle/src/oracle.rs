@@ -213,7 +213,7 @@ impl fmt::Display for Report {
 /// A classifier as the oracle asks it: the class of a command read by a shell.
 pub type Classifier<'a> = &'a (dyn Fn(&str, Shell) -> CommandClass + Sync);
 
-/// The real classifier, read in each pinned shell's grammar (CLASSIFY-8).
+/// The real classifier, read in each pinned shell's grammar (as the executor runs it).
 pub fn built_in(command: &str, shell: Shell) -> CommandClass {
     nomos_classify::classify_in(command, shell).class
 }
