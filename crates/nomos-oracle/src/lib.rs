@@ -9,6 +9,8 @@
 //!   no network (`--unshare-all`), its own pid namespace, dying with its parent, and a
 //!   read-only scratch directory ([`scratch`]) with the files the commands name; commands
 //!   run in batches, each with its own trace, time limit and output cap.
+//! * [`driver`]: what runs inside a sandbox (`nomos-oracle --drive DIR`): each command of a
+//!   batch under `strace -f`, in its own process group, time limit and output cap.
 //! * [`trace`]: reads `strace -f` output into calls.
 //! * [`judge`]: the calls that change something ([`judge::Breach`]), and what does not
 //!   count and why.
