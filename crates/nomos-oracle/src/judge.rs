@@ -59,7 +59,7 @@ pub const HELPERS: &[(&str, &[&str])] = &[
         &[
             "preconv", "tbl", "nroff", "groff", "troff", "grotty", "eqn", "neqn", "pic", "refer",
             "col", "zsoelim", "manconv", "gzip", "cat", "less", "pager", "more", "whatis",
-            "apropos",
+            "apropos", "locale",
         ],
     ),
     ("apt", &["dpkg", "apt-config"]),
