@@ -3,11 +3,14 @@
 //! command runs under its interpreter, traced by `strace -f`, with a time limit and a cap on
 //! its output.
 //!
-//! Commands run in batches: one sandbox per batch, and inside it a small driver runs each
-//! command in turn, each with its own trace file, its own `timeout` (which stops the whole
-//! process group) and its own output cap. A batch whose sandbox dies (a command that kills
-//! everything it can) leaves the rest of its commands without a trace; the caller runs
-//! those again, each in a sandbox of its own.
+//! Commands run in batches: one sandbox per batch, and inside it the driver
+//! ([`crate::driver`]) runs each command in turn, each with its own trace file, its own time
+//! limit (past it the whole process group is killed) and its own output cap. A batch whose
+//! sandbox dies (a command that kills everything it can) leaves the rest of its commands
+//! without a trace; the caller runs those again, each in a sandbox of its own.
+//!
+//! The host's secrets are masked inside (SECRET-1's defaults): a command that reads
+//! `/etc/shadow` or a private key opens the path and reads a stand-in.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -206,7 +209,7 @@ pub struct Traced {
 /// What a trace records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceMode {
-    /// The calls that can change something ([`TRACED`]), descriptors as numbers: the
+    /// The calls that can change something (`TRACED`), descriptors as numbers: the
     /// judge's trace.
     Changes,
     /// Those, and the `stat` family, with the path behind each descriptor (`strace -y`): what
