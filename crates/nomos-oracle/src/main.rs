@@ -2,7 +2,6 @@
 //! option tables, then generated ones up to N) through the execution oracle (CLASSIFY-9)
 //! and prints the time, the counts per shell and every refutation.
 
-use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -13,7 +12,7 @@ use clap::Parser;
 use nomos_oracle::generate::{Generator, table_commands};
 use nomos_oracle::oracle::{self, Candidate, Config, Origin, Progress};
 use nomos_oracle::sandbox::{Limits, Sandbox};
-use nomos_oracle::secrets::{self, RowOutcome, RowResult, SecretRow};
+use nomos_oracle::secrets;
 use nomos_oracle::sources;
 
 /// Commands per chunk of a long run.
@@ -163,11 +162,11 @@ fn main() -> anyhow::Result<ExitCode> {
         let rows = secrets::parse_secret_reads(&text)
             .with_context(|| format!("reading {}", args.secret_reads.display()))?;
         let results = secrets::run(&sandbox, &rows, config).context("running the secret reads")?;
-        let (summary, log, mismatches) = secret_summary(&args.secret_reads, &rows, &results);
-        print!("{summary}");
-        let header = summary.lines().next().unwrap_or_default();
-        secret_log = format!("# {header}\n{log}");
-        secret_mismatches = mismatches;
+        let summary = secrets::summarize(&args.secret_reads, &rows, &results);
+        print!("{}", summary.text);
+        let header = summary.text.lines().next().unwrap_or_default();
+        secret_log = format!("# {header}\n{}", summary.log);
+        secret_mismatches = summary.disagreeing;
     }
     if let Some(path) = &args.findings {
         let what = format!("{} commands asked, seed {}", args.count, args.seed);
@@ -195,78 +194,4 @@ fn utc_now() -> String {
         .ok()
         .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
         .unwrap_or_default()
-}
-
-/// The secret-read table's outcome: the printed summary, the findings log's lines (one per
-/// row that disagrees, with its shells) and how many rows disagree.
-fn secret_summary(
-    path: &Path,
-    rows: &[SecretRow],
-    results: &[RowResult],
-) -> (String, String, usize) {
-    let mut summary = String::new();
-    let mut log = String::new();
-    let count =
-        |wanted: fn(&RowOutcome) -> bool| results.iter().filter(|r| wanted(&r.outcome)).count();
-    let _ = writeln!(
-        summary,
-        "secret reads ({}): {} rows under {} shells: {} hold, {} disagree, {} cannot be checked here",
-        path.display(),
-        rows.len(),
-        nomos_classify::Shell::ALL.len(),
-        count(|o| *o == RowOutcome::Holds),
-        count(|o| matches!(o, RowOutcome::Mismatch(_))),
-        count(|o| matches!(o, RowOutcome::Unverifiable(_))),
-    );
-    let mut mismatches = 0;
-    for row in rows {
-        let of_row: Vec<&RowResult> = results.iter().filter(|r| r.row.line == row.line).collect();
-        let disagree: Vec<&RowResult> = of_row
-            .iter()
-            .copied()
-            .filter(|r| matches!(r.outcome, RowOutcome::Mismatch(_)))
-            .collect();
-        if let Some(first) = disagree.first() {
-            mismatches += 1;
-            let shells: Vec<&str> = disagree.iter().map(|r| r.shell.as_str()).collect();
-            let RowOutcome::Mismatch(why) = &first.outcome else {
-                continue;
-            };
-            let _ = writeln!(
-                summary,
-                "DISAGREES [{}] line {}: {:?}: {why}",
-                shells.join(","),
-                row.line,
-                row.command
-            );
-            let (syscall, reason) = match why.split_once(": ") {
-                Some((reason, syscall)) => (syscall.to_owned(), reason.to_owned()),
-                None => ("-".to_owned(), why.clone()),
-            };
-            let expect = match row.expect {
-                secrets::Expect::Secret => "secret",
-                secrets::Expect::Ordinary => "ordinary",
-            };
-            let _ = writeln!(
-                log,
-                "{}\t{}\t{}\tsecret-reads.tsv line {} says {expect}, but the trace {reason}",
-                shells.join(","),
-                row.command.replace('\t', "\\t"),
-                syscall,
-                row.line
-            );
-        }
-        for result in of_row {
-            if let RowOutcome::Unverifiable(why) = &result.outcome {
-                let _ = writeln!(
-                    summary,
-                    "  not checked [{}] line {}: {:?}: {why}",
-                    result.shell.as_str(),
-                    row.line,
-                    row.command
-                );
-            }
-        }
-    }
-    (summary, log, mismatches)
 }

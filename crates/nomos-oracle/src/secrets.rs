@@ -15,6 +15,9 @@
 //! another host or in a container (`ssh`, `scp`, `docker exec`), or its program is not
 //! installed.
 
+use std::fmt::Write as _;
+use std::path::Path;
+
 use nomos_classify::Shell;
 
 use crate::judge::Ending;
@@ -429,6 +432,90 @@ fn unverifiable(command: &str, calls: &[Call]) -> Option<String> {
         .into_iter()
         .find(|base| !ran.contains(base) && words.contains(base))
         .map(|base| format!("`{base}` is not installed here"))
+}
+
+/// What a run of the table comes to, for a person and for the findings log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summary {
+    /// The counts, each row that disagrees and each run that cannot be checked.
+    pub text: String,
+    /// One line per row that disagrees (`shells<TAB>command<TAB>syscall<TAB>why`).
+    pub log: String,
+    /// How many rows disagree under some shell.
+    pub disagreeing: usize,
+}
+
+/// Sums up a run of the table read from `path`.
+pub fn summarize(path: &Path, rows: &[SecretRow], results: &[RowResult]) -> Summary {
+    let mut summary = String::new();
+    let mut log = String::new();
+    let count =
+        |wanted: fn(&RowOutcome) -> bool| results.iter().filter(|r| wanted(&r.outcome)).count();
+    let _ = writeln!(
+        summary,
+        "secret reads ({}): {} rows under {} shells: {} hold, {} disagree, {} cannot be checked here",
+        path.display(),
+        rows.len(),
+        Shell::ALL.len(),
+        count(|o| *o == RowOutcome::Holds),
+        count(|o| matches!(o, RowOutcome::Mismatch(_))),
+        count(|o| matches!(o, RowOutcome::Unverifiable(_))),
+    );
+    let mut mismatches = 0;
+    for row in rows {
+        let of_row: Vec<&RowResult> = results.iter().filter(|r| r.row.line == row.line).collect();
+        let disagree: Vec<&RowResult> = of_row
+            .iter()
+            .copied()
+            .filter(|r| matches!(r.outcome, RowOutcome::Mismatch(_)))
+            .collect();
+        if let Some(first) = disagree.first() {
+            mismatches += 1;
+            let shells: Vec<&str> = disagree.iter().map(|r| r.shell.as_str()).collect();
+            let RowOutcome::Mismatch(why) = &first.outcome else {
+                continue;
+            };
+            let _ = writeln!(
+                summary,
+                "DISAGREES [{}] line {}: {:?}: {why}",
+                shells.join(","),
+                row.line,
+                row.command
+            );
+            let (syscall, reason) = match why.split_once(": ") {
+                Some((reason, syscall)) => (syscall.to_owned(), reason.to_owned()),
+                None => ("-".to_owned(), why.clone()),
+            };
+            let expect = match row.expect {
+                Expect::Secret => "secret",
+                Expect::Ordinary => "ordinary",
+            };
+            let _ = writeln!(
+                log,
+                "{}\t{}\t{}\tsecret-reads.tsv line {} says {expect}, but the trace {reason}",
+                shells.join(","),
+                row.command.replace('\t', "\\t"),
+                syscall,
+                row.line
+            );
+        }
+        for result in of_row {
+            if let RowOutcome::Unverifiable(why) = &result.outcome {
+                let _ = writeln!(
+                    summary,
+                    "  not checked [{}] line {}: {:?}: {why}",
+                    result.shell.as_str(),
+                    row.line,
+                    row.command
+                );
+            }
+        }
+    }
+    Summary {
+        text: summary,
+        log,
+        disagreeing: mismatches,
+    }
 }
 
 #[cfg(test)]
