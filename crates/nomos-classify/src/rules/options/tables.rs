@@ -51,3 +51,21 @@ pub fn find_primaries() -> (&'static [&'static str], &'static [&'static str]) {
 pub fn ip_options() -> &'static [&'static str] {
     super::IP_OPTIONS
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_view_lists_what_the_rules_hold() {
+        let cat = option_tables()
+            .find(|table| table.program == "cat")
+            .expect("cat has an option table");
+        assert!(cat.flags.contains('A'));
+        assert_eq!(option_tables().count(), super::super::SAFE.len());
+        assert!(readers().contains(&"cat"));
+        assert!(operands_only().contains(&"echo"));
+        assert!(find_primaries().0.contains(&"-print"));
+        assert!(!ip_options().is_empty());
+    }
+}
