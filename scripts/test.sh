@@ -18,6 +18,10 @@ missing=()
 command -v ssh-keygen >/dev/null || missing+=(openssh-client)
 command -v sqlite3 >/dev/null || missing+=(sqlite3)
 command -v curl >/dev/null || missing+=(curl)
+# The classifier's execution oracle (CLASSIFY-9) runs commands traced in a sandbox.
+command -v bwrap >/dev/null || missing+=(bubblewrap)
+command -v strace >/dev/null || missing+=(strace)
+command -v busybox >/dev/null || missing+=(busybox)
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "installing: ${missing[*]}"
   apt-get update -q >/dev/null

@@ -89,6 +89,7 @@ pub use grammar::Grammar;
 pub use parser::{ParseError, ParseErrorKind};
 pub use policy::{Policy, PolicyError, PolicyErrorKind, PolicyRule, PreviewRow};
 pub use preview::{PackageAction, PackageChange, PreviewForm, PreviewParser, preview_form};
+pub use rules::options::tables as option_tables;
 pub use secret::{DEFAULT_SECRET_PATHS, SecretPaths, SecretPattern};
 pub use shell::{Shell, UnknownShell};
 

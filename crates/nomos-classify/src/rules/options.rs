@@ -12,6 +12,8 @@
 //! rules read their own subcommands and flags (`git`, `docker`, `systemctl`, the wrappers,
 //! ...) are not listed: their rule decides.
 
+pub mod tables;
+
 use super::super::walk::Arg;
 
 /// The options of one program that are known to be read-only.

@@ -1,0 +1,648 @@
+//! Decides from a command's trace whether it changed anything (CLASSIFY-9): the system
+//! calls that write, create, rename, link or remove a path, change an attribute, a process,
+//! a mount or a kernel setting, signal a process outside the command's own tree, open a
+//! network socket, or execute a program the command does not name.
+//!
+//! The judge reads only the trace and the command's text, never the classifier: a proof must
+//! not use the code it proves. Attempts count as much as successes (the sandbox's root is
+//! read-only, so most writes fail with `EROFS`; the attempt is what refutes the verdict).
+//!
+//! What is not a change, and why:
+//! * Opening `/dev/null`, `/dev/tty`, `/dev/std{in,out,err}`, `/dev/fd/N` or
+//!   `/proc/self/fd/N` for writing: those are the standard streams and the bit bucket.
+//! * The interpreter's own here-document files (`/tmp/sh-thd*`, created and removed by the
+//!   shell process itself, never by a program it runs).
+//! * A signal to a process of the command's own tree (every pid in the trace is one: `strace
+//!   -f` follows only descendants), to its own process group (`kill 0`), or signal 0, which
+//!   sends nothing.
+//! * `AF_UNIX` sockets (local IPC) and netlink sockets; a netlink *request that changes*
+//!   something (`RTM_NEW*`, `RTM_DEL*`, `RTM_SET*`, `SOCK_DESTROY`, audit rule changes, or a
+//!   request carrying `NLM_F_CREATE`/`NLM_F_REPLACE`/`NLM_F_EXCL`/`NLM_F_APPEND`) is one.
+//! * Executing a program is seen when the command's text names it (its basename or its
+//!   `argv[0]` is one of the command's words, substitutions and quoted strings included),
+//!   when it is the dynamic loader, a `NAME-VERB` plugin of a named program and verb
+//!   (`docker compose` runs `docker-compose`), or a helper in [`HELPERS`]: programs a named
+//!   reader runs as its own implementation (the `z*` scripts run `gzip`, `man` runs its
+//!   formatters). A helper is still traced, so whatever it writes refutes the command too.
+//!   No terminal is attached (like Nomos's SSH exec requests), so pagers do not start; if
+//!   one does, it is an unseen program unless the command names it.
+//! * The sockets of `ssh` when the command names `ssh` (`ssh HOST CMD`): that is the
+//!   transport, and the remote command is what the classifier reads; the sandbox has no
+//!   network, so the remote side is never run. A program that starts `ssh` unseen
+//!   (`scp`, `rsync HOST:PATH`, `tar -f HOST:PATH`) is refuted by that `execve`.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+use crate::trace::{Call, Event, string_arg};
+
+/// Programs a named program runs as part of itself: `(program, helpers)`. A helper ending in
+/// `*` is a prefix.
+pub const HELPERS: &[(&str, &[&str])] = &[
+    ("egrep", &["grep"]),
+    ("fgrep", &["grep"]),
+    ("rgrep", &["grep"]),
+    ("zcat", &["gzip"]),
+    ("zgrep", &["gzip", "grep", "sed", "expr", "mktemp", "rm"]),
+    ("zegrep", &["zgrep", "gzip", "grep", "sed", "expr"]),
+    ("zfgrep", &["zgrep", "gzip", "grep", "sed", "expr"]),
+    // `zless` sets `LESSOPEN` to a `gzip` pipe, which `less` starts through `sh`.
+    ("zless", &["gzip", "less", "sh"]),
+    ("zmore", &["gzip", "more"]),
+    ("zdiff", &["gzip", "diff", "cmp", "zcmp"]),
+    ("zcmp", &["zdiff", "gzip", "diff", "cmp"]),
+    ("zhead", &["gzip", "head"]),
+    ("gunzip", &["gzip"]),
+    ("uncompress", &["gzip"]),
+    (
+        "man",
+        &[
+            "preconv", "tbl", "nroff", "groff", "troff", "grotty", "eqn", "neqn", "pic", "refer",
+            "col", "zsoelim", "manconv", "gzip", "cat", "less", "pager", "more", "whatis",
+            "apropos", "locale",
+        ],
+    ),
+    ("apt", &["dpkg", "apt-config"]),
+    ("apt-get", &["dpkg", "apt-config"]),
+    ("apt-cache", &["dpkg", "apt-config"]),
+    ("dpkg", &["dpkg-query", "dpkg-deb"]),
+    ("lsb_release", &["python3*"]),
+    // `service` finds its name and cleans the environment; the init script it then runs is
+    // not one of its helpers.
+    ("service", &["basename", "env", "systemctl"]),
+    ("git", &["git", "git-*"]),
+    // `tar -z`, `-j`, `-J`, ... and `--auto-compress` run the compressor.
+    (
+        "tar",
+        &[
+            "gzip", "bzip2", "xz", "lzip", "lzma", "lzop", "zstd", "compress", "gunzip",
+        ],
+    ),
+    // Debian's `yq` is a `jq` wrapper.
+    ("yq", &["jq", "python3*"]),
+];
+
+/// The class of a change a trace shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Breach {
+    /// A file opened for writing (`O_WRONLY`, `O_RDWR`, `O_CREAT`, `O_TRUNC`, `O_APPEND`).
+    WritesFile,
+    /// A path created, renamed, linked or removed.
+    ChangesPath,
+    /// A mode, owner, time stamp, extended attribute or size changed.
+    ChangesAttribute,
+    /// Another process traced, written or re-prioritised.
+    ChangesProcess,
+    /// A mount, unmount or swap change.
+    ChangesMount,
+    /// A kernel setting: host name, clock, modules, reboot, a device's state.
+    ChangesKernel,
+    /// A signal to a process outside the command's own tree.
+    SignalsOutside,
+    /// A network socket opened, or a netlink request that changes something.
+    OpensSocket,
+    /// A program the command does not name executed.
+    ExecutesUnseen,
+    /// The trace ended before the command did: the command killed its tracer or sandbox.
+    TraceCut,
+}
+
+impl Breach {
+    /// The stable spelling used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Breach::WritesFile => "writes a file",
+            Breach::ChangesPath => "creates, renames, links or removes a path",
+            Breach::ChangesAttribute => "changes an attribute",
+            Breach::ChangesProcess => "changes another process",
+            Breach::ChangesMount => "changes a mount",
+            Breach::ChangesKernel => "changes a kernel setting",
+            Breach::SignalsOutside => "signals a process outside its own",
+            Breach::OpensSocket => "opens a network socket",
+            Breach::ExecutesUnseen => "executes a program the command does not name",
+            Breach::TraceCut => "ended its own trace",
+        }
+    }
+}
+
+impl fmt::Display for Breach {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One change a trace shows, with the system call that made it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// What kind of change.
+    pub breach: Breach,
+    /// The trace line of the system call (or a note for a cut trace).
+    pub syscall: String,
+    /// The program that made the call (for an execution, the program executed); empty
+    /// when the trace does not say.
+    pub program: String,
+}
+
+/// How a traced run ended, as far as the judge needs to know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// The command ended by itself (or its output was cut).
+    Finished,
+    /// The run was stopped at its time limit, so a missing end of trace says nothing.
+    TimedOut,
+}
+
+/// Every change the trace of `command` shows.
+pub fn judge(command: &str, calls: &[Call], ending: Ending) -> Vec<Finding> {
+    let Some(root) = calls.first().map(|call| call.pid) else {
+        return vec![Finding {
+            breach: Breach::TraceCut,
+            syscall: "the trace is empty".to_owned(),
+            program: String::new(),
+        }];
+    };
+    let named = named_words(command);
+    let tree: HashSet<u32> = calls.iter().map(|call| call.pid).collect();
+    let mut programs: HashMap<u32, String> = HashMap::new();
+    let parents: HashMap<u32, u32> = calls
+        .iter()
+        .filter(|call| matches!(call.name(), Some("clone" | "clone3" | "fork" | "vfork")))
+        .filter_map(|call| {
+            let child = u32::try_from(call.returned()?).ok()?;
+            Some((child, call.pid))
+        })
+        .collect();
+    let mut interpreter = String::new();
+    let mut root_started = false;
+    let mut root_exited = false;
+    let mut findings = Vec::new();
+    for call in calls {
+        let Event::Syscall { name, .. } = &call.event else {
+            if call.pid == root {
+                root_exited = true;
+            }
+            continue;
+        };
+        // A child's first calls can come before its parent's `clone` returns in the trace:
+        // until the child executes a program of its own, it runs its parent's.
+        if !programs.contains_key(&call.pid)
+            && let Some(parent) = parents.get(&call.pid)
+            && let Some(inherited) = programs.get(parent).cloned()
+        {
+            programs.insert(call.pid, inherited);
+        }
+        let program = programs.get(&call.pid).cloned().unwrap_or_default();
+        let cx = Cx {
+            call,
+            program: &program,
+            interpreter: &interpreter,
+            tree: &tree,
+            named: &named,
+        };
+        match name.as_str() {
+            "clone" | "clone3" | "fork" | "vfork" => {
+                if let Some(child) = call.returned().and_then(|pid| u32::try_from(pid).ok()) {
+                    programs.entry(child).or_insert_with(|| program.clone());
+                }
+            }
+            "execve" | "execveat" => {
+                let path_idx = usize::from(name == "execveat");
+                let path = call.arg(path_idx).and_then(string_arg).unwrap_or_default();
+                let base = basename(&path).to_owned();
+                if call.pid == root && !root_started {
+                    root_started = true;
+                    interpreter.clone_from(&base);
+                } else if !exec_is_seen(&cx, &base, call.arg(path_idx + 1)) {
+                    let mut finding = cx.finding(Breach::ExecutesUnseen);
+                    finding.program.clone_from(&base);
+                    findings.push(finding);
+                }
+                if call.returned() == Some(0) {
+                    programs.insert(call.pid, base);
+                }
+            }
+            _ => {
+                if let Some(breach) = breach_of(&cx, name) {
+                    findings.push(cx.finding(breach));
+                }
+            }
+        }
+    }
+    if !root_exited && ending == Ending::Finished {
+        findings.push(Finding {
+            breach: Breach::TraceCut,
+            syscall: "the trace ends before the shell exited".to_owned(),
+            program: interpreter,
+        });
+    }
+    findings
+}
+
+struct Cx<'a> {
+    call: &'a Call,
+    program: &'a str,
+    interpreter: &'a str,
+    tree: &'a HashSet<u32>,
+    named: &'a HashSet<String>,
+}
+
+impl Cx<'_> {
+    fn finding(&self, breach: Breach) -> Finding {
+        Finding {
+            breach,
+            syscall: self.call.line.clone(),
+            program: self.program.to_owned(),
+        }
+    }
+
+    fn arg(&self, idx: usize) -> &str {
+        self.call.arg(idx).unwrap_or("")
+    }
+
+    fn path(&self, idx: usize) -> String {
+        string_arg(self.arg(idx)).unwrap_or_default()
+    }
+
+    /// Whether a pid argument names the caller itself, its tree or its group.
+    fn pid_is_own(&self, idx: usize) -> bool {
+        match self.arg(idx).parse::<i64>() {
+            Ok(0) => true,
+            Ok(pid) if pid > 0 => u32::try_from(pid).is_ok_and(|pid| self.tree.contains(&pid)),
+            Ok(-1) => false,
+            Ok(group) => u32::try_from(-group).is_ok_and(|pid| self.tree.contains(&pid)),
+            Err(_) => false,
+        }
+    }
+
+    fn is_heredoc_file(&self, path: &str) -> bool {
+        !self.interpreter.is_empty()
+            && self.program == self.interpreter
+            && path.starts_with("/tmp/sh-thd")
+    }
+}
+
+fn breach_of(cx: &Cx<'_>, name: &str) -> Option<Breach> {
+    match name {
+        "open" | "creat" => open_breach(cx, 0, if name == "creat" { None } else { Some(1) }),
+        "openat" => open_breach(cx, 1, Some(2)),
+        "openat2" => open_breach(cx, 1, Some(2)),
+        "unlink" | "rmdir" => (!cx.is_heredoc_file(&cx.path(0))).then_some(Breach::ChangesPath),
+        "unlinkat" => (!cx.is_heredoc_file(&cx.path(1))).then_some(Breach::ChangesPath),
+        "rename" | "renameat" | "renameat2" | "link" | "linkat" | "symlink" | "symlinkat"
+        | "mkdir" | "mkdirat" | "mknod" | "mknodat" => Some(Breach::ChangesPath),
+        "chmod" | "fchmod" | "fchmodat" | "fchmodat2" | "chown" | "fchown" | "lchown"
+        | "fchownat" | "utime" | "utimes" | "utimensat" | "futimesat" | "setxattr"
+        | "lsetxattr" | "fsetxattr" | "setxattrat" | "removexattr" | "lremovexattr"
+        | "fremovexattr" | "removexattrat" | "truncate" => Some(Breach::ChangesAttribute),
+        "mount" | "umount" | "umount2" | "pivot_root" | "move_mount" | "fsmount"
+        | "mount_setattr" | "swapon" | "swapoff" | "chroot" => Some(Breach::ChangesMount),
+        "sethostname" | "setdomainname" | "settimeofday" | "clock_settime" | "clock_adjtime"
+        | "reboot" | "init_module" | "finit_module" | "delete_module" | "kexec_load"
+        | "kexec_file_load" | "acct" => Some(Breach::ChangesKernel),
+        "adjtimex" => (!cx.arg(0).contains("modes=0,")).then_some(Breach::ChangesKernel),
+        "syslog" => {
+            let action = cx.arg(0);
+            (action.contains("CLEAR") || action.contains("CONSOLE"))
+                .then_some(Breach::ChangesKernel)
+        }
+        "quotactl" => {
+            let cmd = cx.arg(0);
+            (cmd.contains("Q_SET")
+                || cmd.contains("QUOTAON")
+                || cmd.contains("QUOTAOFF")
+                || cmd.contains("Q_XQUOTARM"))
+            .then_some(Breach::ChangesKernel)
+        }
+        "bpf" => {
+            let cmd = cx.arg(0);
+            [
+                "LOAD", "CREATE", "UPDATE", "DELETE", "ATTACH", "DETACH", "PIN", "FREEZE",
+            ]
+            .iter()
+            .any(|verb| cmd.contains(verb))
+            .then_some(Breach::ChangesKernel)
+        }
+        "ioctl" => ioctl_changes(cx.arg(1)).then_some(Breach::ChangesKernel),
+        "ptrace" | "process_vm_writev" | "pidfd_send_signal" => Some(Breach::ChangesProcess),
+        "setpriority" | "ioprio_set" => (!cx.pid_is_own(1)).then_some(Breach::ChangesProcess),
+        "sched_setscheduler" | "sched_setparam" | "sched_setaffinity" | "sched_setattr"
+        | "migrate_pages" | "move_pages" => (!cx.pid_is_own(0)).then_some(Breach::ChangesProcess),
+        "prlimit64" => (!cx.pid_is_own(0) && cx.arg(2) != "NULL").then_some(Breach::ChangesProcess),
+        "kill" | "tkill" | "rt_sigqueueinfo" => signal_breach(cx, 0, 1),
+        "tgkill" | "rt_tgsigqueueinfo" => signal_breach(cx, 0, 2),
+        // The SSH transport's own connection: the remote command is what the command runs
+        // and what is classified; it cannot be traced here (the sandbox has no network).
+        "socket" if cx.program == "ssh" && cx.named.contains("ssh") => None,
+        "socket" => {
+            let domain = cx.arg(0);
+            let local = ["AF_UNIX", "AF_LOCAL", "AF_NETLINK"].contains(&domain);
+            (!local).then_some(Breach::OpensSocket)
+        }
+        "sendto" | "sendmsg" => netlink_changes(cx.arg(1)).then_some(Breach::OpensSocket),
+        _ => None,
+    }
+}
+
+fn open_breach(cx: &Cx<'_>, path_idx: usize, flags_idx: Option<usize>) -> Option<Breach> {
+    let path = cx.path(path_idx);
+    let writes = match flags_idx {
+        None => true,
+        Some(idx) => cx
+            .arg(idx)
+            .split(['|', ',', '=', '{', '}', ' '])
+            .any(|flag| {
+                matches!(
+                    flag,
+                    "O_WRONLY" | "O_RDWR" | "O_CREAT" | "O_TRUNC" | "O_APPEND"
+                )
+            }),
+    };
+    // `O_TMPFILE` makes a file with no name, which is gone when it is closed; giving it a
+    // name takes a `linkat`, which is judged on its own.
+    let unnamed = cx
+        .arg(flags_idx.unwrap_or(usize::MAX))
+        .contains("O_TMPFILE");
+    if !writes || unnamed || harmless_stream(&path) || cx.is_heredoc_file(&path) {
+        return None;
+    }
+    Some(Breach::WritesFile)
+}
+
+/// The standard streams and the bit bucket.
+fn harmless_stream(path: &str) -> bool {
+    const FIXED: &[&str] = &[
+        "/dev/null",
+        "/dev/tty",
+        "/dev/stdin",
+        "/dev/stdout",
+        "/dev/stderr",
+    ];
+    if FIXED.contains(&path) {
+        return true;
+    }
+    ["/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"]
+        .iter()
+        .any(|prefix| {
+            path.strip_prefix(prefix)
+                .is_some_and(|fd| !fd.is_empty() && fd.chars().all(|c| c.is_ascii_digit()))
+        })
+}
+
+fn signal_breach(cx: &Cx<'_>, pid_idx: usize, sig_idx: usize) -> Option<Breach> {
+    if cx.arg(sig_idx) == "0" || cx.pid_is_own(pid_idx) {
+        return None;
+    }
+    Some(Breach::SignalsOutside)
+}
+
+/// `ioctl` requests that change a device, a file's flags or a network interface.
+fn ioctl_changes(request: &str) -> bool {
+    const EXACT: &[&str] = &[
+        "RTC_SET_TIME",
+        "RTC_ALM_SET",
+        "RTC_WKALM_SET",
+        "RTC_IRQP_SET",
+        "RTC_EPOCH_SET",
+        "TIOCSTI",
+        "TIOCCONS",
+        "FS_IOC_SETFLAGS",
+        "FS_IOC_FSSETXATTR",
+        "FS_IOC_SETVERSION",
+        "FIFREEZE",
+        "FITHAW",
+        "FITRIM",
+        "BLKRRPART",
+        "BLKDISCARD",
+        "BLKSECDISCARD",
+        "BLKZEROOUT",
+        "BLKPG",
+        "BLKFLSBUF",
+        "BLKRESETZONE",
+        "TUNSETIFF",
+        "TUNSETPERSIST",
+        "LOOP_SET_FD",
+        "LOOP_CLR_FD",
+        "LOOP_CONFIGURE",
+        "LOOP_CTL_ADD",
+        "LOOP_CTL_REMOVE",
+        "VT_ACTIVATE",
+        "KDSETMODE",
+    ];
+    let request = request.trim();
+    EXACT.contains(&request)
+        || request.starts_with("SIOCS")
+        || request.starts_with("SIOCADD")
+        || request.starts_with("SIOCDEL")
+        || (request.starts_with("BLK") && request.contains("SET"))
+}
+
+/// Whether a netlink message in a `sendto`/`sendmsg` argument asks for a change.
+fn netlink_changes(message: &str) -> bool {
+    if !message.contains("nlmsg_type=") || is_newlink_probe(message) {
+        return false;
+    }
+    let mut rest = message;
+    while let Some(at) = rest.find("nlmsg_type=") {
+        rest = &rest[at + "nlmsg_type=".len()..];
+        let kind: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let changing = [
+            "RTM_NEW",
+            "RTM_DEL",
+            "RTM_SET",
+            "AUDIT_SET",
+            "AUDIT_ADD",
+            "AUDIT_DEL",
+        ]
+        .iter()
+        .any(|prefix| kind.starts_with(prefix))
+            || kind == "SOCK_DESTROY"
+            || kind.starts_with("AUDIT_TTY_SET");
+        if changing {
+            return true;
+        }
+    }
+    [
+        "NLM_F_CREATE",
+        "NLM_F_REPLACE",
+        "NLM_F_EXCL",
+        "NLM_F_APPEND",
+    ]
+    .iter()
+    .any(|flag| message.contains(flag))
+}
+
+/// iproute2's probe of the kernel's link support: an `RTM_NEWLINK` with no attributes
+/// (32 bytes: the header and an empty `ifinfomsg`), no interface (`ifi_index=0`) and no
+/// create flag, which the kernel refuses; it names nothing it could change.
+fn is_newlink_probe(message: &str) -> bool {
+    message.matches("nlmsg_type=").count() == 1
+        && message.contains("nlmsg_len=32,")
+        && message.contains("nlmsg_type=RTM_NEWLINK,")
+        && message.contains("ifi_index=0,")
+        && message.contains("ifi_change=0}")
+        && ![
+            "NLM_F_CREATE",
+            "NLM_F_REPLACE",
+            "NLM_F_EXCL",
+            "NLM_F_APPEND",
+        ]
+        .iter()
+        .any(|flag| message.contains(flag))
+}
+
+fn exec_is_seen(cx: &Cx<'_>, base: &str, argv: Option<&str>) -> bool {
+    if cx.named.contains(base) || base.starts_with("ld-linux") || base.starts_with("ld.so") {
+        return true;
+    }
+    let argv0 = argv
+        .and_then(|argv| argv.strip_prefix('['))
+        .and_then(|argv| {
+            crate::trace::split_args(argv.trim_end_matches(']'))
+                .first()
+                .cloned()
+        })
+        .and_then(|first| string_arg(&first))
+        .unwrap_or_default();
+    if cx.named.contains(basename(&argv0)) {
+        return true;
+    }
+    if let Some((program, verb)) = base.split_once('-')
+        && cx.named.contains(program)
+        && cx.named.contains(verb)
+    {
+        return true;
+    }
+    HELPERS.iter().any(|(program, helpers)| {
+        (*program == cx.program || cx.named.contains(*program))
+            && helpers.iter().any(|helper| match helper.strip_suffix('*') {
+                Some(prefix) => base.starts_with(prefix),
+                None => *helper == base,
+            })
+    })
+}
+
+/// Every word of a command's text, quoted strings and substitutions included, split at
+/// anything that cannot be part of a program's name; path words give their parts too.
+pub fn named_words(command: &str) -> HashSet<String> {
+    command
+        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '+' | '-')))
+        .filter(|word| !word.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::parse_trace;
+
+    fn breaches(command: &str, trace: &str) -> Vec<Breach> {
+        judge(command, &parse_trace(trace), Ending::Finished)
+            .into_iter()
+            .map(|finding| finding.breach)
+            .collect()
+    }
+
+    const START: &str = "5 execve(\"/bin/sh\", [\"/bin/sh\", \"-c\", \"x\"], 0x1) = 0\n";
+    const END: &str = "5 +++ exited with 0 +++\n";
+
+    #[test]
+    fn a_write_open_is_a_breach_and_dev_null_is_not() {
+        let trace = format!(
+            "{START}5 openat(AT_FDCWD, \"/dev/null\", O_WRONLY|O_CREAT|O_TRUNC, 0666) = 3\n\
+             5 openat(AT_FDCWD, \"/etc/passwd\", O_RDONLY|O_CLOEXEC) = 3\n\
+             5 openat(AT_FDCWD, \"out\", O_WRONLY|O_CREAT|O_TRUNC, 0666) = -1 EROFS (x)\n{END}"
+        );
+        assert_eq!(breaches("echo > out", &trace), vec![Breach::WritesFile]);
+    }
+
+    #[test]
+    fn a_signal_inside_the_tree_is_fine_and_outside_it_is_a_breach() {
+        let trace = format!(
+            "{START}5 clone(child_stack=NULL, flags=SIGCHLD) = 6\n6 +++ exited with 0 +++\n\
+             5 kill(6, SIGTERM) = 0\n5 kill(5, 0) = 0\n5 kill(0, SIGHUP) = 0\n\
+             5 kill(1, SIGTERM) = 0\n{END}"
+        );
+        assert_eq!(breaches("kill 1", &trace), vec![Breach::SignalsOutside]);
+    }
+
+    #[test]
+    fn an_unnamed_program_is_a_breach_and_a_named_one_is_not() {
+        let trace = format!(
+            "{START}5 vfork() = 6\n6 execve(\"/usr/bin/ls\", [\"ls\"], 0x1) = 0\n\
+             6 execve(\"/bin/sh\", [\"sh\", \"-c\", \"id\"], 0x1) = 0\n{END}"
+        );
+        let found = judge("echo $(ls)", &parse_trace(&trace), Ending::Finished);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].breach, Breach::ExecutesUnseen);
+        assert!(found[0].syscall.contains("/bin/sh"), "{found:?}");
+    }
+
+    #[test]
+    fn a_helper_of_a_named_program_is_seen() {
+        let trace = format!(
+            "{START}5 vfork() = 6\n6 execve(\"/usr/bin/zcat\", [\"zcat\", \"a.gz\"], 0x1) = 0\n\
+             6 clone() = 7\n7 execve(\"/usr/bin/gzip\", [\"gzip\", \"-cd\"], 0x1) = 0\n{END}"
+        );
+        assert_eq!(breaches("zcat a.gz", &trace), vec![]);
+    }
+
+    #[test]
+    fn network_sockets_and_changing_netlink_requests_are_breaches() {
+        let trace = format!(
+            "{START}5 socket(AF_UNIX, SOCK_STREAM, 0) = 3\n\
+             5 socket(AF_NETLINK, SOCK_RAW|SOCK_CLOEXEC, NETLINK_ROUTE) = 4\n\
+             5 sendto(4, [{{nlmsg_len=40, nlmsg_type=RTM_GETLINK, nlmsg_flags=NLM_F_REQUEST|NLM_F_DUMP}}], 40, 0, NULL, 0) = 40\n\
+             5 sendto(4, [{{nlmsg_len=40, nlmsg_type=RTM_NEWADDR, nlmsg_flags=NLM_F_REQUEST}}], 40, 0, NULL, 0) = 40\n\
+             5 socket(AF_INET, SOCK_DGRAM|SOCK_CLOEXEC, IPPROTO_IP) = 5\n{END}"
+        );
+        assert_eq!(
+            breaches("ip addr", &trace),
+            vec![Breach::OpensSocket, Breach::OpensSocket]
+        );
+    }
+
+    #[test]
+    fn the_shells_here_document_file_is_not_a_write_but_a_programs_is() {
+        let trace = format!(
+            "5 execve(\"/bin/bash\", [\"/bin/bash\", \"-c\", \"x\"], 0x1) = 0\n\
+             5 openat(AT_FDCWD, \"/tmp/sh-thd.ab12\", O_RDWR|O_CREAT|O_EXCL, 0600) = 3\n\
+             5 unlink(\"/tmp/sh-thd.ab12\") = 0\n\
+             5 vfork() = 6\n6 execve(\"/usr/bin/cat\", [\"cat\"], 0x1) = 0\n\
+             6 openat(AT_FDCWD, \"/tmp/sh-thd.cd34\", O_WRONLY|O_CREAT, 0600) = 3\n{END}"
+        );
+        assert_eq!(breaches("cat <<EOF", &trace), vec![Breach::WritesFile]);
+    }
+
+    #[test]
+    fn an_unnamed_temporary_file_and_iproutes_link_probe_change_nothing() {
+        let trace = format!(
+            "{START}5 openat(AT_FDCWD, \"/tmp\", O_RDWR|O_EXCL|O_CLOEXEC|O_TMPFILE, 0600) = 4\n\
+             5 socket(AF_NETLINK, SOCK_RAW|SOCK_CLOEXEC, NETLINK_ROUTE) = 3\n\
+             5 sendto(3, [{{nlmsg_len=32, nlmsg_type=RTM_NEWLINK, nlmsg_flags=NLM_F_REQUEST|NLM_F_ACK, nlmsg_seq=0, nlmsg_pid=0}}, {{ifi_family=AF_UNSPEC, ifi_type=ARPHRD_NETROM, ifi_index=0, ifi_flags=0, ifi_change=0}}], 32, 0, NULL, 0) = 32\n{END}"
+        );
+        assert_eq!(breaches("apt list", &trace), vec![]);
+        let named = format!(
+            "{START}5 sendto(3, [{{nlmsg_len=32, nlmsg_type=RTM_NEWLINK, nlmsg_flags=NLM_F_REQUEST|NLM_F_ACK, nlmsg_seq=0, nlmsg_pid=0}}, {{ifi_family=AF_UNSPEC, ifi_type=ARPHRD_NETROM, ifi_index=2, ifi_flags=IFF_UP, ifi_change=0x1}}], 32, 0, NULL, 0) = 32\n{END}"
+        );
+        assert_eq!(breaches("ip link show", &named), vec![Breach::OpensSocket]);
+    }
+
+    #[test]
+    fn a_trace_that_ends_before_the_shell_is_cut_unless_the_run_timed_out() {
+        let trace = format!("{START}5 kill(-1, SIGKILL <unfinished ...>\n");
+        assert_eq!(
+            breaches("kill -9 -1", &trace),
+            vec![Breach::SignalsOutside, Breach::TraceCut]
+        );
+        let timed_out = judge("sleep 9", &parse_trace(START), Ending::TimedOut);
+        assert_eq!(timed_out, vec![]);
+    }
+}
