@@ -223,7 +223,7 @@ fn assented_at(
         s.generation == execution.generation
             && s.commands
                 .iter()
-                .any(|c| c.covers(&execution.host, &execution.command))
+                .any(|c| c.covers(&execution.host, &execution.command, execution.class))
     });
     declared && window_open(events, execution.generation, at)
 }

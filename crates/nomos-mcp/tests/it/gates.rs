@@ -144,6 +144,7 @@ async fn drive(case: &Case) -> Option<Observed> {
         calls,
         messages: store.messages(id).await.unwrap(),
         turns: Vec::new(),
+        turn_times: Vec::new(),
         step_errors,
         script_remaining: None,
         usage: Default::default(),
