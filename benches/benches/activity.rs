@@ -50,6 +50,7 @@ fn facts(n_events: usize) -> Facts {
             knowledge: KnowledgeLoop::Discovered,
             nudged_at: None,
             client: None,
+            owner: None,
             archived_at: None,
             n_messages: 0,
             created_at: base,
