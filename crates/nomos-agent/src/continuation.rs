@@ -9,7 +9,7 @@ use nomos_core::resume::{
     PlanInFlight, ResumeKind, continuation_outcome, resume_note, terminal_note,
 };
 use nomos_core::session::{Action, PlanDecision};
-use nomos_core::{ApprovalId, Decision, ExecutionId, SessionId};
+use nomos_core::{ApprovalId, ApprovalStatus, Decision, ExecutionId, SessionId};
 use tokio::task::JoinHandle;
 
 use crate::agent::Agent;
@@ -29,6 +29,18 @@ pub struct DecisionReport {
     pub dispatched: bool,
     /// FLEET-1: the fan-out the approval covered, when it covered a group.
     pub fanout: Option<FanoutId>,
+    /// AUTHZ-3: an approval short of the number of distinct operators the request needs:
+    /// nothing ran and nothing resumes; the request still waits for the others.
+    pub awaiting: Option<Awaiting>,
+}
+
+/// AUTHZ-3: how far a request that needs several operators got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Awaiting {
+    /// Distinct operators who approved it so far.
+    pub approvals: u32,
+    /// How many it needs.
+    pub required: u32,
 }
 
 /// What an explicit plan decision did (GATE-4).
@@ -127,10 +139,22 @@ impl Agent {
         // longer start) is an error here and nothing runs.
         let (decided, actions) = self
             .mutate_acting(id, |session, now| {
-                session.handle_decision_with(now, approval_id, decision, decided_by, reason)
+                let decided =
+                    session.handle_decision_with(now, approval_id, decision, decided_by, reason);
+                // AUTHZ-3: an approval the core counted but that does not decide yet.
+                let awaiting = session
+                    .approvals()
+                    .iter()
+                    .find(|a| a.id == approval_id)
+                    .filter(|a| a.status == ApprovalStatus::Pending && decided.is_ok())
+                    .map(|a| Awaiting {
+                        approvals: a.approved_by.len() as u32,
+                        required: a.approvers_required,
+                    });
+                decided.map(|_| awaiting)
             })
             .await?;
-        decided?;
+        let awaiting = decided?;
         // The shell acts on what the core queued: at most the one dispatch of the
         // execution this approval guards, or the start of its fan-out (FLEET-2).
         let mut dispatched = false;
@@ -168,6 +192,7 @@ impl Agent {
             execution_id: approval.execution_id,
             dispatched,
             fanout,
+            awaiting,
         };
         Ok((report, guard))
     }
@@ -178,6 +203,11 @@ impl Agent {
         guard: SessionGuard,
     ) -> TurnReport {
         let id = report.session_id;
+        // AUTHZ-3: the request still waits for another operator: nothing to continue.
+        if report.awaiting.is_some() {
+            drop(guard);
+            return TurnReport::new(id);
+        }
         // FLEET-2: an approved fan-out runs through its window; the model reads its table.
         if let (true, Some(fanout_id)) = (report.dispatched, report.fanout) {
             let (_, table) = self.drive_fanout(id, fanout_id, None).await;

@@ -140,6 +140,8 @@ pub struct RawOidc {
     pub operator_value: Option<String>,
     /// Value that makes a viewer (default `nomos-viewer`).
     pub viewer_value: Option<String>,
+    /// AUTHZ-1: value that makes an agent (default `nomos-agent`).
+    pub agent_value: Option<String>,
     /// Allowed clock skew in seconds (default 60).
     pub leeway_secs: Option<u64>,
 }

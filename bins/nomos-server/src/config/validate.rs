@@ -239,17 +239,19 @@ fn at_least(key: &str, value: Option<u64>, min: u64) -> Result<Option<usize>, Co
 fn auth_setting(raw: RawAuth, listen: SocketAddr) -> Result<AuthSetting, ConfigError> {
     let mut tokens = Vec::new();
     for (idx, token) in raw.tokens.iter().enumerate() {
-        let role = match token.role.as_deref().unwrap_or("operator") {
-            "operator" => Role::Operator,
-            "viewer" => Role::Viewer,
-            other => {
-                return Err(invalid(
+        // AUTHZ-1: operator, viewer or agent.
+        let role: Role = token
+            .role
+            .as_deref()
+            .unwrap_or("operator")
+            .parse()
+            .map_err(|e: String| {
+                invalid(
                     &format!("auth.tokens[{idx}].role"),
-                    other,
-                    "expected operator or viewer",
-                ));
-            }
-        };
+                    token.role.as_deref().unwrap_or_default(),
+                    e,
+                )
+            })?;
         let parsed = StaticToken::from_hex(&token.name, &token.sha256, role).map_err(|e| {
             invalid(
                 &format!("auth.tokens[{idx}].sha256"),
@@ -335,6 +337,7 @@ fn oidc_config(oidc: RawOidc) -> Result<OidcConfig, ConfigError> {
         viewer_value: oidc
             .viewer_value
             .unwrap_or_else(|| "nomos-viewer".to_owned()),
+        agent_value: oidc.agent_value.unwrap_or_else(|| "nomos-agent".to_owned()),
         leeway: Duration::from_secs(oidc.leeway_secs.unwrap_or(60)),
         jwks_ttl: Duration::from_secs(300),
         client,

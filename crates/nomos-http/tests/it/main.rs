@@ -5,6 +5,7 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 mod auth;
+mod authz;
 mod bad_input;
 mod console;
 mod control;
@@ -36,6 +37,10 @@ use tokio::sync::watch;
 
 pub const OPERATOR: &str = "operator-secret";
 pub const VIEWER: &str = "viewer-secret";
+/// AUTHZ-1: an agent token, named like the MCP client that would hold it.
+pub const AGENT: &str = "agent-secret";
+/// A second operator, for the two-person rule (AUTHZ-3).
+pub const SECOND_OPERATOR: &str = "bob-secret";
 
 /// A test classifier with a fixed vocabulary, so the tests do not depend on the real
 /// classifier's choices: `rm` is destructive, `touch` changes state, the rest only reads.
@@ -54,6 +59,8 @@ pub fn static_auth() -> Auth {
         tokens: vec![
             StaticToken::from_secret("alice", OPERATOR, Role::Operator),
             StaticToken::from_secret("victor", VIEWER, Role::Viewer),
+            StaticToken::from_secret("claude-code", AGENT, Role::Agent),
+            StaticToken::from_secret("bob", SECOND_OPERATOR, Role::Operator),
         ],
         oidc: None,
     }
