@@ -73,8 +73,9 @@ async fn build_shared_agent(
     let inventory = load_inventory(config)?;
     seed_entities(store.as_ref(), &inventory).await?;
     let ssh = SshConfig::new(&config.known_hosts).with_host_key_policy(config.host_key_policy);
+    let mut agent_config = agent_config(config)?;
+    agent_config.approvers = Arc::new(approver_policy(config, &inventory)?);
     let executor = Arc::new(FleetExecutor::new(inventory, ssh));
-    let agent_config = agent_config(config)?;
     let mut builder = Agent::builder(store, executor, model).config(agent_config);
     let mut feed = None;
     if let Some(shared) = shared {
@@ -212,6 +213,20 @@ fn agent_config(config: &Config) -> anyhow::Result<AgentConfig> {
         agent.previewer = Arc::new(move |command: &str| policy.preview_form(command));
     }
     Ok(agent)
+}
+
+/// AUTHZ-3: the two-person rules over the inventory's tags; a bad rule stops start-up.
+fn approver_policy(
+    config: &Config,
+    inventory: &Inventory,
+) -> anyhow::Result<nomos_core::authz::ApproverPolicy> {
+    let tags = inventory
+        .hosts()
+        .iter()
+        .map(|host| (host.slug.clone(), host.tags.clone()))
+        .collect();
+    nomos_core::authz::ApproverPolicy::new(config.approvers.clone(), tags)
+        .map_err(|error| anyhow::anyhow!("gate.approvers: {error}"))
 }
 
 /// GATE-8: a policy file that fails to load or check stops start-up.

@@ -107,6 +107,44 @@ mod tests {
         );
     }
 
+    // rule: AUTHZ-3
+    #[test]
+    fn two_person_rules_are_read_from_gate_approvers_and_a_bad_class_is_named() {
+        use nomos_core::CommandClass;
+        let config =
+            check("[[gate.approvers]]\nclass = \"destructive\"\ntag = \"prod\"\napprovers = 2\n")
+                .unwrap();
+        assert_eq!(config.approvers.len(), 1);
+        assert_eq!(config.approvers[0].class, Some(CommandClass::Destructive));
+        assert_eq!(config.approvers[0].tag.as_deref(), Some("prod"));
+        assert_eq!(config.approvers[0].approvers, 2);
+        let err = check("[[gate.approvers]]\nclass = \"scary\"\napprovers = 2\n").unwrap_err();
+        assert!(err.to_string().contains("gate.approvers[0].class"), "{err}");
+    }
+
+    // rule: AUTHZ-1
+    #[test]
+    fn a_static_token_may_have_the_agent_role_and_an_unknown_role_is_named() {
+        let hash = "0".repeat(64);
+        let config = check(&format!(
+            "[[auth.tokens]]\nname = \"claude-code\"\nsha256 = \"{hash}\"\nrole = \"agent\"\n"
+        ))
+        .unwrap();
+        let AuthSetting::Tokens(tokens) = config.auth else {
+            panic!("static tokens expected");
+        };
+        assert_eq!(tokens[0].role, nomos_http::Role::Agent);
+        let err = check(&format!(
+            "[[auth.tokens]]\nname = \"x\"\nsha256 = \"{hash}\"\nrole = \"root\"\n"
+        ))
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("expected operator, viewer or agent"),
+            "{err}"
+        );
+    }
+
     // rule: TURN-12
     #[test]
     fn the_reply_deadline_is_read_from_the_llm_table() {

@@ -53,6 +53,22 @@ pub struct RawConfig {
 pub struct RawGate {
     /// GATE-9: `declared` (the default) or `window`.
     pub assent_scope: Option<String>,
+    /// AUTHZ-3: `[[gate.approvers]]`, the two-person rules.
+    #[serde(default)]
+    pub approvers: Vec<RawApprovers>,
+}
+
+/// `[[gate.approvers]]`: requests of `class` on hosts tagged `tag` (either may be left out)
+/// need `approvers` distinct operators.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawApprovers {
+    /// `config_mutation`, `destructive` or `unknown`; any class when absent.
+    pub class: Option<String>,
+    /// A host tag (FLEET-1); any host when absent.
+    pub tag: Option<String>,
+    /// How many distinct operators (2 to 5).
+    pub approvers: u32,
 }
 
 /// `[llm]`: an OpenAI-compatible endpoint; without one the demo model answers.

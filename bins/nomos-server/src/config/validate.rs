@@ -95,6 +95,9 @@ pub struct Config {
     pub policy_file: Option<PathBuf>,
     /// GATE-9: what assent approves.
     pub assent_scope: nomos_core::declared::AssentScope,
+    /// AUTHZ-3: the two-person rules (`[[gate.approvers]]`), checked against the inventory's
+    /// tags at start-up.
+    pub approvers: Vec<nomos_core::authz::ApproverRule>,
     /// Model settings from the file (the environment wins, see `env::llm_lookup`).
     pub llm: LlmEndpoint,
     /// A scripted model's YAML file; when set, it answers instead of any endpoint.
@@ -169,6 +172,24 @@ impl Config {
                 }
             },
         };
+        let mut approvers = Vec::new();
+        for (idx, rule) in raw.gate.approvers.iter().enumerate() {
+            let class = match rule.class.as_deref() {
+                None => None,
+                Some(text) => Some(text.parse().map_err(|_| {
+                    invalid(
+                        &format!("gate.approvers[{idx}].class"),
+                        text,
+                        "expected config_mutation, destructive or unknown",
+                    )
+                })?),
+            };
+            approvers.push(nomos_core::authz::ApproverRule {
+                class,
+                tag: rule.tag.clone(),
+                approvers: rule.approvers,
+            });
+        }
         let known_hosts = match raw.known_hosts {
             Some(path) => PathBuf::from(path),
             None => data_dir.join("known_hosts"),
@@ -202,6 +223,7 @@ impl Config {
             host_key_policy,
             policy_file: raw.policy_file.map(PathBuf::from),
             assent_scope,
+            approvers,
             llm: LlmEndpoint {
                 base_url: raw.llm.base_url,
                 model: raw.llm.model,

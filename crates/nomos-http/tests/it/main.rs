@@ -18,6 +18,7 @@ mod openapi;
 mod plan_decision;
 mod sse;
 mod system;
+mod two_person;
 mod who;
 
 use std::sync::Arc;
@@ -78,9 +79,21 @@ pub fn state_with(
     auth: Auth,
     bus_capacity: usize,
 ) -> AppState {
+    state_configured(store, model, auth, bus_capacity, |_| {})
+}
+
+/// The state over a fresh agent whose configuration `configure` adjusts.
+pub fn state_configured(
+    store: Arc<dyn Store>,
+    model: Arc<ScriptedModel>,
+    auth: Auth,
+    bus_capacity: usize,
+    configure: impl FnOnce(&mut AgentConfig),
+) -> AppState {
     let mut config = AgentConfig::spec_defaults();
     config.classifier = Arc::new(classifier);
     config.resume.backoff = vec![Span::from_millis(5), Span::from_millis(10)];
+    configure(&mut config);
     let metrics = Arc::new(Metrics::default());
     let metered = Arc::new(nomos_http::MeteredModel::new(model, metrics.clone()));
     let agent = Agent::builder(store, Arc::new(LocalExecutor::new()), metered)
@@ -116,6 +129,15 @@ pub async fn server_with(script: &str, auth: Auth) -> Server {
 pub async fn serve(store: Arc<dyn Store>, script: &str, auth: Auth, dir: TempDir) -> Server {
     let model = Arc::new(ScriptedModel::from_yaml_str(script).unwrap());
     let state = state(store, model.clone(), auth);
+    listen(state, model, dir).await
+}
+
+/// A server over a SQLite file whose agent configuration `configure` adjusts.
+pub async fn server_configured(script: &str, configure: impl FnOnce(&mut AgentConfig)) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open_in_data_dir(dir.path()).await.unwrap());
+    let model = Arc::new(ScriptedModel::from_yaml_str(script).unwrap());
+    let state = state_configured(store, model.clone(), static_auth(), 4096, configure);
     listen(state, model, dir).await
 }
 
