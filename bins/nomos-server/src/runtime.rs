@@ -240,6 +240,15 @@ pub fn load_policy(path: &Path) -> anyhow::Result<Policy> {
 }
 
 fn auth(config: &Config) -> anyhow::Result<(Auth, Option<String>)> {
+    let (mut auth, new_token) = configured_auth(config)?;
+    // AUTHZ-1: the tokens `nomos-server token create` stored (their hashes only).
+    if let Auth::Required { tokens, .. } = &mut auth {
+        tokens.extend(token::stored_tokens(&config.data_dir)?);
+    }
+    Ok((auth, new_token))
+}
+
+fn configured_auth(config: &Config) -> anyhow::Result<(Auth, Option<String>)> {
     Ok(match &config.auth {
         AuthSetting::None => (Auth::Disabled, None),
         AuthSetting::Tokens(tokens) if tokens.is_empty() => {
