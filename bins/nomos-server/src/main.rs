@@ -257,6 +257,19 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         .context("reconciling executions left by a previous run")?;
     tracing::info!(?report, "start-up reconcile done");
     let background = nomos_http::workers::start(&rt.agent, rt.metrics.clone());
+    // AUTHZ-4: waiting requests go to the configured channels, from tasks of their own.
+    let _channels = (!config.channels.is_empty()).then(|| {
+        let base = config
+            .notify_base_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", config.listen));
+        nomos_http::channels::start(
+            rt.agent.clone(),
+            config.channels.clone().into(),
+            base,
+            nomos_http::channels::Retry::default(),
+        )
+    });
     // FLEET-3: the Proxmox nodes' guests, found again while the server starts serving.
     let _discovery = nomos_http::workers::discover_guests_at_startup(&rt.agent);
     let (stop, stopping) = watch::channel(false);

@@ -20,6 +20,7 @@
 pub mod api;
 pub mod auth;
 pub mod authz;
+pub mod channels;
 pub mod conn;
 pub mod dto;
 pub mod error;

@@ -122,6 +122,28 @@ mod tests {
         assert!(err.to_string().contains("gate.approvers[0].class"), "{err}");
     }
 
+    // rule: AUTHZ-4
+    #[test]
+    fn channels_are_read_from_notify_and_a_webhook_without_a_secret_is_named() {
+        use nomos_http::channels::Channel;
+        let config = check(
+            "[notify]\nbase_url = \"https://nomos.example\"\n[[notify.channels]]\nkind = \"webhook\"\nurl = \"http://127.0.0.1:9/hook\"\nsecret = \"k\"\n[[notify.channels]]\nkind = \"ntfy\"\nurl = \"https://ntfy.example\"\ntopic = \"ops\"\n[[notify.channels]]\nkind = \"slack\"\nurl = \"https://hooks.example/T/B/x\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.notify_base_url.as_deref(),
+            Some("https://nomos.example")
+        );
+        assert_eq!(config.channels.len(), 3);
+        assert!(matches!(&config.channels[1], Channel::Ntfy { topic, .. } if topic == "ops"));
+        let err = check("[[notify.channels]]\nkind = \"webhook\"\nurl = \"http://127.0.0.1:9/\"\n")
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("notify.channels[0].secret"),
+            "{err}"
+        );
+    }
+
     // rule: AUTHZ-1
     #[test]
     fn a_static_token_may_have_the_agent_role_and_an_unknown_role_is_named() {

@@ -45,6 +45,34 @@ pub struct RawConfig {
     /// The gate.
     #[serde(default)]
     pub gate: RawGate,
+    /// AUTHZ-4: where waiting requests are sent.
+    #[serde(default)]
+    pub notify: RawNotify,
+}
+
+/// `[notify]`: the console's public URL (for the card links) and `[[notify.channels]]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNotify {
+    /// The console's URL as operators reach it (default `http://<listen>`).
+    pub base_url: Option<String>,
+    /// The channels.
+    #[serde(default)]
+    pub channels: Vec<RawChannel>,
+}
+
+/// `[[notify.channels]]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawChannel {
+    /// `webhook`, `ntfy` or `slack`.
+    pub kind: String,
+    /// The webhook's URL, or the ntfy server's.
+    pub url: String,
+    /// `webhook`: the HMAC key of the body's signature.
+    pub secret: Option<String>,
+    /// `ntfy`: the topic.
+    pub topic: Option<String>,
 }
 
 /// `[gate]`.

@@ -98,6 +98,10 @@ pub struct Config {
     /// AUTHZ-3: the two-person rules (`[[gate.approvers]]`), checked against the inventory's
     /// tags at start-up.
     pub approvers: Vec<nomos_core::authz::ApproverRule>,
+    /// AUTHZ-4: the channels waiting requests are sent to.
+    pub channels: Vec<nomos_http::channels::Channel>,
+    /// AUTHZ-4: the console's URL for the channels' card links, when set.
+    pub notify_base_url: Option<String>,
     /// Model settings from the file (the environment wins, see `env::llm_lookup`).
     pub llm: LlmEndpoint,
     /// A scripted model's YAML file; when set, it answers instead of any endpoint.
@@ -190,6 +194,37 @@ impl Config {
                 approvers: rule.approvers,
             });
         }
+        let mut channels = Vec::new();
+        for (idx, channel) in raw.notify.channels.iter().enumerate() {
+            let key = |field: &str| format!("notify.channels[{idx}].{field}");
+            let url = http_url(&key("url"), channel.url.clone())?;
+            channels.push(match channel.kind.as_str() {
+                "webhook" => nomos_http::channels::Channel::Webhook {
+                    url,
+                    secret: channel
+                        .secret
+                        .clone()
+                        .filter(|s| !s.is_empty())
+                        .ok_or_else(|| invalid(&key("secret"), "", "a webhook needs a secret"))?,
+                },
+                "ntfy" => nomos_http::channels::Channel::Ntfy {
+                    server: url,
+                    topic: channel
+                        .topic
+                        .clone()
+                        .filter(|t| !t.is_empty())
+                        .ok_or_else(|| invalid(&key("topic"), "", "ntfy needs a topic"))?,
+                },
+                "slack" => nomos_http::channels::Channel::Slack { url },
+                other => {
+                    return Err(invalid(
+                        &key("kind"),
+                        other,
+                        "expected webhook, ntfy or slack",
+                    ));
+                }
+            });
+        }
         let known_hosts = match raw.known_hosts {
             Some(path) => PathBuf::from(path),
             None => data_dir.join("known_hosts"),
@@ -224,6 +259,8 @@ impl Config {
             policy_file: raw.policy_file.map(PathBuf::from),
             assent_scope,
             approvers,
+            channels,
+            notify_base_url: raw.notify.base_url,
             llm: LlmEndpoint {
                 base_url: raw.llm.base_url,
                 model: raw.llm.model,

@@ -7,6 +7,7 @@
 mod auth;
 mod authz;
 mod bad_input;
+mod channels;
 mod console;
 mod control;
 mod executions;
