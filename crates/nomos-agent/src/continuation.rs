@@ -154,7 +154,23 @@ impl Agent {
                 decided.map(|_| awaiting)
             })
             .await?;
-        let awaiting = decided?;
+        let awaiting = match decided {
+            Ok(awaiting) => awaiting,
+            Err(error) => {
+                // AUTHZ-4: every decision is a structured audit line, a refused one too.
+                tracing::warn!(
+                    target: "nomos::audit",
+                    session = %id,
+                    approval = %approval_id,
+                    principal = decided_by.map_or("-", |d| d.name.as_str()),
+                    request = decided_by.and_then(|d| d.request_id.as_deref()).unwrap_or("-"),
+                    decision = decision.as_str(),
+                    %error,
+                    "decision refused"
+                );
+                return Err(error.into());
+            }
+        };
         // The shell acts on what the core queued: at most the one dispatch of the
         // execution this approval guards, or the start of its fan-out (FLEET-2).
         let mut dispatched = false;
@@ -183,6 +199,8 @@ impl Agent {
             request = decided_by.and_then(|d| d.request_id.as_deref()).unwrap_or("-"),
             decision = decision.as_str(),
             dispatched,
+            approvals = awaiting.map_or(0, |a| a.approvals),
+            approvers_required = awaiting.map_or(0, |a| a.required),
             "operator decided"
         );
         // CONTROL-1: the command the decision runs and the continuation can be stopped.
