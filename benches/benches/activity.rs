@@ -175,6 +175,8 @@ fn facts(n_events: usize) -> Facts {
                         expires_at: at(clock + 7200),
                         decided_at: Some(at(clock + 1)),
                         decided_by: Some("operator".to_owned()),
+                        approvers_required: 1,
+                        approved_by: Vec::new(),
                     });
                     push_event(
                         &mut facts,
