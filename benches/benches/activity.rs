@@ -50,6 +50,7 @@ fn facts(n_events: usize) -> Facts {
             knowledge: KnowledgeLoop::Discovered,
             nudged_at: None,
             client: None,
+            owner: None,
             archived_at: None,
             n_messages: 0,
             created_at: base,
@@ -174,6 +175,8 @@ fn facts(n_events: usize) -> Facts {
                         expires_at: at(clock + 7200),
                         decided_at: Some(at(clock + 1)),
                         decided_by: Some("operator".to_owned()),
+                        approvers_required: 1,
+                        approved_by: Vec::new(),
                     });
                     push_event(
                         &mut facts,

@@ -42,6 +42,7 @@ async fn main() {
         last_activity_at: now,
         version: 1,
         client: None,
+        owner: None,
         archived_at: None,
     };
     store

@@ -71,6 +71,25 @@ enum Command {
         #[command(subcommand)]
         command: HostsCommand,
     },
+    /// Named bearer tokens kept in the data directory (AUTHZ-1).
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum TokenCommand {
+    /// Make a new token, print it once, and keep only its SHA-256 in the data directory's
+    /// tokens.toml; the server reads it at start.
+    Create {
+        /// operator, viewer or agent (an MCP client or other automation).
+        #[arg(long, default_value = "agent")]
+        role: String,
+        /// The token's name: who it is in sessions, decisions and logs.
+        #[arg(long)]
+        name: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -96,6 +115,12 @@ fn main() -> ExitCode {
     init_logs(config.log_format);
     if let Some(Command::CheckConfig) = &args.command {
         return check::check_config(&config, source.as_deref());
+    }
+    if let Some(Command::Token {
+        command: TokenCommand::Create { role, name },
+    }) = &args.command
+    {
+        return create_token(&config, role, name);
     }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
@@ -123,6 +148,34 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!("{error:#}");
+            eprintln!("nomos-server: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `nomos-server token create`: prints the new token on stdout, and how to use it on stderr.
+fn create_token(config: &Config, role: &str, name: &str) -> ExitCode {
+    let role: nomos_http::Role = match role.parse() {
+        Ok(role) => role,
+        Err(error) => {
+            eprintln!("nomos-server: --role: {error}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
+    let made = runtime::create_data_dir(&config.data_dir)
+        .and_then(|()| token::create_token(&config.data_dir, name, role));
+    match made {
+        Ok(secret) => {
+            println!("{secret}");
+            eprintln!(
+                "token {name} ({}) created; only its hash is kept in {}. It is shown once: copy it now. A running server reads it at its next start.",
+                role.as_str(),
+                config.data_dir.join(token::TOKENS_FILE).display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
             eprintln!("nomos-server: {error:#}");
             ExitCode::FAILURE
         }
@@ -204,6 +257,19 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         .context("reconciling executions left by a previous run")?;
     tracing::info!(?report, "start-up reconcile done");
     let background = nomos_http::workers::start(&rt.agent, rt.metrics.clone());
+    // AUTHZ-4: waiting requests go to the configured channels, from tasks of their own.
+    let _channels = (!config.channels.is_empty()).then(|| {
+        let base = config
+            .notify_base_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", config.listen));
+        nomos_http::channels::start(
+            rt.agent.clone(),
+            config.channels.clone().into(),
+            base,
+            nomos_http::channels::Retry::default(),
+        )
+    });
     // FLEET-3: the Proxmox nodes' guests, found again while the server starts serving.
     let _discovery = nomos_http::workers::discover_guests_at_startup(&rt.agent);
     let (stop, stopping) = watch::channel(false);

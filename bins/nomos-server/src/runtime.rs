@@ -73,7 +73,6 @@ async fn build_shared_agent(
     let inventory = load_inventory(config)?;
     seed_entities(store.as_ref(), &inventory).await?;
     let ssh = SshConfig::new(&config.known_hosts).with_host_key_policy(config.host_key_policy);
-    let executor = Arc::new(FleetExecutor::new(inventory, ssh));
     // Demo mode: the tour works in the data directory's sandbox, whose service script a
     // policy rule names (the rule is added to the operator's policy, if any).
     let sandbox = if demo {
@@ -81,7 +80,9 @@ async fn build_shared_agent(
     } else {
         None
     };
-    let agent_config = agent_config(config, sandbox.as_ref())?;
+    let mut agent_config = agent_config(config, sandbox.as_ref())?;
+    agent_config.approvers = Arc::new(approver_policy(config, &inventory)?);
+    let executor = Arc::new(FleetExecutor::new(inventory, ssh));
     let mut builder = Agent::builder(store, executor, model).config(agent_config);
     let mut feed = None;
     if let Some(shared) = shared {
@@ -246,6 +247,20 @@ fn read_policy(path: &Path) -> anyhow::Result<String> {
         .with_context(|| format!("reading the policy file {}", path.display()))
 }
 
+/// AUTHZ-3: the two-person rules over the inventory's tags; a bad rule stops start-up.
+fn approver_policy(
+    config: &Config,
+    inventory: &Inventory,
+) -> anyhow::Result<nomos_core::authz::ApproverPolicy> {
+    let tags = inventory
+        .hosts()
+        .iter()
+        .map(|host| (host.slug.clone(), host.tags.clone()))
+        .collect();
+    nomos_core::authz::ApproverPolicy::new(config.approvers.clone(), tags)
+        .map_err(|error| anyhow::anyhow!("gate.approvers: {error}"))
+}
+
 /// GATE-8: a policy file that fails to load or check stops start-up.
 pub fn load_policy(path: &Path) -> anyhow::Result<Policy> {
     let text = read_policy(path)?;
@@ -256,6 +271,15 @@ pub fn load_policy(path: &Path) -> anyhow::Result<Policy> {
 }
 
 fn auth(config: &Config) -> anyhow::Result<(Auth, Option<String>)> {
+    let (mut auth, new_token) = configured_auth(config)?;
+    // AUTHZ-1: the tokens `nomos-server token create` stored (their hashes only).
+    if let Auth::Required { tokens, .. } = &mut auth {
+        tokens.extend(token::stored_tokens(&config.data_dir)?);
+    }
+    Ok((auth, new_token))
+}
+
+fn configured_auth(config: &Config) -> anyhow::Result<(Auth, Option<String>)> {
     Ok(match &config.auth {
         AuthSetting::None => (Auth::Disabled, None),
         AuthSetting::Tokens(tokens) if tokens.is_empty() => {

@@ -191,8 +191,17 @@ impl Agent {
     /// Creates a new, empty session, committed with its `session.created` event before
     /// this returns (and kept in the session cache, so its first turn loads nothing).
     pub async fn create_session(&self) -> Result<SessionId, AgentError> {
+        self.create_session_by(None).await
+    }
+
+    /// [`Agent::create_session`], recording the principal that created it (AUTHZ-1: the
+    /// session's owner).
+    pub async fn create_session_by(&self, owner: Option<&str>) -> Result<SessionId, AgentError> {
         let id = SessionId(Uuid::new_v4());
         let mut session = Session::create(id, self.now(), self.inner.config.session);
+        if let Some(owner) = owner {
+            session = session.owned_by(owner);
+        }
         let commit = session.take_commit();
         let receipt = self.commit_recorded(commit).await?;
         // The first decision on the session starts from this aggregate, not a load.
@@ -302,6 +311,8 @@ impl Agent {
                 Some(session) => session,
                 None => Session::from_snapshot(self.session(id).await?, self.inner.config.session),
             };
+            // AUTHZ-3: new requests need the operators the policy says.
+            session.set_approver_policy(self.inner.config.approvers.clone());
             let value = decide(&mut session, self.now());
             let commit = session.take_commit();
             if commit.is_empty() {

@@ -49,9 +49,23 @@ impl Agent {
     /// MCP-1: creates a session driven by an outside client, named after it (`name
     /// version`), with a note that says who drives it.
     pub async fn create_client_session(&self, client: &str) -> Result<SessionId, AgentError> {
+        self.create_client_session_by(client, None).await
+    }
+
+    /// [`Agent::create_client_session`] for the principal `owner` (the token the client
+    /// authenticated with): AUTHZ-1's owner, and AUTHZ-2's requester, whose decisions on
+    /// this session's requests are refused whatever its role.
+    pub async fn create_client_session_by(
+        &self,
+        client: &str,
+        owner: Option<&str>,
+    ) -> Result<SessionId, AgentError> {
         let id = SessionId(Uuid::new_v4());
         let now = self.now();
         let mut session = Session::create_for_client(id, now, self.inner.config.session, client);
+        if let Some(owner) = owner {
+            session = session.owned_by(owner);
+        }
         session.append_note(
             now,
             &format!(

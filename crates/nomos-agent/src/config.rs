@@ -60,6 +60,9 @@ pub struct AgentConfig {
     pub fanout: FanoutLimits,
     /// FLEET-2: the most `max_parallel` a call may ask for (`[agent] fanout_max_parallel`).
     pub fanout_max_parallel: u32,
+    /// AUTHZ-3: how many distinct operators each request needs (`[[gate.approvers]]`; one
+    /// each by default).
+    pub approvers: Arc<nomos_core::authz::ApproverPolicy>,
 }
 
 /// Who answers approval requests (GATE-7). An embedding without an operator never waits
@@ -106,6 +109,7 @@ impl AgentConfig {
             approvals: ApprovalPolicy::AwaitOperator,
             fanout: FanoutLimits::spec_defaults(),
             fanout_max_parallel: 100,
+            approvers: Arc::default(),
         }
     }
 }
@@ -125,6 +129,7 @@ impl std::fmt::Debug for AgentConfig {
             .field("model_output_bytes", &self.model_output_bytes)
             .field("fanout", &self.fanout)
             .field("fanout_max_parallel", &self.fanout_max_parallel)
+            .field("approvers", &self.approvers)
             .finish_non_exhaustive()
     }
 }

@@ -10,7 +10,7 @@ use nomos_core::resume::{
     PlanInFlight, ResumeKind, continuation_outcome, resume_note, terminal_note,
 };
 use nomos_core::session::{Action, PlanDecision};
-use nomos_core::{ApprovalId, Decision, ExecutionId, SessionId};
+use nomos_core::{ApprovalId, ApprovalStatus, Decision, ExecutionId, SessionId};
 use tokio::task::JoinHandle;
 
 use crate::agent::Agent;
@@ -30,6 +30,18 @@ pub struct DecisionReport {
     pub dispatched: bool,
     /// FLEET-1: the fan-out the approval covered, when it covered a group.
     pub fanout: Option<FanoutId>,
+    /// AUTHZ-3: an approval short of the number of distinct operators the request needs:
+    /// nothing ran and nothing resumes; the request still waits for the others.
+    pub awaiting: Option<Awaiting>,
+}
+
+/// AUTHZ-3: how far a request that needs several operators got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Awaiting {
+    /// Distinct operators who approved it so far.
+    pub approvals: u32,
+    /// How many it needs.
+    pub required: u32,
 }
 
 /// What an explicit plan decision did (GATE-4).
@@ -128,10 +140,38 @@ impl Agent {
         // longer start) is an error here and nothing runs.
         let (decided, actions) = self
             .mutate_acting(id, |session, now| {
-                session.handle_decision_with(now, approval_id, decision, decided_by, reason)
+                let decided =
+                    session.handle_decision_with(now, approval_id, decision, decided_by, reason);
+                // AUTHZ-3: an approval the core counted but that does not decide yet.
+                let awaiting = session
+                    .approvals()
+                    .iter()
+                    .find(|a| a.id == approval_id)
+                    .filter(|a| a.status == ApprovalStatus::Pending && decided.is_ok())
+                    .map(|a| Awaiting {
+                        approvals: a.approved_by.len() as u32,
+                        required: a.approvers_required,
+                    });
+                decided.map(|_| awaiting)
             })
             .await?;
-        decided?;
+        let awaiting = match decided {
+            Ok(awaiting) => awaiting,
+            Err(error) => {
+                // AUTHZ-4: every decision is a structured audit line, a refused one too.
+                tracing::warn!(
+                    target: "nomos::audit",
+                    session = %id,
+                    approval = %approval_id,
+                    principal = decided_by.map_or("-", |d| d.name.as_str()),
+                    request = decided_by.and_then(|d| d.request_id.as_deref()).unwrap_or("-"),
+                    decision = decision.as_str(),
+                    %error,
+                    "decision refused"
+                );
+                return Err(error.into());
+            }
+        };
         // The shell acts on what the core queued: at most the one dispatch of the
         // execution this approval guards, or the start of its fan-out (FLEET-2).
         let mut dispatched = false;
@@ -160,6 +200,8 @@ impl Agent {
             request = decided_by.and_then(|d| d.request_id.as_deref()).unwrap_or("-"),
             decision = decision.as_str(),
             dispatched,
+            approvals = awaiting.map_or(0, |a| a.approvals),
+            approvers_required = awaiting.map_or(0, |a| a.required),
             "operator decided"
         );
         // CONTROL-1: the command the decision runs and the continuation can be stopped.
@@ -169,6 +211,7 @@ impl Agent {
             execution_id: approval.execution_id,
             dispatched,
             fanout,
+            awaiting,
         };
         Ok((report, guard))
     }
@@ -179,6 +222,11 @@ impl Agent {
         guard: SessionGuard,
     ) -> TurnReport {
         let id = report.session_id;
+        // AUTHZ-3: the request still waits for another operator: nothing to continue.
+        if report.awaiting.is_some() {
+            drop(guard);
+            return TurnReport::new(id);
+        }
         // FLEET-2: an approved fan-out runs through its window; the model reads its table.
         if let (true, Some(fanout_id)) = (report.dispatched, report.fanout) {
             let (_, table) = self.drive_fanout(id, fanout_id, None).await;

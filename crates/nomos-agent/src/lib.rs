@@ -56,7 +56,7 @@ pub use cancel::StopReport;
 pub use client::{Access, CallReply};
 pub use clock::{Clock, ManualClock, SystemClock, TokioClock};
 pub use config::{AgentConfig, ApprovalPolicy, Classifier, DEFAULT_SYSTEM_PROMPT, NO_OPERATOR};
-pub use continuation::{DecisionReport, PlanDecisionReport};
+pub use continuation::{Awaiting, DecisionReport, PlanDecisionReport};
 pub use error::AgentError;
 pub use exec::output_text;
 pub use health::{STALE_AFTER, WriteHealth};

@@ -36,7 +36,7 @@ pub struct TurnReport {
 }
 
 impl TurnReport {
-    fn new(session_id: SessionId) -> TurnReport {
+    pub(crate) fn new(session_id: SessionId) -> TurnReport {
         TurnReport {
             session_id,
             n_tool_calls: 0,

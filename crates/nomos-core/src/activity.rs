@@ -501,6 +501,53 @@ fn event_entry(record: &EventRecord) -> Option<ActivityEntry> {
                 format!("Operator revoked the approval of plan generation {generation}"),
             )
         },
+        // AUTHZ-3: one operator of several approved; the request still waits.
+        DomainEvent::ApprovalProgress {
+            approval_id,
+            approved_by,
+            username,
+            request_id,
+            approvals,
+            required,
+        } => ActivityEntry {
+            approval_id: Some(*approval_id),
+            detail: who_detail(
+                Some(approved_by.as_str()),
+                username.as_deref(),
+                request_id.as_deref(),
+            ),
+            ..entry(
+                at,
+                format!("approval-progress/{seq}"),
+                ActivityKind::Approval,
+                format!("Approved by {approved_by}: {approvals} of {required} approvals"),
+            )
+        },
+        // AUTHZ-2, AUTHZ-3: a decision refused because of who made it.
+        DomainEvent::DecisionRefused {
+            decision,
+            principal,
+            request_id,
+            approval_id,
+            reason,
+        } => ActivityEntry {
+            state: EntryState::Cancelled,
+            approval_id: *approval_id,
+            detail: Some(match request_id {
+                Some(request) => format!("{reason} (request {request})"),
+                None => reason.clone(),
+            }),
+            ..entry(
+                at,
+                format!("refused/{seq}"),
+                ActivityKind::Approval,
+                format!(
+                    "Refused a {} by {}",
+                    decision.as_str().replace('_', " "),
+                    principal.as_deref().unwrap_or("an unnamed decider")
+                ),
+            )
+        },
         // GATE-4, AUDIT-1: the operator's explicit rejection of a plan, with who and why.
         DomainEvent::PlanRejected {
             generation,

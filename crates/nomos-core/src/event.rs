@@ -239,6 +239,43 @@ pub enum DomainEvent {
         /// Each kind redacted, with its count.
         kinds: Vec<RedactedKind>,
     },
+    /// AUTHZ-3: one operator approved a request that needs several; it still waits for
+    /// the others (AUDIT-1: who, and the request).
+    #[serde(rename = "approval.progress")]
+    ApprovalProgress {
+        /// The approval.
+        approval_id: ApprovalId,
+        /// Who approved it now.
+        approved_by: String,
+        /// AUDIT-1: the OIDC `preferred_username` of who it was, alongside the subject.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        username: Option<String>,
+        /// The id of the request that carried the approval.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
+        /// How many distinct operators approved it so far.
+        approvals: u32,
+        /// How many it needs.
+        required: u32,
+    },
+    /// AUTHZ-2, AUTHZ-3: a decision refused because of who made it (the request's own
+    /// principal, or an operator approving twice); nothing else changed.
+    #[serde(rename = "decision.refused")]
+    DecisionRefused {
+        /// What it tried to decide.
+        decision: crate::authz::DecisionKind,
+        /// Who tried, when the decision named someone.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        principal: Option<String>,
+        /// The id of the request that carried it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
+        /// The approval it named, for an approval decision.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        approval_id: Option<ApprovalId>,
+        /// Why it was refused.
+        reason: String,
+    },
     /// CONTROL-2: the operator revoked the assent window before it expired (AUDIT-1: who,
     /// and the request); the window's `assent.closed` (reason `revoked`) follows.
     #[serde(rename = "assent.revoked")]
@@ -382,6 +419,8 @@ impl DomainEvent {
         "task.closed",
         "session.archived",
         "output.redacted",
+        "approval.progress",
+        "decision.refused",
     ];
 
     /// The event's kind, as the SSE `event:` field and the store's `kind` column spell it.
@@ -411,6 +450,8 @@ impl DomainEvent {
             DomainEvent::TaskClosed { .. } => "task.closed",
             DomainEvent::SessionArchived { .. } => "session.archived",
             DomainEvent::OutputRedacted { .. } => "output.redacted",
+            DomainEvent::ApprovalProgress { .. } => "approval.progress",
+            DomainEvent::DecisionRefused { .. } => "decision.refused",
         }
     }
 }

@@ -36,6 +36,7 @@
 
 pub mod activity;
 pub mod assent;
+pub mod authz;
 pub mod chain;
 pub mod declared;
 pub mod event;

@@ -86,6 +86,10 @@ pub struct SessionRecord {
     /// MCP client's `name version`), if any. Set at creation and never changed.
     #[serde(default)]
     pub client: Option<String>,
+    /// AUTHZ-1: the principal that created the session (a token's name or an OIDC
+    /// subject), if one did. Set at creation and never changed.
+    #[serde(default)]
+    pub owner: Option<String>,
     /// CONTROL-6: when the operator archived the session (it leaves the board), if it is
     /// archived.
     #[serde(default)]
@@ -98,6 +102,18 @@ pub struct SessionRecord {
     pub last_activity_at: Timestamp,
     /// Optimistic concurrency version; the store bumps it on every commit.
     pub version: i64,
+}
+
+impl SessionRecord {
+    /// AUTHZ-2: the principal whose calls make this session's requests: its owner when an
+    /// outside client drives it (MCP-1), nobody when Nomos's model does (the operator who
+    /// chats with the model decides what the model asks).
+    pub fn requester(&self) -> Option<&str> {
+        match self.client {
+            Some(_) => self.owner.as_deref(),
+            None => None,
+        }
+    }
 }
 
 /// One plan step (PLAN-1).
@@ -284,6 +300,16 @@ pub struct Approval {
     pub decided_at: Option<Timestamp>,
     /// Who decided it, when known.
     pub decided_by: Option<String>,
+    /// AUTHZ-3: how many distinct operators must approve it (1 unless a rule says more).
+    #[serde(default = "one_approver")]
+    pub approvers_required: u32,
+    /// AUTHZ-3: the operators who approved it so far, in order.
+    #[serde(default)]
+    pub approved_by: Vec<Decider>,
+}
+
+fn one_approver() -> u32 {
+    1
 }
 
 /// One transcript message.

@@ -3,13 +3,13 @@
 //!
 //! The [`require_auth`] middleware guards every route it wraps: it reads
 //! `Authorization: Bearer ...` (or `?access_token=` on the two event streams, which browsers cannot
-//! give headers), puts the [`Principal`] in the request extensions, and refuses any method
-//! but `GET`/`HEAD` to a [`Role::Viewer`] with 403 (viewers are read-only).
+//! give headers) and puts the [`Principal`] in the request extensions; what each role may
+//! do on each route is [`crate::authz`]'s (AUTHZ-1).
 
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{Method, header};
+use axum::http::header;
 use axum::middleware::Next;
 use axum::response::Response;
 use serde::{Deserialize, Serialize};
@@ -28,6 +28,35 @@ pub enum Role {
     Operator,
     /// May only read.
     Viewer,
+    /// AUTHZ-1: an MCP client or other automation: calls tools (under the gates) and reads
+    /// only the sessions it created; never decides, revokes, stops or posts a message.
+    Agent,
+}
+
+impl Role {
+    /// The spelling of the configuration and the wire (`operator`, `viewer`, `agent`).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Role::Operator => "operator",
+            Role::Viewer => "viewer",
+            Role::Agent => "agent",
+        }
+    }
+}
+
+impl std::str::FromStr for Role {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Role, String> {
+        match text {
+            "operator" => Ok(Role::Operator),
+            "viewer" => Ok(Role::Viewer),
+            "agent" => Ok(Role::Agent),
+            other => Err(format!(
+                "unknown role `{other}`; expected operator, viewer or agent"
+            )),
+        }
+    }
 }
 
 /// An authenticated caller.
@@ -197,7 +226,7 @@ fn match_static(tokens: &[StaticToken], token: &str) -> Option<Principal> {
     found
 }
 
-/// The middleware: authenticates, then enforces that viewers only read.
+/// The middleware: authenticates; [`crate::authz::authorize`] then says what the role may do.
 pub async fn require_auth(
     State(auth): State<Arc<Auth>>,
     mut request: Request,
@@ -205,13 +234,6 @@ pub async fn require_auth(
 ) -> Result<Response, ApiError> {
     let token = bearer(&request);
     let principal = auth.authenticate(token.as_deref()).await?;
-    let reads = matches!(*request.method(), Method::GET | Method::HEAD);
-    if principal.role == Role::Viewer && !reads {
-        return Err(ApiError::Forbidden(format!(
-            "{} is a viewer (read-only); this needs the operator role",
-            principal.name
-        )));
-    }
     request.extensions_mut().insert(principal);
     Ok(next.run(request).await)
 }

@@ -51,6 +51,9 @@ pub struct SessionDto {
     /// MCP-2: the MCP client (`name version`) that drives this session and makes its tool
     /// calls; absent when Nomos's model drives it.
     pub client: Option<String>,
+    /// AUTHZ-1: the principal that created it (a token's name or an OIDC subject), if any;
+    /// for a session a client drives, the principal that drives it.
+    pub owner: Option<String>,
     /// CONTROL-6: when the operator archived it (it is off the board), if archived.
     pub archived_at: Option<String>,
     /// Creation time.
@@ -72,6 +75,7 @@ impl From<&SessionRecord> for SessionDto {
             assent_generation: record.assent.map(|a| a.generation),
             assent_expires_at: record.assent.map(|a| time(a.expires_at)),
             client: record.client.clone(),
+            owner: record.owner.clone(),
             archived_at: opt_time(record.archived_at),
             created_at: time(record.created_at),
             last_activity_at: time(record.last_activity_at),
@@ -418,6 +422,11 @@ pub struct ApprovalDto {
     pub decided_at: Option<String>,
     /// Decided by.
     pub decided_by: Option<String>,
+    /// AUTHZ-3: how many distinct operators must approve it (1 unless a policy rule says
+    /// more).
+    pub approvers_required: u32,
+    /// AUTHZ-3: who approved it so far, in order (the card's "alice approved").
+    pub approved_by: Vec<String>,
     /// GATE-9: what the card says about the plan, beyond the class: "not in the approved
     /// plan" (with the step it ran under) for an undeclared change, or that the approved
     /// plan declared it for a destructive or unknown command; absent otherwise.
@@ -549,6 +558,12 @@ impl ApprovalDto {
             expires_at: time(approval.expires_at),
             decided_at: opt_time(approval.decided_at),
             decided_by: approval.decided_by.clone(),
+            approvers_required: approval.approvers_required,
+            approved_by: approval
+                .approved_by
+                .iter()
+                .map(|d| d.name.clone())
+                .collect(),
             plan_note: approval.binding.origin.card_note(),
             preview: approval.binding.preview.as_ref().map(PreviewDto::from),
         }
@@ -593,8 +608,21 @@ pub struct DecisionResult {
     pub session_id: Uuid,
     /// The execution.
     pub execution_id: Uuid,
-    /// Whether the command was dispatched (approved) or not (denied).
+    /// Whether the command was dispatched (approved) or not (denied, or still waiting for
+    /// other operators).
     pub dispatched: bool,
+    /// AUTHZ-3: set when this approval counted but the request needs more distinct
+    /// operators: it still waits, and nothing ran.
+    pub awaiting: Option<AwaitingDto>,
+}
+
+/// AUTHZ-3: how far a request that needs several operators got.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct AwaitingDto {
+    /// Distinct operators who approved it so far.
+    pub approvals: u32,
+    /// How many it needs.
+    pub required: u32,
 }
 
 /// The operator's explicit decision on a waiting plan (GATE-4).

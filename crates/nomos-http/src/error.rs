@@ -186,6 +186,11 @@ impl From<AgentError> for ApiError {
                 nomos_core::session::DecisionError::ReasonWithApproval
                 | nomos_core::session::DecisionError::ReasonTooLong(_),
             ) => ApiError::Invalid(error.to_string()),
+            // AUTHZ-2, AUTHZ-3: refused because of who decided (recorded by the core).
+            AgentError::Decision(nomos_core::session::DecisionError::Decider(_))
+            | AgentError::PlanDecision(nomos_core::session::PlanDecisionError::Decider(_)) => {
+                ApiError::Forbidden(error.to_string())
+            }
             AgentError::TurnInProgress(_)
             | AgentError::Decision(_)
             | AgentError::PlanDecision(_) => ApiError::Conflict(error.to_string()),

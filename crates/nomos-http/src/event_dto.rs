@@ -403,6 +403,46 @@ pub enum EventDto {
         #[schema(nullable = false)]
         by: Option<String>,
     },
+    /// AUTHZ-3: one operator approved a request that needs several; it still waits.
+    #[serde(rename = "approval.progress")]
+    ApprovalProgress {
+        /// The approval.
+        approval_id: Uuid,
+        /// Who approved it now.
+        approved_by: String,
+        /// AUDIT-1: the OIDC `preferred_username` of who it was.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(nullable = false)]
+        username: Option<String>,
+        /// AUDIT-1: the id of the request that carried the approval.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(nullable = false)]
+        request_id: Option<String>,
+        /// How many distinct operators approved it so far.
+        approvals: u32,
+        /// How many it needs.
+        required: u32,
+    },
+    /// AUTHZ-2, AUTHZ-3: a decision refused because of who made it; nothing else changed.
+    #[serde(rename = "decision.refused")]
+    DecisionRefused {
+        /// What it tried to decide: `assent`, `plan_decision` or `approval`.
+        decision: String,
+        /// Who tried, when the decision named someone.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(nullable = false)]
+        principal: Option<String>,
+        /// The id of the request that carried it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(nullable = false)]
+        request_id: Option<String>,
+        /// The approval it named, for an approval decision.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(nullable = false)]
+        approval_id: Option<Uuid>,
+        /// Why it was refused.
+        reason: String,
+    },
 }
 
 /// SECRET-2: one kind of secret redacted, and how many.
@@ -601,6 +641,34 @@ impl From<&DomainEvent> for EventDto {
             DomainEvent::SessionArchived { archived, by } => {
                 EventDto::SessionArchived { archived, by }
             }
+            DomainEvent::ApprovalProgress {
+                approval_id,
+                approved_by,
+                username,
+                request_id,
+                approvals,
+                required,
+            } => EventDto::ApprovalProgress {
+                approval_id: approval_id.0,
+                approved_by,
+                username,
+                request_id,
+                approvals,
+                required,
+            },
+            DomainEvent::DecisionRefused {
+                decision,
+                principal,
+                request_id,
+                approval_id,
+                reason,
+            } => EventDto::DecisionRefused {
+                decision: decision.as_str().to_owned(),
+                principal,
+                request_id,
+                approval_id: approval_id.map(|id| id.0),
+                reason,
+            },
         }
     }
 }

@@ -19,6 +19,8 @@
 
 pub mod api;
 pub mod auth;
+pub mod authz;
+pub mod channels;
 pub mod conn;
 pub mod dto;
 pub mod error;
@@ -65,6 +67,8 @@ pub const REQUEST_ID: &str = "x-request-id";
 /// Builds the whole router.
 pub fn app(state: AppState) -> Router {
     let auth = middleware::from_fn_with_state(state.auth.clone(), auth::require_auth);
+    // AUTHZ-1: the inner layer, so it runs after authentication.
+    let authz = middleware::from_fn_with_state(state.clone(), authz::authorize);
     let timed = Router::new()
         .merge(api::sessions::router())
         .merge(api::approvals::router())
@@ -76,9 +80,10 @@ pub fn app(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,
         ))
+        .route_layer(authz.clone())
         .route_layer(auth.clone());
     // Event streams live as long as the client wants: no timeout.
-    let streams = events::router().route_layer(auth);
+    let streams = events::router().route_layer(authz).route_layer(auth);
     let mcp = mcp::router(&state);
     let request_id = HeaderName::from_static(REQUEST_ID);
     Router::new()

@@ -46,7 +46,9 @@ async fn authenticate(
     let token = bearer(&request);
     let principal = auth.authenticate(token.as_deref()).await?;
     let access = match principal.role {
-        Role::Operator => Access::Operate,
+        // AUTHZ-1: an agent calls tools under the gates like an operator's client; no MCP
+        // tool decides anything (MCP-2), and its resources reach only its own sessions.
+        Role::Operator | Role::Agent => Access::Operate,
         Role::Viewer => Access::ReadOnly,
     };
     request.extensions_mut().insert(Caller {

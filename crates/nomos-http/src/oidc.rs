@@ -1,6 +1,6 @@
 //! OIDC bearer tokens: JWTs signed by the issuer, checked against its JWKS (fetched with
 //! reqwest and cached), with issuer, audience, expiry and clock skew, and a role claim
-//! mapped to [`Role::Operator`] or [`Role::Viewer`].
+//! mapped to [`Role::Operator`], [`Role::Viewer`] or [`Role::Agent`] (AUTHZ-1).
 
 use std::time::{Duration, Instant};
 
@@ -43,6 +43,9 @@ pub struct OidcConfig {
     pub operator_value: String,
     /// The claim value that makes a viewer.
     pub viewer_value: String,
+    /// AUTHZ-1: the claim value that makes an agent; it wins over the others, so a token
+    /// issued to automation never decides.
+    pub agent_value: String,
     /// Allowed clock skew for `exp` and `nbf`.
     pub leeway: Duration,
     /// How long a fetched JWKS is trusted before it is fetched again.
@@ -127,8 +130,11 @@ impl Oidc {
             .to_owned();
         let role = self.role_of(&claims).ok_or_else(|| {
             ApiError::Forbidden(format!(
-                "token of {name} has no Nomos role: claim `{}` must contain `{}` or `{}`",
-                self.config.role_claim, self.config.operator_value, self.config.viewer_value
+                "token of {name} has no Nomos role: claim `{}` must contain `{}`, `{}` or `{}`",
+                self.config.role_claim,
+                self.config.operator_value,
+                self.config.viewer_value,
+                self.config.agent_value
             ))
         })?;
         // AUDIT-1: the readable name recorded alongside the subject.
@@ -149,7 +155,9 @@ impl Oidc {
             Value::Array(many) => many.iter().filter_map(Value::as_str).collect(),
             _ => return None,
         };
-        if values.contains(&self.config.operator_value.as_str()) {
+        if values.contains(&self.config.agent_value.as_str()) {
+            Some(Role::Agent)
+        } else if values.contains(&self.config.operator_value.as_str()) {
             Some(Role::Operator)
         } else if values.contains(&self.config.viewer_value.as_str()) {
             Some(Role::Viewer)
@@ -231,6 +239,7 @@ mod tests {
             role_claim: "roles".into(),
             operator_value: "nomos-operator".into(),
             viewer_value: "nomos-viewer".into(),
+            agent_value: "nomos-agent".into(),
             leeway: Duration::from_secs(30),
             jwks_ttl: Duration::from_secs(300),
             client: None,
@@ -245,6 +254,17 @@ mod tests {
         let claims: Map<String, Value> =
             serde_json::from_str(r#"{"roles": "nomos-viewer"}"#).unwrap();
         assert_eq!(oidc().role_of(&claims), Some(Role::Viewer));
+    }
+
+    // rule: AUTHZ-1
+    #[test]
+    fn an_agent_role_claim_maps_to_the_agent_role_and_wins() {
+        let claims: Map<String, Value> =
+            serde_json::from_str(r#"{"roles": ["nomos-operator", "nomos-agent"]}"#).unwrap();
+        assert_eq!(oidc().role_of(&claims), Some(Role::Agent));
+        let claims: Map<String, Value> =
+            serde_json::from_str(r#"{"roles": "nomos-agent"}"#).unwrap();
+        assert_eq!(oidc().role_of(&claims), Some(Role::Agent));
         let claims: Map<String, Value> = serde_json::from_str(r#"{"roles": 3}"#).unwrap();
         assert_eq!(oidc().role_of(&claims), None);
     }

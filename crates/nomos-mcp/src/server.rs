@@ -81,11 +81,16 @@ impl NomosMcp {
     }
 
     fn caller(&self, context: &RequestContext<RoleServer>) -> Access {
-        context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Caller>())
-            .map_or(self.default_access, |caller| caller.access)
+        caller_of(context).map_or(self.default_access, |caller| caller.access)
+    }
+
+    /// AUTHZ-1, MCP-2: whose sessions this client reaches: the sessions its principal
+    /// created over HTTP; over stdio (no principal) only this MCP session's.
+    fn reach(&self, context: &RequestContext<RoleServer>) -> resources::Reach {
+        match caller_of(context) {
+            Some(caller) => resources::Reach::Principal(caller.name.clone()),
+            None => resources::Reach::Session(self.session_id()),
+        }
     }
 
     /// The web UI's base URL: the request's `Host` when there is one, else the configured one.
@@ -98,6 +103,14 @@ impl NomosMcp {
             .map(|host| format!("http://{host}"));
         from_request.or_else(|| self.base_url.clone())
     }
+}
+
+/// The caller the HTTP layer authenticated, when the request came over HTTP.
+fn caller_of(context: &RequestContext<RoleServer>) -> Option<&Caller> {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Caller>())
 }
 
 /// The name a session carries: the client's `name version`.
@@ -156,9 +169,11 @@ impl ServerHandler for NomosMcp {
         let result = self.negotiate_initialize(&request)?;
         if self.session_id().is_none() {
             let name = client_name(&request.client_info);
+            // AUTHZ-1, AUTHZ-2: the session is owned by the principal of the token.
+            let owner = caller_of(&context).map(|caller| caller.name.clone());
             let id = self
                 .agent
-                .create_client_session(&name)
+                .create_client_session_by(&name, owner.as_deref())
                 .await
                 .map_err(internal)?;
             tracing::info!(session = %id, client = %name, "MCP session started");
@@ -250,11 +265,12 @@ impl ServerHandler for NomosMcp {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(ListResourcesResult::with_all_items(resources::list(
-            self.session_id(),
-        )))
+        let listed = resources::list(&self.agent, &self.reach(&context), self.session_id())
+            .await
+            .map_err(internal)?;
+        Ok(ListResourcesResult::with_all_items(listed))
     }
 
     async fn list_resource_templates(
@@ -270,9 +286,9 @@ impl ServerHandler for NomosMcp {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let result = resources::read(&self.agent, &request.uri).await?;
+        let result = resources::read(&self.agent, &self.reach(&context), &request.uri).await?;
         Ok(result.into())
     }
 }

@@ -29,6 +29,7 @@ macro_rules! list_sessions_sql {
                     OR strpos(lower(coalesce(goal, '') || ' ' || coalesce(summary, '')), lower($8)) > 0)
                AND ($9::text = 'any' OR ($9 = 'listed' AND archived_at IS NULL)
                     OR ($9 = 'archived' AND archived_at IS NOT NULL))
+               AND ($10::text IS NULL OR created_by = $10)
              ORDER BY ",
             $order,
             " LIMIT $5"

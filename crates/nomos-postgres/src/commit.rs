@@ -444,11 +444,23 @@ async fn upsert_approvals(
         .iter()
         .map(|a| to_json(&a.binding, "approval binding"))
         .collect::<Result<Vec<_>, _>>()?;
+    // AUTHZ-3: who approved so far; NULL while nobody has.
+    let approvers = approvals
+        .iter()
+        .map(|a| {
+            if a.approved_by.is_empty() {
+                Ok(None)
+            } else {
+                to_json(&a.approved_by, "approvers").map(Some)
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let done = sqlx::query(concat!(
         "INSERT INTO approvals (id, session_id, execution_id, binding, binding_hash, status,
-           requested_at, expires_at, decided_at, decided_by)
+           requested_at, expires_at, decided_at, decided_by, approvers_required, approved_by)
          SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::uuid[], $4::jsonb[], $5::text[],
-           $6::text[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], $10::text[]) ",
+           $6::text[], $7::timestamptz[], $8::timestamptz[], $9::timestamptz[], $10::text[],
+           $11::int8[], $12::jsonb[]) ",
         nomos_store_sql::approval_upsert!()
     ))
     .bind(approvals.iter().map(|a| a.id.as_uuid()).collect::<Vec<_>>())
@@ -501,6 +513,13 @@ async fn upsert_approvals(
             .map(|a| a.decided_by.as_deref())
             .collect::<Vec<_>>(),
     )
+    .bind(
+        approvals
+            .iter()
+            .map(|a| i64::from(a.approvers_required))
+            .collect::<Vec<_>>(),
+    )
+    .bind(approvers)
     .execute(&mut *conn)
     .await
     .map_err(|e| db_error(e, "approvals"))?;

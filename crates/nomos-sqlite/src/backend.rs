@@ -30,6 +30,7 @@ macro_rules! list_sessions_sql {
                     OR instr(lower(coalesce(goal, '') || ' ' || coalesce(summary, '')), lower(?8)) > 0)
                AND (?9 = 'any' OR (?9 = 'listed' AND archived_at IS NULL)
                     OR (?9 = 'archived' AND archived_at IS NOT NULL))
+               AND (?10 IS NULL OR created_by = ?10)
              ORDER BY ",
             $order,
             " LIMIT ?5"

@@ -268,7 +268,11 @@ fn push_session(
     match (commit.expected_version, commit.session.as_ref()) {
         (None, _) => {
             let s = new_session_row(commit, session_id)?;
-            let args = args(vec![Arg::OptText(s.client.clone())], s)?;
+            let extra = vec![
+                Arg::OptText(s.client.clone()),
+                Arg::OptText(s.owner.clone()),
+            ];
+            let args = args(extra, s)?;
             script.push(SHARED.insert_session, args, what);
         }
         (Some(expected), Some(s)) => {
@@ -415,12 +419,20 @@ fn push_execution(script: &mut Script, e: &Execution) -> Result<(), StoreError> 
     Ok(())
 }
 
+/// AUTHZ-3: who approved so far, as JSON; NULL while nobody has.
+fn approved_by(a: &Approval) -> Result<Option<String>, StoreError> {
+    if a.approved_by.is_empty() {
+        return Ok(None);
+    }
+    to_json(&a.approved_by, "approvers").map(Some)
+}
+
 fn push_approval(script: &mut Script, a: &Approval) -> Result<(), StoreError> {
     script.push(
         concat!(
             "INSERT INTO approvals (id, session_id, execution_id, binding, binding_hash, status,
-               requested_at, expires_at, decided_at, decided_by)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ",
+               requested_at, expires_at, decided_at, decided_by, approvers_required, approved_by)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ",
             nomos_store_sql::approval_upsert!()
         ),
         vec![
@@ -434,6 +446,8 @@ fn push_approval(script: &mut Script, a: &Approval) -> Result<(), StoreError> {
             a.expires_at.as_millis().into(),
             ms(a.decided_at).into(),
             a.decided_by.clone().into(),
+            i64::from(a.approvers_required).into(),
+            approved_by(a)?.into(),
         ],
         format!("approval {}", a.id),
     );

@@ -98,13 +98,15 @@ pub async fn write_session<B: SqlBackend>(
     }
 }
 
-/// Inserts a new session's row at version 1 (the client is set at creation only).
+/// Inserts a new session's row at version 1 (the client and the owner are set at creation
+/// only).
 pub async fn insert_session<B: SqlBackend>(
     tx: &mut B::WriteTx,
     s: &SessionRecord,
 ) -> Result<(), StoreError> {
     let mut args = session_args(s)?;
     args.push(Arg::OptText(s.client.clone()));
+    args.push(Arg::OptText(s.owner.clone()));
     let what = format!("session {}", s.id);
     tx.execute(Statement::new(SHARED.insert_session, args, what))
         .await?;

@@ -25,6 +25,7 @@ pub fn session<B, R: RecordRow<B>>(row: &R) -> Result<SessionRecord, StoreError>
         knowledge: row.parsed("knowledge", KnowledgeLoop::parse)?,
         nudged_at: row.opt_timestamp("nudged_at")?,
         client: row.opt_text("client")?,
+        owner: row.opt_text("created_by")?,
         archived_at: row.opt_timestamp("archived_at")?,
         n_messages: row.u64("n_messages")?,
         created_at: row.timestamp("created_at")?,
@@ -96,6 +97,8 @@ pub fn approval<B, R: RecordRow<B>>(row: &R) -> Result<Approval, StoreError> {
         expires_at: row.timestamp("expires_at")?,
         decided_at: row.opt_timestamp("decided_at")?,
         decided_by: row.opt_text("decided_by")?,
+        approvers_required: row.u32("approvers_required")?,
+        approved_by: row.opt_json("approved_by")?.unwrap_or_default(),
     })
 }
 

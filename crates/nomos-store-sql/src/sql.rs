@@ -103,8 +103,8 @@ pub struct Shared {
     pub all_chained_session_events: &'static str,
     /// Sets an event's hash: `$1` hash, `$2` session id, `$3` seq.
     pub set_event_hash: &'static str,
-    /// Inserts a session row at version 1: `$1` to `$12` its columns (see
-    /// [`crate::commit::session_args`]), `$13` client.
+    /// Inserts a session row at version 1: `$1` to `$13` its columns (see
+    /// [`crate::commit::session_args`]), `$14` client, `$15` the owner (`created_by`).
     pub insert_session: &'static str,
     /// Rewrites a session row at a version: `$1` to `$12` its columns, `$13` the new
     /// version, `$14` the expected one.
@@ -154,8 +154,8 @@ pub static SHARED: Shared = Shared {
     insert_session:
         "INSERT INTO sessions (id, status, goal, summary, board_outcome, plan_generation,
                      assent, knowledge, nudged_at, n_messages, created_at, last_activity_at,
-                     archived_at, version, client)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1, $14)",
+                     archived_at, version, client, created_by)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1, $14, $15)",
     update_session: "UPDATE sessions SET status = $2, goal = $3, summary = $4, board_outcome = $5,
                      plan_generation = $6, assent = $7, knowledge = $8, nudged_at = $9,
                      n_messages = $10, created_at = $11, last_activity_at = $12,
@@ -224,7 +224,8 @@ macro_rules! approval_upsert {
            binding = EXCLUDED.binding, binding_hash = EXCLUDED.binding_hash,
            status = EXCLUDED.status, requested_at = EXCLUDED.requested_at,
            expires_at = EXCLUDED.expires_at, decided_at = EXCLUDED.decided_at,
-           decided_by = EXCLUDED.decided_by
+           decided_by = EXCLUDED.decided_by, approvers_required = EXCLUDED.approvers_required,
+           approved_by = EXCLUDED.approved_by
          WHERE approvals.session_id = EXCLUDED.session_id"
     };
 }

@@ -419,6 +419,7 @@ pub async fn list_sessions<B: SqlBackend>(
             }
             .to_owned(),
         ),
+        Arg::OptText(filter.owner.clone()),
     ];
     let lists = B::SQL.list_sessions;
     let sql = match filter.order {

@@ -243,6 +243,36 @@ export type EventDto =
     /** Who did it. */
     by?: string;
     type: 'session.archived';
+  }
+  /** AUTHZ-3: one operator approved a request that needs several; it still waits. */
+  | {
+    /** The approval. */
+    approval_id: string;
+    /** How many distinct operators approved it so far. */
+    approvals: number;
+    /** Who approved it now. */
+    approved_by: string;
+    /** AUDIT-1: the id of the request that carried the approval. */
+    request_id?: string;
+    /** How many it needs. */
+    required: number;
+    type: 'approval.progress';
+    /** AUDIT-1: the OIDC `preferred_username` of who it was. */
+    username?: string;
+  }
+  /** AUTHZ-2, AUTHZ-3: a decision refused because of who made it; nothing else changed. */
+  | {
+    /** The approval it named, for an approval decision. */
+    approval_id?: string;
+    /** What it tried to decide: `assent`, `plan_decision` or `approval`. */
+    decision: string;
+    /** Who tried, when the decision named someone. */
+    principal?: string;
+    /** Why it was refused. */
+    reason: string;
+    /** The id of the request that carried it. */
+    request_id?: string;
+    type: 'decision.refused';
   };
 
 /**
@@ -317,6 +347,8 @@ export const EVENT_KINDS = [
   'plan.rejected',
   'task.closed',
   'session.archived',
+  'approval.progress',
+  'decision.refused',
 ] as const;
 
 /** A durable event kind. */

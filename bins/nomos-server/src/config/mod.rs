@@ -107,6 +107,66 @@ mod tests {
         );
     }
 
+    // rule: AUTHZ-3
+    #[test]
+    fn two_person_rules_are_read_from_gate_approvers_and_a_bad_class_is_named() {
+        use nomos_core::CommandClass;
+        let config =
+            check("[[gate.approvers]]\nclass = \"destructive\"\ntag = \"prod\"\napprovers = 2\n")
+                .unwrap();
+        assert_eq!(config.approvers.len(), 1);
+        assert_eq!(config.approvers[0].class, Some(CommandClass::Destructive));
+        assert_eq!(config.approvers[0].tag.as_deref(), Some("prod"));
+        assert_eq!(config.approvers[0].approvers, 2);
+        let err = check("[[gate.approvers]]\nclass = \"scary\"\napprovers = 2\n").unwrap_err();
+        assert!(err.to_string().contains("gate.approvers[0].class"), "{err}");
+    }
+
+    // rule: AUTHZ-4
+    #[test]
+    fn channels_are_read_from_notify_and_a_webhook_without_a_secret_is_named() {
+        use nomos_http::channels::Channel;
+        let config = check(
+            "[notify]\nbase_url = \"https://nomos.example\"\n[[notify.channels]]\nkind = \"webhook\"\nurl = \"http://127.0.0.1:9/hook\"\nsecret = \"k\"\n[[notify.channels]]\nkind = \"ntfy\"\nurl = \"https://ntfy.example\"\ntopic = \"ops\"\n[[notify.channels]]\nkind = \"slack\"\nurl = \"https://hooks.example/T/B/x\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.notify_base_url.as_deref(),
+            Some("https://nomos.example")
+        );
+        assert_eq!(config.channels.len(), 3);
+        assert!(matches!(&config.channels[1], Channel::Ntfy { topic, .. } if topic == "ops"));
+        let err = check("[[notify.channels]]\nkind = \"webhook\"\nurl = \"http://127.0.0.1:9/\"\n")
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("notify.channels[0].secret"),
+            "{err}"
+        );
+    }
+
+    // rule: AUTHZ-1
+    #[test]
+    fn a_static_token_may_have_the_agent_role_and_an_unknown_role_is_named() {
+        let hash = "0".repeat(64);
+        let config = check(&format!(
+            "[[auth.tokens]]\nname = \"claude-code\"\nsha256 = \"{hash}\"\nrole = \"agent\"\n"
+        ))
+        .unwrap();
+        let AuthSetting::Tokens(tokens) = config.auth else {
+            panic!("static tokens expected");
+        };
+        assert_eq!(tokens[0].role, nomos_http::Role::Agent);
+        let err = check(&format!(
+            "[[auth.tokens]]\nname = \"x\"\nsha256 = \"{hash}\"\nrole = \"root\"\n"
+        ))
+        .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("expected operator, viewer or agent"),
+            "{err}"
+        );
+    }
+
     // rule: TURN-12
     #[test]
     fn the_reply_deadline_is_read_from_the_llm_table() {

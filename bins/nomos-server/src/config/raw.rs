@@ -45,6 +45,34 @@ pub struct RawConfig {
     /// The gate.
     #[serde(default)]
     pub gate: RawGate,
+    /// AUTHZ-4: where waiting requests are sent.
+    #[serde(default)]
+    pub notify: RawNotify,
+}
+
+/// `[notify]`: the console's public URL (for the card links) and `[[notify.channels]]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawNotify {
+    /// The console's URL as operators reach it (default `http://<listen>`).
+    pub base_url: Option<String>,
+    /// The channels.
+    #[serde(default)]
+    pub channels: Vec<RawChannel>,
+}
+
+/// `[[notify.channels]]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawChannel {
+    /// `webhook`, `ntfy` or `slack`.
+    pub kind: String,
+    /// The webhook's URL, or the ntfy server's.
+    pub url: String,
+    /// `webhook`: the HMAC key of the body's signature.
+    pub secret: Option<String>,
+    /// `ntfy`: the topic.
+    pub topic: Option<String>,
 }
 
 /// `[gate]`.
@@ -53,6 +81,22 @@ pub struct RawConfig {
 pub struct RawGate {
     /// GATE-9: `declared` (the default) or `window`.
     pub assent_scope: Option<String>,
+    /// AUTHZ-3: `[[gate.approvers]]`, the two-person rules.
+    #[serde(default)]
+    pub approvers: Vec<RawApprovers>,
+}
+
+/// `[[gate.approvers]]`: requests of `class` on hosts tagged `tag` (either may be left out)
+/// need `approvers` distinct operators.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawApprovers {
+    /// `config_mutation`, `destructive` or `unknown`; any class when absent.
+    pub class: Option<String>,
+    /// A host tag (FLEET-1); any host when absent.
+    pub tag: Option<String>,
+    /// How many distinct operators (2 to 5).
+    pub approvers: u32,
 }
 
 /// `[llm]`: an OpenAI-compatible endpoint; without one the demo model answers.
@@ -140,6 +184,8 @@ pub struct RawOidc {
     pub operator_value: Option<String>,
     /// Value that makes a viewer (default `nomos-viewer`).
     pub viewer_value: Option<String>,
+    /// AUTHZ-1: value that makes an agent (default `nomos-agent`).
+    pub agent_value: Option<String>,
     /// Allowed clock skew in seconds (default 60).
     pub leeway_secs: Option<u64>,
 }

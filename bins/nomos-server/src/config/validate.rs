@@ -95,6 +95,13 @@ pub struct Config {
     pub policy_file: Option<PathBuf>,
     /// GATE-9: what assent approves.
     pub assent_scope: nomos_core::declared::AssentScope,
+    /// AUTHZ-3: the two-person rules (`[[gate.approvers]]`), checked against the inventory's
+    /// tags at start-up.
+    pub approvers: Vec<nomos_core::authz::ApproverRule>,
+    /// AUTHZ-4: the channels waiting requests are sent to.
+    pub channels: Vec<nomos_http::channels::Channel>,
+    /// AUTHZ-4: the console's URL for the channels' card links, when set.
+    pub notify_base_url: Option<String>,
     /// Model settings from the file (the environment wins, see `env::llm_lookup`).
     pub llm: LlmEndpoint,
     /// A scripted model's YAML file; when set, it answers instead of any endpoint.
@@ -169,6 +176,55 @@ impl Config {
                 }
             },
         };
+        let mut approvers = Vec::new();
+        for (idx, rule) in raw.gate.approvers.iter().enumerate() {
+            let class = match rule.class.as_deref() {
+                None => None,
+                Some(text) => Some(text.parse().map_err(|_| {
+                    invalid(
+                        &format!("gate.approvers[{idx}].class"),
+                        text,
+                        "expected config_mutation, destructive or unknown",
+                    )
+                })?),
+            };
+            approvers.push(nomos_core::authz::ApproverRule {
+                class,
+                tag: rule.tag.clone(),
+                approvers: rule.approvers,
+            });
+        }
+        let mut channels = Vec::new();
+        for (idx, channel) in raw.notify.channels.iter().enumerate() {
+            let key = |field: &str| format!("notify.channels[{idx}].{field}");
+            let url = http_url(&key("url"), channel.url.clone())?;
+            channels.push(match channel.kind.as_str() {
+                "webhook" => nomos_http::channels::Channel::Webhook {
+                    url,
+                    secret: channel
+                        .secret
+                        .clone()
+                        .filter(|s| !s.is_empty())
+                        .ok_or_else(|| invalid(&key("secret"), "", "a webhook needs a secret"))?,
+                },
+                "ntfy" => nomos_http::channels::Channel::Ntfy {
+                    server: url,
+                    topic: channel
+                        .topic
+                        .clone()
+                        .filter(|t| !t.is_empty())
+                        .ok_or_else(|| invalid(&key("topic"), "", "ntfy needs a topic"))?,
+                },
+                "slack" => nomos_http::channels::Channel::Slack { url },
+                other => {
+                    return Err(invalid(
+                        &key("kind"),
+                        other,
+                        "expected webhook, ntfy or slack",
+                    ));
+                }
+            });
+        }
         let known_hosts = match raw.known_hosts {
             Some(path) => PathBuf::from(path),
             None => data_dir.join("known_hosts"),
@@ -202,6 +258,9 @@ impl Config {
             host_key_policy,
             policy_file: raw.policy_file.map(PathBuf::from),
             assent_scope,
+            approvers,
+            channels,
+            notify_base_url: raw.notify.base_url,
             llm: LlmEndpoint {
                 base_url: raw.llm.base_url,
                 model: raw.llm.model,
@@ -239,17 +298,19 @@ fn at_least(key: &str, value: Option<u64>, min: u64) -> Result<Option<usize>, Co
 fn auth_setting(raw: RawAuth, listen: SocketAddr) -> Result<AuthSetting, ConfigError> {
     let mut tokens = Vec::new();
     for (idx, token) in raw.tokens.iter().enumerate() {
-        let role = match token.role.as_deref().unwrap_or("operator") {
-            "operator" => Role::Operator,
-            "viewer" => Role::Viewer,
-            other => {
-                return Err(invalid(
+        // AUTHZ-1: operator, viewer or agent.
+        let role: Role = token
+            .role
+            .as_deref()
+            .unwrap_or("operator")
+            .parse()
+            .map_err(|e: String| {
+                invalid(
                     &format!("auth.tokens[{idx}].role"),
-                    other,
-                    "expected operator or viewer",
-                ));
-            }
-        };
+                    token.role.as_deref().unwrap_or_default(),
+                    e,
+                )
+            })?;
         let parsed = StaticToken::from_hex(&token.name, &token.sha256, role).map_err(|e| {
             invalid(
                 &format!("auth.tokens[{idx}].sha256"),
@@ -335,6 +396,7 @@ fn oidc_config(oidc: RawOidc) -> Result<OidcConfig, ConfigError> {
         viewer_value: oidc
             .viewer_value
             .unwrap_or_else(|| "nomos-viewer".to_owned()),
+        agent_value: oidc.agent_value.unwrap_or_else(|| "nomos-agent".to_owned()),
         leeway: Duration::from_secs(oidc.leeway_secs.unwrap_or(60)),
         jwks_ttl: Duration::from_secs(300),
         client,

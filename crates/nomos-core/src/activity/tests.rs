@@ -29,6 +29,7 @@ fn session(status: SessionStatus, plan_generation: u32) -> SessionRecord {
         knowledge: KnowledgeLoop::Untouched,
         nudged_at: None,
         client: None,
+        owner: None,
         archived_at: None,
         n_messages: 0,
         created_at: at(0),
@@ -131,6 +132,8 @@ fn approval(execution: &Execution, status: ApprovalStatus, requested: i64) -> Ap
         expires_at: at(requested + 1800),
         decided_at: None,
         decided_by: None,
+        approvers_required: 1,
+        approved_by: Vec::new(),
     }
 }
 

@@ -146,6 +146,8 @@ pub struct SessionFilter {
     pub text: Option<String>,
     /// CONTROL-6: archived sessions, listed ones, or both.
     pub archived: ArchiveFilter,
+    /// AUTHZ-1: only sessions this principal created.
+    pub owner: Option<String>,
 }
 
 /// A position in the newest-first `(created_at, id)` order of sessions.

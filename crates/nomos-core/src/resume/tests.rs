@@ -270,6 +270,8 @@ fn approval(execution: &Execution, status: ApprovalStatus) -> Approval {
         expires_at: Timestamp::EPOCH,
         decided_at: None,
         decided_by: None,
+        approvers_required: 1,
+        approved_by: Vec::new(),
     }
 }
 

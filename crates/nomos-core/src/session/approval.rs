@@ -3,6 +3,7 @@
 
 use sha2::{Digest, Sha256};
 
+use crate::authz::{DeciderRefusal, DecisionKind, check_not_requester};
 use crate::declared::RequestOrigin;
 use crate::event::DomainEvent;
 use crate::id::{ApprovalId, ExecutionId};
@@ -43,6 +44,10 @@ pub enum DecisionError {
     /// CONTROL-4: a reason goes with a denial only.
     #[error("a reason goes with a denial only; approve takes none")]
     ReasonWithApproval,
+    /// AUTHZ-2, AUTHZ-3: refused because of who decided (its own request, a second
+    /// approval by the same operator, an unsigned approval where several are needed).
+    #[error(transparent)]
+    Decider(#[from] DeciderRefusal),
     /// CONTROL-4: the denial's reason is longer than the model is shown.
     #[error("the reason is {0} characters long; at most {DENY_REASON_MAX_CHARS} are allowed")]
     ReasonTooLong(usize),
@@ -108,6 +113,12 @@ impl Session {
         let mut binding = self.binding_of(execution_id);
         binding.origin = origin;
         binding.preview = preview;
+        // AUTHZ-3: how many distinct operators this request needs, fixed when it is made.
+        let approvers_required = {
+            let hosts = self.hosts_of(execution_id);
+            let hosts: Vec<&str> = hosts.iter().map(String::as_str).collect();
+            self.approvers.required(binding.class, &hosts)
+        };
         let approval = Approval {
             id: self.record.id.approval_id(execution_id),
             session_id: self.record.id,
@@ -119,6 +130,8 @@ impl Session {
             expires_at: now + self.config.approval_ttl,
             decided_at: None,
             decided_by: None,
+            approvers_required,
+            approved_by: Vec::new(),
         };
         self.approvals.push(approval.clone());
         self.emit(
@@ -148,6 +161,42 @@ impl Session {
             origin: RequestOrigin::OwnClass,
             preview: None,
         }
+    }
+
+    /// The hosts an execution's request covers: a fan-out's host set, or its one host.
+    fn hosts_of(&self, execution_id: ExecutionId) -> Vec<String> {
+        match self.fanout_of(execution_id) {
+            Some(fanout) => fanout.host_slugs(),
+            None => self
+                .executions
+                .iter()
+                .find(|e| e.id == execution_id)
+                .map(|e| vec![e.host.clone()])
+                .unwrap_or_default(),
+        }
+    }
+
+    /// AUTHZ-2, AUTHZ-3: records a decision refused because of who made it, and returns
+    /// the refusal.
+    pub(super) fn refuse_decider(
+        &mut self,
+        now: Timestamp,
+        kind: DecisionKind,
+        by: Option<&Decider>,
+        approval_id: Option<ApprovalId>,
+        refusal: DeciderRefusal,
+    ) -> DeciderRefusal {
+        self.emit(
+            now,
+            DomainEvent::DecisionRefused {
+                decision: kind,
+                principal: by.map(|d| d.name.clone()),
+                request_id: by.and_then(|d| d.request_id.clone()),
+                approval_id,
+                reason: refusal.to_string(),
+            },
+        );
+        refusal
     }
 
     /// What an approval binds to now: its execution and the current generation, with the
@@ -263,8 +312,66 @@ impl Session {
                 to: ExecutionStatus::Approved,
             }));
         }
+        // AUTHZ-2: nobody decides the request its own session made, whatever its role.
+        if let Err(refusal) =
+            check_not_requester(self.record.requester(), decided_by, DecisionKind::Approval)
+        {
+            let refusal = self.refuse_decider(
+                now,
+                DecisionKind::Approval,
+                decided_by,
+                Some(approval_id),
+                refusal,
+            );
+            return Err(DecisionError::Decider(refusal));
+        }
+        // AUTHZ-3: an approval counts once per operator; the Nth distinct one decides.
+        let required = approval.approvers_required.max(1);
+        if decision == Decision::Approve && required > 1 {
+            let refusal = match decided_by {
+                None => Some(DeciderRefusal::Anonymous { required }),
+                Some(by) if approval.approved_by.iter().any(|d| d.name == by.name) => {
+                    Some(DeciderRefusal::AlreadyApproved {
+                        principal: by.name.clone(),
+                        required,
+                    })
+                }
+                Some(_) => None,
+            };
+            if let Some(refusal) = refusal {
+                let refusal = self.refuse_decider(
+                    now,
+                    DecisionKind::Approval,
+                    decided_by,
+                    Some(approval_id),
+                    refusal,
+                );
+                return Err(DecisionError::Decider(refusal));
+            }
+        }
         // GATE-7: the operator's decision is an operator's act (SWEEP-1).
         self.touch(now);
+        if decision == Decision::Approve
+            && let Some(by) = decided_by
+        {
+            let approval = self.approvals.edit(idx);
+            approval.approved_by.push(by.clone());
+            let approvals = approval.approved_by.len() as u32;
+            if approvals < required {
+                self.emit(
+                    now,
+                    DomainEvent::ApprovalProgress {
+                        approval_id,
+                        approved_by: by.name.clone(),
+                        username: by.username.clone(),
+                        request_id: by.request_id.clone(),
+                        approvals,
+                        required,
+                    },
+                );
+                return Ok(None);
+            }
+        }
         self.approvals.edit(idx).decided_by = decided_by.map(|d| d.name.clone());
         match decision {
             Decision::Approve => {

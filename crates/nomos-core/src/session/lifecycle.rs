@@ -33,6 +33,9 @@ pub struct OperatorMessageEffect {
     pub message_id: MessageId,
     /// GATE-4: whether it opened an assent window, and for which generation.
     pub assented_generation: Option<u32>,
+    /// AUTHZ-2: the assent it would have been, refused because its author drives the
+    /// session that proposed the plan.
+    pub refused: Option<crate::authz::DeciderRefusal>,
 }
 
 impl Session {
@@ -154,19 +157,25 @@ impl Session {
             self.set_status(now, back, Some("operator answered".to_owned()));
         }
         let mut assented_generation = None;
+        let mut refused = None;
         if !answers_question
             && !self.record.status.is_terminal()
             && self.plan_open()
             && let AssentVerdict::Assent { .. } = detect_assent(content)
         {
-            let generation = self.open_assent(now, by);
-            assented_generation = Some(generation);
+            // AUTHZ-2: an assent by the session's own driver is no assent.
+            let kind = crate::authz::DecisionKind::Assent;
+            match crate::authz::check_not_requester(self.record.requester(), by, kind) {
+                Ok(()) => assented_generation = Some(self.open_assent(now, by)),
+                Err(refusal) => refused = Some(self.refuse_decider(now, kind, by, None, refusal)),
+            }
         }
         // RESUME-4: the model is told what the message meant for the plan.
         self.note_plan_meaning(now, content, assented_generation);
         OperatorMessageEffect {
             message_id,
             assented_generation,
+            refused,
         }
     }
 

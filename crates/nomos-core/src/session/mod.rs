@@ -72,7 +72,9 @@ mod turn;
 mod tests;
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
+use crate::authz::ApproverPolicy;
 use crate::declared::AssentScope;
 use crate::event::{DomainEvent, PendingEvent};
 use crate::id::SessionId;
@@ -189,6 +191,8 @@ pub struct Session {
     events: Vec<PendingEvent>,
     /// Actions decided and not yet polled ([`Session::poll_action`]).
     actions: VecDeque<Action>,
+    /// AUTHZ-3: how many operators each new approval request needs.
+    approvers: Arc<ApproverPolicy>,
 }
 
 impl Session {
@@ -205,6 +209,7 @@ impl Session {
             knowledge: KnowledgeLoop::Untouched,
             nudged_at: None,
             client: None,
+            owner: None,
             archived_at: None,
             n_messages: 0,
             created_at: now,
@@ -223,6 +228,7 @@ impl Session {
             tool_calls: Vec::new(),
             events: Vec::new(),
             actions: VecDeque::new(),
+            approvers: Arc::default(),
         };
         session.emit(now, DomainEvent::SessionCreated);
         session
@@ -255,7 +261,23 @@ impl Session {
             tool_calls: Vec::new(),
             events: Vec::new(),
             actions: VecDeque::new(),
+            approvers: Arc::default(),
         }
+    }
+
+    /// AUTHZ-1: the new session is owned by `owner` (the principal that created it). Only
+    /// before its first commit: the owner is set at creation and never changed.
+    pub fn owned_by(mut self, owner: &str) -> Session {
+        if self.base.is_none() {
+            self.record.owner = Some(owner.to_owned());
+        }
+        self
+    }
+
+    /// AUTHZ-3: the policy that says how many distinct operators a new approval request
+    /// needs (one each when never set). Requests already made keep their number.
+    pub fn set_approver_policy(&mut self, policy: Arc<ApproverPolicy>) {
+        self.approvers = policy;
     }
 
     /// The session row.

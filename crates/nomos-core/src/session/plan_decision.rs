@@ -82,6 +82,9 @@ pub enum PlanDecisionError {
         "plan generation {0} does not wait for a decision: it is already approved and its window is open"
     )]
     AlreadyApproved(u32),
+    /// AUTHZ-2: the decider drives the session that proposed the plan.
+    #[error(transparent)]
+    Decider(#[from] crate::authz::DeciderRefusal),
 }
 
 impl Session {
@@ -115,6 +118,11 @@ impl Session {
                     current: current.unwrap_or_else(|| PlanDigest::from_client("")),
                 });
             }
+        }
+        // AUTHZ-2: nobody decides the plan its own session proposed.
+        let kind = crate::authz::DecisionKind::PlanDecision;
+        if let Err(refusal) = crate::authz::check_not_requester(self.record.requester(), by, kind) {
+            return Err(self.refuse_decider(now, kind, by, None, refusal).into());
         }
         self.touch(now);
         self.record.nudged_at = None;

@@ -27,6 +27,7 @@ fn session(status: SessionStatus, goal: Option<&str>, last_activity_min: i64) ->
         knowledge: KnowledgeLoop::Untouched,
         nudged_at: None,
         client: None,
+        owner: None,
         archived_at: None,
         n_messages: 2,
         created_at: at(0),
@@ -586,6 +587,8 @@ fn approval(status: ApprovalStatus) -> Approval {
         expires_at: at(30),
         decided_at: None,
         decided_by: None,
+        approvers_required: 1,
+        approved_by: Vec::new(),
     }
 }
 

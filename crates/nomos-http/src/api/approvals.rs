@@ -221,5 +221,9 @@ pub async fn decide(
         session_id: report.session_id.0,
         execution_id: report.execution_id.0,
         dispatched: report.dispatched,
+        awaiting: report.awaiting.map(|a| crate::dto::AwaitingDto {
+            approvals: a.approvals,
+            required: a.required,
+        }),
     }))
 }

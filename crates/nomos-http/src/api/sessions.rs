@@ -87,8 +87,10 @@ pub struct PlanQuery {
     responses((status = 201, body = SessionDto)))]
 pub async fn create(
     State(state): State<AppState>,
+    axum::Extension(principal): axum::Extension<crate::auth::Principal>,
 ) -> Result<(StatusCode, AppJson<SessionDto>), ApiError> {
-    let id = state.agent.create_session().await?;
+    // AUTHZ-1: the session records who created it.
+    let id = state.agent.create_session_by(Some(&principal.name)).await?;
     let snapshot = state.agent.session(id).await?;
     Ok((
         StatusCode::CREATED,
@@ -102,6 +104,7 @@ pub async fn create(
     responses((status = 200, body = [SessionDto]), (status = 400, body = crate::error::ErrorBody)))]
 pub async fn list(
     State(state): State<AppState>,
+    axum::Extension(principal): axum::Extension<crate::auth::Principal>,
     AppQuery(query): AppQuery<ListQuery>,
 ) -> Result<AppJson<Vec<SessionDto>>, ApiError> {
     let mut statuses = Vec::new();
@@ -157,6 +160,8 @@ pub async fn list(
             ArchivedQuery::Only => ArchiveFilter::Archived,
             ArchivedQuery::Include => ArchiveFilter::Any,
         },
+        // AUTHZ-1: an agent lists only the sessions it created.
+        owner: (principal.role == crate::auth::Role::Agent).then(|| principal.name.clone()),
         ..SessionFilter::default()
     };
     let records = state.agent.store().list_sessions(&filter).await?;

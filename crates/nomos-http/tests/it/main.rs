@@ -5,7 +5,9 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 mod auth;
+mod authz;
 mod bad_input;
+mod channels;
 mod console;
 mod control;
 mod executions;
@@ -18,6 +20,7 @@ mod plan_decision;
 mod redaction;
 mod sse;
 mod system;
+mod two_person;
 mod who;
 
 use std::sync::Arc;
@@ -37,6 +40,10 @@ use tokio::sync::watch;
 
 pub const OPERATOR: &str = "operator-secret";
 pub const VIEWER: &str = "viewer-secret";
+/// AUTHZ-1: an agent token, named like the MCP client that would hold it.
+pub const AGENT: &str = "agent-secret";
+/// A second operator, for the two-person rule (AUTHZ-3).
+pub const SECOND_OPERATOR: &str = "bob-secret";
 
 /// A test classifier with a fixed vocabulary, so the tests do not depend on the real
 /// classifier's choices: `rm` is destructive, `touch` changes state, the rest only reads.
@@ -55,6 +62,8 @@ pub fn static_auth() -> Auth {
         tokens: vec![
             StaticToken::from_secret("alice", OPERATOR, Role::Operator),
             StaticToken::from_secret("victor", VIEWER, Role::Viewer),
+            StaticToken::from_secret("claude-code", AGENT, Role::Agent),
+            StaticToken::from_secret("bob", SECOND_OPERATOR, Role::Operator),
         ],
         oidc: None,
     }
@@ -72,9 +81,21 @@ pub fn state_with(
     auth: Auth,
     bus_capacity: usize,
 ) -> AppState {
+    state_configured(store, model, auth, bus_capacity, |_| {})
+}
+
+/// The state over a fresh agent whose configuration `configure` adjusts.
+pub fn state_configured(
+    store: Arc<dyn Store>,
+    model: Arc<ScriptedModel>,
+    auth: Auth,
+    bus_capacity: usize,
+    configure: impl FnOnce(&mut AgentConfig),
+) -> AppState {
     let mut config = AgentConfig::spec_defaults();
     config.classifier = Arc::new(|command: &str, _shell| classifier(command));
     config.resume.backoff = vec![Span::from_millis(5), Span::from_millis(10)];
+    configure(&mut config);
     let metrics = Arc::new(Metrics::default());
     let metered = Arc::new(nomos_http::MeteredModel::new(model, metrics.clone()));
     let agent = Agent::builder(store, Arc::new(LocalExecutor::new()), metered)
@@ -110,6 +131,15 @@ pub async fn server_with(script: &str, auth: Auth) -> Server {
 pub async fn serve(store: Arc<dyn Store>, script: &str, auth: Auth, dir: TempDir) -> Server {
     let model = Arc::new(ScriptedModel::from_yaml_str(script).unwrap());
     let state = state(store, model.clone(), auth);
+    listen(state, model, dir).await
+}
+
+/// A server over a SQLite file whose agent configuration `configure` adjusts.
+pub async fn server_configured(script: &str, configure: impl FnOnce(&mut AgentConfig)) -> Server {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(SqliteStore::open_in_data_dir(dir.path()).await.unwrap());
+    let model = Arc::new(ScriptedModel::from_yaml_str(script).unwrap());
+    let state = state_configured(store, model.clone(), static_auth(), 4096, configure);
     listen(state, model, dir).await
 }
 

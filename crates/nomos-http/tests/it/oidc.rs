@@ -92,6 +92,7 @@ async fn oidc_server_with(script: &str) -> (Server, Issuer) {
         role_claim: "roles".into(),
         operator_value: "nomos-operator".into(),
         viewer_value: "nomos-viewer".into(),
+        agent_value: "nomos-agent".into(),
         leeway: Duration::from_secs(5),
         jwks_ttl: Duration::from_secs(300),
         client: Some(OidcClient {

@@ -134,7 +134,7 @@ async fn mcp_1_a_client_runs_through_the_gates_and_waits_for_the_operators_appro
     let waited = waiting.await.unwrap();
     let decision = structured(&waited);
     assert_eq!(decision["decision"], "approved", "{}", text(&waited));
-    assert_eq!(decision["decided_by"], "alice");
+    assert_eq!(decision["decided_by"], "bob");
     assert_eq!(decision["execution_status"], "completed");
     assert!(
         decision["result"].as_str().unwrap().starts_with("exit 0"),
@@ -169,7 +169,7 @@ async fn mcp_1_a_client_runs_through_the_gates_and_waits_for_the_operators_appro
         .collect();
     assert_eq!(waits.len(), 1, "{calls:?}");
     assert!(
-        waits[0].result.starts_with("Approved by alice"),
+        waits[0].result.starts_with("Approved by bob"),
         "{}",
         waits[0].result
     );

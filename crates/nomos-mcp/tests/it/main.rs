@@ -6,6 +6,7 @@
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
 mod access;
+mod authz;
 mod flow;
 mod gates;
 mod malformed;
@@ -36,6 +37,12 @@ use tokio::sync::watch;
 
 pub const OPERATOR: &str = "operator-secret";
 pub const VIEWER: &str = "viewer-secret";
+/// AUTHZ-1: an agent token (`claude-code`), as the README's MCP recipes give a client.
+pub const AGENT: &str = "agent-secret";
+/// The operator (`bob`) who decides in Nomos: the REST helpers below use this token, since
+/// no principal decides the requests of a session it drives (AUTHZ-2), and clients here
+/// often hold alice's token.
+pub const DECIDER: &str = "bob-secret";
 
 /// An MCP client connected to Nomos.
 pub type Client = RunningService<RoleClient, ClientConfig>;
@@ -69,13 +76,15 @@ pub async fn nomos() -> Nomos {
     nomos
 }
 
-/// A server over these parts, with an operator token (`alice`) and a viewer token
-/// (`victor`). Nomos's own model is a script with no replies: it must never be asked.
+/// A server over these parts, with operator tokens (`alice`, and `bob` who decides), a
+/// viewer token (`victor`) and an agent token (`claude-code`). Nomos's own model is a script with no replies: it must never be asked.
 pub async fn serve(parts: Parts) -> Nomos {
     let auth = Auth::Required {
         tokens: vec![
             StaticToken::from_secret("alice", OPERATOR, Role::Operator),
             StaticToken::from_secret("victor", VIEWER, Role::Viewer),
+            StaticToken::from_secret("claude-code", AGENT, Role::Agent),
+            StaticToken::from_secret("bob", DECIDER, Role::Operator),
         ],
         oidc: None,
     };
@@ -125,12 +134,12 @@ impl Nomos {
         info.serve(transport).await.unwrap()
     }
 
-    /// `GET path` as the operator, as JSON.
+    /// `GET path` as the deciding operator, as JSON.
     pub async fn get(&self, path: &str) -> Value {
         let response = self
             .http
             .get(self.url(path))
-            .bearer_auth(OPERATOR)
+            .bearer_auth(DECIDER)
             .send()
             .await
             .unwrap();
@@ -138,12 +147,17 @@ impl Nomos {
         response.json().await.unwrap()
     }
 
-    /// `POST path` as the operator; the status and the JSON body.
+    /// `POST path` as the deciding operator; the status and the JSON body.
     pub async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        self.post_as(DECIDER, path, body).await
+    }
+
+    /// `POST path` with `token`; the status and the JSON body.
+    pub async fn post_as(&self, token: &str, path: &str, body: Value) -> (u16, Value) {
         let response = self
             .http
             .post(self.url(path))
-            .bearer_auth(OPERATOR)
+            .bearer_auth(token)
             .json(&body)
             .send()
             .await

@@ -41,6 +41,7 @@ pub fn session(id: SessionId, status: SessionStatus) -> SessionRecord {
         knowledge: KnowledgeLoop::Untouched,
         nudged_at: None,
         client: None,
+        owner: None,
         archived_at: None,
         n_messages: 0,
         created_at: at(0),
@@ -127,6 +128,8 @@ pub fn approval(execution: &Execution, requested_at: Timestamp) -> Approval {
         expires_at: requested_at + nomos_core::Span::from_mins(30),
         decided_at: None,
         decided_by: None,
+        approvers_required: 1,
+        approved_by: Vec::new(),
     }
 }
 

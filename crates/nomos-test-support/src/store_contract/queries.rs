@@ -380,3 +380,68 @@ pub async fn pending_approvals_are_listed_by_request_time(store: &dyn Store) {
     assert_eq!(store.pending_approvals(None).await.unwrap(), vec![early]);
     assert_eq!(store.approval(late.id).await.unwrap(), Some(approved));
 }
+
+/// AUTHZ-1, AUTHZ-3: a session's owner round-trips and filters the list; an approval keeps
+/// how many operators it needs and who approved it so far, in order, through an update.
+// rule: AUTHZ-1
+// rule: AUTHZ-3
+pub async fn owners_and_approvers_round_trip_and_filter(store: &dyn Store) {
+    let unowned = put(store, 91, SessionStatus::Active, 100, true).await;
+    let mut record = session(session_id(92), SessionStatus::Executing);
+    record.client = Some("claude-code 1.0".to_owned());
+    record.owner = Some("claude-code".to_owned());
+    let waiting = execution(record.id, 1, ExecutionStatus::PendingApproval, at(60));
+    let mut pending = approval(&waiting, at(61));
+    pending.approvers_required = 2;
+    store
+        .commit(Commit {
+            executions: vec![waiting],
+            approvals: vec![pending.clone()],
+            ..create_commit(record.clone())
+        })
+        .await
+        .unwrap();
+    let loaded = store.load_session(record.id).await.unwrap().unwrap();
+    assert_eq!(loaded.record.owner.as_deref(), Some("claude-code"));
+    assert_eq!(loaded.approvals, vec![pending.clone()]);
+
+    let mine = store
+        .list_sessions(&SessionFilter {
+            owner: Some("claude-code".to_owned()),
+            ..SessionFilter::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(ids(&mine), [record.id]);
+    let nobody = store
+        .list_sessions(&SessionFilter {
+            owner: Some("claude".to_owned()),
+            ..SessionFilter::default()
+        })
+        .await
+        .unwrap();
+    assert!(nobody.is_empty(), "{nobody:?}");
+    let all = store
+        .list_sessions(&SessionFilter::default())
+        .await
+        .unwrap();
+    assert_eq!(ids(&all), [unowned.id, record.id]);
+
+    pending.approved_by = vec![
+        nomos_core::record::Decider {
+            name: "alice".to_owned(),
+            username: Some("alice.a".to_owned()),
+            request_id: Some("req-1".to_owned()),
+        },
+        nomos_core::record::Decider::named("bob"),
+    ];
+    store
+        .commit(Commit {
+            expected_version: Some(1),
+            approvals: vec![pending.clone()],
+            ..Commit::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(store.approval(pending.id).await.unwrap(), Some(pending));
+}

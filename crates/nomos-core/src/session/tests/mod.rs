@@ -1,6 +1,7 @@
 //! Tests of the session aggregate: one harness, many behaviour-named examples, and
 //! property tests of its invariants.
 
+mod authz;
 mod control;
 mod decision;
 mod examples;
