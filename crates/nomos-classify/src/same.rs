@@ -27,9 +27,9 @@ use crate::shell::Shell;
 /// module documentation): they must parse to the same tree in every grammar the pinned
 /// shell may be read in (CLASSIFY-8), and be spelled with the same tokens.
 pub fn same_command(a: &str, b: &str, shell: Shell) -> bool {
-    let same_trees = shell.grammars().iter().all(|&grammar| {
-        matches!((tree(a, grammar), tree(b, grammar)), (Some(x), Some(y)) if x == y)
-    });
+    let same_trees = shell.grammars().iter().all(
+        |&grammar| matches!((tree(a, grammar), tree(b, grammar)), (Some(x), Some(y)) if x == y),
+    );
     if !same_trees {
         return false;
     }

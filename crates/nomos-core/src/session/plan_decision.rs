@@ -109,6 +109,11 @@ impl Session {
     ) -> Result<u32, PlanDecisionError> {
         self.expire_assent(now);
         self.check_plan_waits(now, generation)?;
+        // AUTHZ-2: nobody decides the plan its own session proposed, whatever it names.
+        let kind = crate::authz::DecisionKind::PlanDecision;
+        if let Err(refusal) = crate::authz::check_not_requester(self.record.requester(), by, kind) {
+            return Err(self.refuse_decider(now, kind, by, None, refusal).into());
+        }
         match self.plan_digest() {
             Some(current) if current == *digest => {}
             current => {
@@ -118,11 +123,6 @@ impl Session {
                     current: current.unwrap_or_else(|| PlanDigest::from_client("")),
                 });
             }
-        }
-        // AUTHZ-2: nobody decides the plan its own session proposed.
-        let kind = crate::authz::DecisionKind::PlanDecision;
-        if let Err(refusal) = crate::authz::check_not_requester(self.record.requester(), by, kind) {
-            return Err(self.refuse_decider(now, kind, by, None, refusal).into());
         }
         self.touch(now);
         self.record.nudged_at = None;
