@@ -10,7 +10,7 @@
 //!
 //! | construct | dash | bash | busybox ash |
 //! |---|---|---|---|
-//! | `[[ -n a ]]` | runs a program `[[` (not found); `[[ a < b ]]` opens `b` | test | test |
+//! | `[[ -n a ]]` | runs a program `[[` (not found); `[[ a < b ]]` opens `b` | test | the `test` builtin, read as a simple command: `[[ a > b ]]` writes `b` |
 //! | `((echo hi))` | two subshells: runs `echo hi` | arithmetic (error) | two subshells |
 //! | `(( 1 + 1 ))` | runs a program `1` | arithmetic | runs a program `1` |
 //! | `for ((i=0;i<2;i++))` | syntax error | arithmetic loop | syntax error |
@@ -94,9 +94,11 @@ impl Grammar {
         }
     }
 
-    /// `[[ ... ]]` is a test command (otherwise `[[` is a program name).
+    /// `[[ ... ]]` is a test command (otherwise `[[` is a command word and `<`, `>` inside
+    /// it are redirections, as BusyBox ash reads it too: the execution oracle saw
+    /// `[[ a > b ]]` write `b` there).
     pub fn reads_double_brackets(self) -> bool {
-        matches!(self, Grammar::Bash | Grammar::Ash)
+        matches!(self, Grammar::Bash)
     }
 
     /// `(( ... ))` and `for (( ... ))` are arithmetic (otherwise two subshells).

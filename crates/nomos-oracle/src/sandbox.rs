@@ -28,6 +28,8 @@ use crate::trace::{Call, parse_trace};
 pub const SCRATCH: &str = "/run/scratch";
 /// Where the batch's traces are written inside the sandbox.
 const TRACES: &str = "/run/oracle-trace";
+/// Where the oracle's own binary, the driver, is inside the sandbox.
+const DRIVER: &str = "/run/nomos-oracle-driver";
 
 /// The system calls the tracer stops on; `?` lets a name this kernel lacks pass.
 const TRACED: &[&str] = &[
@@ -351,7 +353,7 @@ impl Sandbox {
         .map_err(|source| batch_error("write the batch's limits", source))?;
         let mut child = Command::new("bwrap")
             .args(self.bwrap_args(dir.path()))
-            .arg(&self.driver)
+            .arg(DRIVER)
             .arg("--drive")
             .arg(TRACES)
             .stdin(Stdio::null())
@@ -472,6 +474,11 @@ impl Sandbox {
             "--bind".to_owned(),
             path_text(traces),
             TRACES.to_owned(),
+            // The driver is bound at a fixed path: the directory it was built in may be
+            // one the sandbox masks (a target directory under `/root`).
+            "--ro-bind".to_owned(),
+            path_text(&self.driver),
+            DRIVER.to_owned(),
         ]);
         args.extend(
             [
