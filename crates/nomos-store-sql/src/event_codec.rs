@@ -101,6 +101,8 @@ mod tests {
 {"type":"task.closed","outcome":"failure","note":"the host is gone","closed_by":"alice"}
 {"type":"session.archived","archived":true,"by":"alice"}
 {"type":"output.redacted","call_id":"call-2","tool":"run","kinds":[{"kind":"private key","count":1}]}
+{"type":"approval.progress","approval_id":"00000000-0000-0000-0000-00000000000a","approved_by":"alice","approvals":1,"required":2}
+{"type":"decision.refused","decision":"approval","principal":"alice","approval_id":"00000000-0000-0000-0000-00000000000a","reason":"alice already approved it"}
 "#;
 
     fn v1_rows() -> Vec<Value> {
