@@ -202,7 +202,9 @@ async fn the_tour_runs_its_plan_and_card_and_touches_nothing_outside_data_demo()
         .eventually("the tour's plan", async || {
             let plan = server.get(&format!("/api/sessions/{id}/plan")).await;
             let steps = plan["steps"].as_array()?;
-            (steps.len() == 4).then_some(plan)
+            // GATE-10: the sed's preview attaches in the commit after the proposal.
+            let previewed = plan["steps"][0]["commands"][0]["preview"]["diff"].is_string();
+            (steps.len() == 4 && previewed).then_some(plan)
         })
         .await;
     let declared: Vec<(String, String)> = plan["steps"]
