@@ -354,6 +354,21 @@ pub fn every_event() -> Vec<DomainEvent> {
                 count: 1,
             }],
         },
+        DomainEvent::ApprovalProgress {
+            approval_id,
+            approved_by: "alice".to_owned(),
+            username: Some("alice".to_owned()),
+            request_id: Some("req-7".to_owned()),
+            approvals: 1,
+            required: 2,
+        },
+        DomainEvent::DecisionRefused {
+            decision: nomos_core::authz::DecisionKind::Approval,
+            principal: who(),
+            request_id: Some("req-8".to_owned()),
+            approval_id: Some(approval_id),
+            reason: "alice already approved it".to_owned(),
+        },
     ]
 }
 
