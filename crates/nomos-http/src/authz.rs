@@ -9,7 +9,7 @@
 //! document (generated from the handlers) and checks they name the same routes. Every
 //! refusal is a 403 naming the role and the action, and one `nomos::audit` line.
 
-use axum::extract::{MatchedPath, Request, State};
+use axum::extract::{MatchedPath, OriginalUri, Request, State};
 use axum::http::Method;
 use axum::middleware::Next;
 use axum::response::Response;
@@ -312,11 +312,7 @@ pub async fn authorize(
         ));
     };
     let method = request.method().clone();
-    let path = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|matched| matched.as_str().to_owned())
-        .unwrap_or_default();
+    let path = route_pattern(&request);
     let Some(rule) = rule_for(&method, &path) else {
         tracing::error!(%method, path, "a route has no access rule; refused to every role");
         return Err(refuse(
@@ -340,6 +336,25 @@ pub async fn authorize(
         }
     }
     Ok(next.run(request).await)
+}
+
+/// The pattern of the route the request matched, as this crate's router declares it.
+/// [`MatchedPath`] names the whole pattern the application matched, with the prefix an
+/// embedding application nested the router under (`/ops/api/sessions`); the request's own
+/// path inside the nested router has it stripped, so the prefix is what the original path
+/// has before it.
+fn route_pattern(request: &Request) -> String {
+    let matched = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map(MatchedPath::as_str)
+        .unwrap_or_default();
+    let prefix = request
+        .extensions()
+        .get::<OriginalUri>()
+        .and_then(|original| original.path().strip_suffix(request.uri().path()))
+        .unwrap_or_default();
+    matched.strip_prefix(prefix).unwrap_or(matched).to_owned()
 }
 
 /// The session id of a `/api/sessions/{id}/...` path.

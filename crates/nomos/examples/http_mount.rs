@@ -66,7 +66,10 @@ async fn main() -> anyhow::Result<()> {
         .await?;
     let created_status = created.status();
     let body: serde_json::Value = created.json().await?;
-    let id = body["id"].as_str().context("a session id")?.to_owned();
+    let id = body["id"]
+        .as_str()
+        .with_context(|| format!("a session id in {created_status} {body}"))?
+        .to_owned();
     println!("GET  /                  -> {own:?}");
     println!("GET  /ops/healthz       -> {health_status}");
     println!("POST /ops/api/sessions  -> {anonymous} without a token");

@@ -14,6 +14,7 @@ mod executions;
 mod export;
 mod flow;
 mod guests;
+mod nested;
 mod oidc;
 mod openapi;
 mod plan_decision;
