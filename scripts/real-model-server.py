@@ -149,6 +149,24 @@ class Reply:
             "usage": self.usage(),
         }
 
+    def streamed(self, llama, prompt, pieces):
+        """Counts a streamed completion: llama.cpp's stream carries no usage, so the
+        prompt (when no other call counted it) is tokenized and each piece is a token."""
+        if self.prompt_tokens == 0:
+            self.prompt_tokens = len(llama.tokenize(prompt.encode("utf-8"), special=True))
+        self.completion_tokens += pieces
+
+    def usage_chunk(self):
+        """The last chunk of a stream, as OpenAI sends it for `include_usage`."""
+        return {
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [],
+            "usage": self.usage(),
+        }
+
     def chunk(self, delta, finish_reason=None):
         return {
             "id": self.id,
@@ -246,13 +264,17 @@ def gemma_tools(
                     ]
                 }
             )
+            pieces = 0
             for piece in completion:
                 text = piece["choices"][0]["text"]
+                pieces += bool(text)
                 if text:
                     yield reply.chunk(
                         {"tool_calls": [{"index": 0, "function": {"arguments": text}}]}
                     )
             yield reply.chunk({}, "tool_calls")
+            reply.streamed(llama, prompt, pieces)
+            yield reply.usage_chunk()
 
         return call_chunks()
 
@@ -275,12 +297,16 @@ def gemma_tools(
     def text_chunks():
         yield reply.chunk({"role": "assistant", "content": ""})
         finish_reason = "stop"
+        pieces = 0
         for piece in completion:
             text = piece["choices"][0]["text"]
+            pieces += bool(text)
             if text:
                 yield reply.chunk({"content": text})
             finish_reason = piece["choices"][0].get("finish_reason") or finish_reason
         yield reply.chunk({}, finish_reason)
+        reply.streamed(llama, prompt, pieces)
+        yield reply.usage_chunk()
 
     return text_chunks()
 

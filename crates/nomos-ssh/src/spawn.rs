@@ -15,6 +15,11 @@
 //! - stdin from `/dev/null`, stdout and stderr into pipes;
 //! - the server's signal mask restored, and `execve`.
 //!
+//! The clone itself happens on one thread kept for the life of the process (the
+//! spawner), never on the caller's: the parent-death signal fires when the *thread* that
+//! created the child exits, not the process, and a runtime's threads come and go (a
+//! blocking-pool thread ends after a while idle), which would kill a live command.
+//!
 //! A failure before `execve` is reported through memory the child shares with the
 //! parent. The parent waits for the child on a pidfd, so the wait is an ordinary
 //! readiness event of the async runtime, and a child whose [`Shell`] is dropped before
@@ -30,6 +35,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Mutex, OnceLock, mpsc};
 
 use nix::libc;
 use tokio::io::Interest;
@@ -99,8 +105,9 @@ impl Shell {
         let (stdout_read, stdout_write) = pipe_pair()?;
         let (stderr_read, stderr_write) = pipe_pair()?;
 
-        // SAFETY: plain system calls on values owned here; see `clone_child` for the
-        // child's side.
+        // SAFETY: plain system calls on values owned here; the arguments outlive the
+        // spawner's use of them, since this thread waits for its answer; see
+        // `clone_child` for the child's side.
         let pid = unsafe {
             let mut args = ChildArgs {
                 path: path.as_ptr(),
@@ -111,10 +118,10 @@ impl Shell {
                 stderr: stderr_write.as_raw_fd(),
                 server: libc::getpid(),
                 announce: program.announce.unwrap_or(-1),
-                mask: std::mem::zeroed(),
+                mask: caller_mask()?,
                 errno: AtomicI32::new(0),
             };
-            clone_child(&mut args)?
+            on_spawner(&mut args)?
         };
         drop((stdin, stdout_write, stderr_write));
         let pidfd = pidfd_open(pid).and_then(|pidfd| {
@@ -201,8 +208,72 @@ impl Drop for Shell {
     }
 }
 
+/// The calling thread's signal mask, which the child restores before `execve`.
+fn caller_mask() -> io::Result<libc::sigset_t> {
+    // SAFETY: reads this thread's mask into a zeroed set.
+    unsafe {
+        let mut mask: libc::sigset_t = std::mem::zeroed();
+        let read = libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut mask);
+        if read != 0 {
+            return Err(io::Error::from_raw_os_error(read));
+        }
+        Ok(mask)
+    }
+}
+
+/// One clone for the spawner: the arguments, and where its answer goes.
+struct Request {
+    args: SendArgs,
+    answer: mpsc::SyncSender<io::Result<libc::pid_t>>,
+}
+
+/// The caller's `ChildArgs`, handed to the spawner thread.
+struct SendArgs(*mut ChildArgs);
+
+// SAFETY: the caller blocks until the spawner answers, so the pointer and everything it
+// points at stay valid and untouched by the caller while the spawner uses them.
+unsafe impl Send for SendArgs {}
+
+/// Clones the child on the spawner thread (see the module docs), starting that thread on
+/// first use; blocks until the child has exec'd or failed to.
+///
+/// # Safety
+/// As [`clone_child`].
+unsafe fn on_spawner(args: &mut ChildArgs) -> io::Result<libc::pid_t> {
+    static SPAWNER: OnceLock<Option<Mutex<mpsc::Sender<Request>>>> = OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (requests, incoming) = mpsc::channel::<Request>();
+        std::thread::Builder::new()
+            .name("nomos-spawner".to_owned())
+            .spawn(move || {
+                for request in incoming {
+                    // SAFETY: the requester keeps `args` alive and waits (`SendArgs`).
+                    let pid = unsafe { clone_child(&mut *request.args.0) };
+                    let _ = request.answer.send(pid);
+                }
+            })
+            .ok()
+            .map(|_| Mutex::new(requests))
+    });
+    let gone = || io::Error::other("the thread that starts commands could not start or is gone");
+    let (answer, answered) = mpsc::sync_channel(1);
+    let request = Request {
+        args: SendArgs(std::ptr::from_mut(args)),
+        answer,
+    };
+    spawner
+        .as_ref()
+        .ok_or_else(gone)?
+        .lock()
+        .map_err(|_| gone())?
+        .send(request)
+        .map_err(|_| gone())?;
+    answered.recv().map_err(|_| gone())?
+}
+
 /// Clones the child, which runs `child_main` on a stack of its own until `execve`;
-/// returns its pid once it has exec'd, or why it could not.
+/// returns its pid once it has exec'd, or why it could not. The child restores
+/// `args.mask` before `execve`.
 ///
 /// # Safety
 /// `args` must point at valid, NUL-terminated strings and arrays that outlive the call.
@@ -212,13 +283,14 @@ unsafe fn clone_child(args: &mut ChildArgs) -> io::Result<libc::pid_t> {
     let top = unsafe { stack.as_mut_ptr().add(CHILD_STACK) };
     let top = (top as usize & !15) as *mut libc::c_void;
     // SAFETY: all signals are blocked around the clone, so no handler of the server
-    // runs on the child's stack, and the old mask is handed to the child to restore.
+    // runs on the child's stack; this thread's own mask comes back after it.
     // With CLONE_VFORK this thread is suspended until the child exec'd or exited, so
     // `args` and the stack outlive every use the child makes of them.
     unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
-        let blocked = libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut args.mask);
+        let mut own: libc::sigset_t = std::mem::zeroed();
+        let blocked = libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut own);
         if blocked != 0 {
             return Err(io::Error::from_raw_os_error(blocked));
         }
@@ -229,7 +301,7 @@ unsafe fn clone_child(args: &mut ChildArgs) -> io::Result<libc::pid_t> {
             std::ptr::from_mut(args).cast(),
         );
         let clone_error = io::Error::last_os_error();
-        libc::pthread_sigmask(libc::SIG_SETMASK, &args.mask, std::ptr::null_mut());
+        libc::pthread_sigmask(libc::SIG_SETMASK, &own, std::ptr::null_mut());
         drop(stack);
         if pid < 0 {
             return Err(clone_error);
@@ -590,6 +662,36 @@ mod tests {
             Shell::spawn(&unnamed).unwrap_err().kind(),
             io::ErrorKind::NotFound
         );
+    }
+
+    // rule: EXEC-8
+    #[test]
+    fn a_command_outlives_the_thread_that_started_it() {
+        // The parent-death signal follows the thread that created the child: started from
+        // a thread that then ends (as a runtime's blocking threads do), a command must
+        // still run to its end.
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let handle = runtime.handle().clone();
+        let shell = std::thread::spawn(move || {
+            let _entered = handle.enter();
+            Shell::spawn(&sh(&["-c", "sleep 1; echo alive"])).unwrap()
+        })
+        .join()
+        .unwrap();
+        let (status, out) = runtime.block_on(async move {
+            let mut shell = shell;
+            let mut out = String::new();
+            let mut stdout = shell.stdout.take().unwrap();
+            let (read, status) = tokio::join!(stdout.read_to_string(&mut out), shell.wait());
+            read.unwrap();
+            (status.unwrap(), out)
+        });
+        assert_eq!(status.signal(), None, "killed: {status:?}");
+        assert_eq!((status.code(), out.as_str()), (Some(0), "alive\n"));
     }
 
     #[tokio::test]
