@@ -114,6 +114,11 @@ impl Agent {
                         }
                         None => session.handle_execution_stopped(now, execution_id),
                     };
+                    // SAFE-4: a check's call reads the core's verdict on the step first.
+                    let text = match session.check_reply(execution_id) {
+                        Some(verdict) => format!("{verdict}\n{text}"),
+                        None => text.clone(),
+                    };
                     // SECRET-2: the core stores the result as the model may read it.
                     let stored = call
                         .as_ref()
@@ -124,21 +129,21 @@ impl Agent {
                         .iter()
                         .find(|a| a.execution_id == execution_id)
                         .and_then(|a| a.decided_by.clone());
-                    (finished, class, principal, stored)
+                    (finished, class, principal, stored, text)
                 })
                 .await
                 .map(|(decided, events)| {
                     agent.publish(&events);
                     decided
                 });
-            let (class, principal) = match &recorded {
-                Ok((_, class, principal, _)) => (*class, principal.clone()),
-                Err(_) => (None, None),
+            let (class, principal, text) = match &recorded {
+                Ok((_, class, principal, _, text)) => (*class, principal.clone(), text.clone()),
+                Err(_) => (None, None, text),
             };
             // What the caller hands on (to the model, or to an MCP client) is what was
             // stored; when nothing could be stored, it is redacted the same way.
             let text = match &recorded {
-                Ok((_, _, _, Some(stored))) => stored.clone(),
+                Ok((_, _, _, Some(stored), _)) => stored.clone(),
                 _ => nomos_core::redaction::redact_for_model(&text),
             };
             tracing::info!(
@@ -151,7 +156,7 @@ impl Agent {
                 exit = %exit,
                 "command ran"
             );
-            match recorded.map(|(finished, _, _, _)| finished) {
+            match recorded.map(|(finished, _, _, _, _)| finished) {
                 Ok(Ok(())) => {}
                 Ok(Err(refused)) => {
                     tracing::warn!(%execution_id, error = %refused, "execution end refused by the core")

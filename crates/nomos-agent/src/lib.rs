@@ -27,6 +27,7 @@ mod budget;
 pub mod bus;
 mod cache;
 mod cancel;
+mod check;
 mod client;
 pub mod clock;
 mod close;

@@ -16,6 +16,7 @@ mod models;
 mod previews;
 mod sweeps;
 mod turns;
+mod verify;
 
 use std::sync::Arc;
 
