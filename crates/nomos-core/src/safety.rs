@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::classify::preview::quote_always;
+use crate::classify::preview::{PreviewForm, PreviewParser, quote_always};
 use crate::classify::{WriteKind, WriteTargets};
 use crate::id::ExecutionId;
 
@@ -174,19 +174,29 @@ pub fn restore_script(manifest: &BackupManifest) -> String {
     script
 }
 
-/// The read-only preview of a restore: each current file against its copy.
+/// The read-only preview of a restore: each current file against its copy (`diff` exits 1
+/// when they differ, which is the answer, not a failure).
 pub fn restore_preview_commands(manifest: &BackupManifest) -> Vec<String> {
     manifest
         .files
         .iter()
         .map(|file| {
             format!(
-                "diff -u {} {}",
+                "diff -u {} {} || :",
                 quote_always(&file.path),
                 quote_always(&file.copy)
             )
         })
         .collect()
+}
+
+/// The preview form of a restore, shown as it is.
+pub fn restore_preview_form(manifest: &BackupManifest) -> PreviewForm {
+    PreviewForm {
+        commands: restore_preview_commands(manifest),
+        parser: PreviewParser::Raw,
+        file: None,
+    }
 }
 
 #[cfg(test)]

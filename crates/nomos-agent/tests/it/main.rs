@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod audit;
+mod backup;
 mod faults;
 mod fleet;
 mod flow;
