@@ -17,9 +17,21 @@ use crate::classify::preview::{PreviewForm, PreviewParser, quote_always};
 use crate::classify::{WriteKind, WriteTargets};
 use crate::id::ExecutionId;
 
+/// Whether changes are backed up (SAFE-2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackupMode {
+    /// Before every change whose files the classifier names (the default).
+    BeforeChange,
+    /// Never: for a fleet whose hosts cannot hold copies, and for simulated hosts that
+    /// answer only scripted commands (the golden evals).
+    Off,
+}
+
 /// Where backups go and how much of them a host keeps (SAFE-2).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BackupConfig {
+    /// Whether changes are backed up at all.
+    pub mode: BackupMode,
     /// The directory on each host under which a backup per execution is kept.
     pub root: String,
     /// The most a host keeps in `root`, in KiB; older backups go first past it.
@@ -32,6 +44,7 @@ impl BackupConfig {
     /// `/var/lib/nomos/backup`, 512 MiB and 30 days per host.
     pub fn spec_defaults() -> BackupConfig {
         BackupConfig {
+            mode: BackupMode::BeforeChange,
             root: "/var/lib/nomos/backup".to_owned(),
             max_kib: 512 * 1024,
             max_age_days: 30,

@@ -21,6 +21,7 @@ struct Chat {
 
 fn config() -> BackupConfig {
     BackupConfig {
+        mode: nomos_core::safety::BackupMode::BeforeChange,
         root: "/srv/backup".to_owned(),
         max_kib: 1024,
         max_age_days: 7,

@@ -16,7 +16,7 @@ use crate::id::{ApprovalId, ExecutionId};
 use crate::preview::PreviewResult;
 use crate::record::{ExecOutput, Execution, ExecutionKind};
 use crate::safety::{
-    BackupConfig, BackupManifest, backup_candidates, backup_script, restore_script,
+    BackupConfig, BackupManifest, BackupMode, backup_candidates, backup_script, restore_script,
 };
 use crate::status::{CommandClass, ExecutionStatus};
 use crate::time::Timestamp;
@@ -75,6 +75,7 @@ impl Session {
             || execution.status != ExecutionStatus::Running
             || execution.class == CommandClass::ReadOnly
             || n_done > 0
+            || config.mode == BackupMode::Off
         {
             return None;
         }

@@ -89,8 +89,13 @@ pub async fn serve(parts: Parts) -> Nomos {
         oidc: None,
     };
     let model: Arc<dyn ChatModel> = Arc::new(ScriptedModel::from_yaml_str("[]").unwrap());
-    let mut builder =
-        Agent::builder(parts.store, parts.executor, model).config(AgentConfig::spec_defaults());
+    let mut config = AgentConfig::spec_defaults();
+    // SAFE-2: backups of the local executor's changes stay in the temporary directory.
+    config.backup.root = std::env::temp_dir()
+        .join("nomos-mcp-tests-backup")
+        .display()
+        .to_string();
+    let mut builder = Agent::builder(parts.store, parts.executor, model).config(config);
     if let Some(clock) = parts.clock {
         builder = builder.clock(clock);
     }
