@@ -136,28 +136,40 @@ pub struct StepCheckDto {
     pub expect_exit: Option<i32>,
     /// Text its output must contain.
     pub expect_output: Option<String>,
-    /// `pending` (not run yet), `passed` or `failed`.
-    pub state: String,
+    /// Whether it ran, and how it went.
+    pub state: CheckStateDto,
     /// Why it failed.
     pub reason: Option<String>,
     /// The execution (kind `check`) of its last run.
     pub execution_id: Option<String>,
 }
 
+/// SAFE-4: where a step's check stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStateDto {
+    /// It has not run yet.
+    Pending,
+    /// Its last run passed.
+    Passed,
+    /// Its last run failed.
+    Failed,
+}
+
 impl From<&nomos_core::check::StepCheck> for StepCheckDto {
     fn from(check: &nomos_core::check::StepCheck) -> Self {
         use nomos_core::check::CheckVerdict;
         let (state, reason) = match check.result.as_ref().map(|r| &r.verdict) {
-            None => ("pending", None),
-            Some(CheckVerdict::Passed) => ("passed", None),
-            Some(CheckVerdict::Failed { reason }) => ("failed", Some(reason.clone())),
+            None => (CheckStateDto::Pending, None),
+            Some(CheckVerdict::Passed) => (CheckStateDto::Passed, None),
+            Some(CheckVerdict::Failed { reason }) => (CheckStateDto::Failed, Some(reason.clone())),
         };
         StepCheckDto {
             host: check.host.clone(),
             command: check.command.clone(),
             expect_exit: check.expected_exit(),
             expect_output: check.expect_output.clone(),
-            state: state.to_owned(),
+            state,
             reason,
             execution_id: check.result.as_ref().map(|r| r.execution_id.to_string()),
         }
