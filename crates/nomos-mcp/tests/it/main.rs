@@ -90,11 +90,9 @@ pub async fn serve(parts: Parts) -> Nomos {
     };
     let model: Arc<dyn ChatModel> = Arc::new(ScriptedModel::from_yaml_str("[]").unwrap());
     let mut config = AgentConfig::spec_defaults();
-    // SAFE-2: backups of the local executor's changes stay in the temporary directory.
-    config.backup.root = std::env::temp_dir()
-        .join("nomos-mcp-tests-backup")
-        .display()
-        .to_string();
+    // SAFE-2: the golden cases' simulated fleet answers only scripted commands, so it
+    // holds no backups (as in the golden runner); backups are proved in nomos-agent.
+    config.backup.mode = nomos_core::safety::BackupMode::Off;
     let mut builder = Agent::builder(parts.store, parts.executor, model).config(config);
     if let Some(clock) = parts.clock {
         builder = builder.clock(clock);
