@@ -230,6 +230,7 @@ fn facts(n_events: usize) -> Facts {
             finished_at: if last { None } else { Some(at(clock)) },
             updated_at: at(clock),
             commands: Vec::new(),
+            check: None,
         });
         if !last {
             push_event(

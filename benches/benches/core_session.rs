@@ -32,6 +32,7 @@ fn full_cycle(n: u128) -> usize {
         title: t.to_owned(),
         detail: None,
         commands: Vec::new(),
+        check: None,
     })
     .to_vec();
     session.handle_operator_message(tick(), "the whatsapp bridge is down, fix it");

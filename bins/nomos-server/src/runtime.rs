@@ -205,6 +205,7 @@ fn agent_config(config: &Config, sandbox: Option<&DemoSandbox>) -> anyhow::Resul
     if let Some(bytes) = config.model_output_bytes {
         agent.model_output_bytes = bytes;
     }
+    agent.backup = config.backup.clone();
     let sweep = &config.sweep;
     let set = |value: Option<Span>, default: Span| value.unwrap_or(default);
     agent.sweep.idle_after = set(sweep.idle_after, agent.sweep.idle_after);

@@ -63,6 +63,9 @@ pub struct AgentConfig {
     /// AUTHZ-3: how many distinct operators each request needs (`[[gate.approvers]]`; one
     /// each by default).
     pub approvers: Arc<nomos_core::authz::ApproverPolicy>,
+    /// SAFE-2: where a change's files are backed up on its host, and the host's caps
+    /// (`[safety] backup_root`, `backup_max_mib`, `backup_max_age_days`).
+    pub backup: nomos_core::safety::BackupConfig,
 }
 
 /// Who answers approval requests (GATE-7). An embedding without an operator never waits
@@ -110,6 +113,7 @@ impl AgentConfig {
             fanout: FanoutLimits::spec_defaults(),
             fanout_max_parallel: 100,
             approvers: Arc::default(),
+            backup: nomos_core::safety::BackupConfig::spec_defaults(),
         }
     }
 }

@@ -45,6 +45,11 @@ pub(crate) fn declare_steps(
                 classification,
             ));
         }
+        if let Some(check) = step.check {
+            draft.check = Some(crate::check::declare_check(
+                idx, check, classifier, executor, hosts,
+            )?);
+        }
         drafts.push(draft);
     }
     Ok(drafts)
@@ -101,11 +106,13 @@ mod tests {
                 title: "restart".to_owned(),
                 detail: None,
                 commands: Vec::new(),
+                check: None,
             },
             commands: vec![DeclaredArgs {
                 host: host.to_owned(),
                 command: command.to_owned(),
             }],
+            check: None,
         }
     }
 

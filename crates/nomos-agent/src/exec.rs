@@ -76,20 +76,30 @@ impl Agent {
         let task_guard = control.as_ref().map(|c| c.task());
         let task = tokio::spawn(async move {
             let _task_guard = task_guard;
+            // SAFE-2: the safety nets the core asks for run first; a net that failed
+            // stopped the change, which the core already ended `failed`.
+            let stopped = agent
+                .run_safety_nets(control.as_deref(), id, execution_id, limits)
+                .await;
             // EXEC-7: exactly the string that was classified and shown. EXEC-8: marked
             // with the execution's id, so a restart can stop what is left of it.
-            let end = agent
-                .run_stoppable(
-                    control.as_deref(),
-                    &host,
-                    &command,
-                    limits,
-                    execution_id,
-                    id,
-                )
-                .await;
+            let end = match &stopped {
+                Some(_) => None,
+                None => Some(
+                    agent
+                        .run_stoppable(
+                            control.as_deref(),
+                            &host,
+                            &command,
+                            limits,
+                            execution_id,
+                            id,
+                        )
+                        .await,
+                ),
+            };
             let (result, text, outcome, exit) = match end {
-                RunEnd::Finished(result) => {
+                Some(RunEnd::Finished(result)) => {
                     let text = result_text(&result);
                     let outcome = if result.is_ok() {
                         ToolCallOutcome::Ok
@@ -97,22 +107,40 @@ impl Agent {
                         ToolCallOutcome::Error
                     };
                     let exit = exit_text(&result);
-                    (Some(result.map_err(|e| e.to_string())), text, outcome, exit)
+                    (
+                        Ended::Finished(result.map_err(|e| e.to_string())),
+                        text,
+                        outcome,
+                        exit,
+                    )
                 }
-                RunEnd::Stopped => (
-                    None,
+                Some(RunEnd::Stopped) => (
+                    Ended::Stopped,
                     format!("command {STOPPED_BY_OPERATOR}; it was killed and did not finish"),
                     ToolCallOutcome::Interrupted,
                     STOPPED_BY_OPERATOR.to_owned(),
+                ),
+                None => (
+                    Ended::BySafetyNet,
+                    format!("command {}", stopped.clone().unwrap_or_default()),
+                    ToolCallOutcome::Error,
+                    "stopped by its safety net".to_owned(),
                 ),
             };
             let recorded = agent
                 .mutate_recovering(id, |session, now| {
                     let finished = match &result {
-                        Some(result) => {
+                        Ended::Finished(result) => {
                             session.handle_execution_finished(now, execution_id, result.clone())
                         }
-                        None => session.handle_execution_stopped(now, execution_id),
+                        Ended::Stopped => session.handle_execution_stopped(now, execution_id),
+                        // SAFE-2: the core ended it when its net failed.
+                        Ended::BySafetyNet => Ok(()),
+                    };
+                    // SAFE-4: a check's call reads the core's verdict on the step first.
+                    let text = match session.check_reply(execution_id) {
+                        Some(verdict) => format!("{verdict}\n{text}"),
+                        None => text.clone(),
                     };
                     // SECRET-2: the core stores the result as the model may read it.
                     let stored = call
@@ -124,21 +152,21 @@ impl Agent {
                         .iter()
                         .find(|a| a.execution_id == execution_id)
                         .and_then(|a| a.decided_by.clone());
-                    (finished, class, principal, stored)
+                    (finished, class, principal, stored, text)
                 })
                 .await
                 .map(|(decided, events)| {
                     agent.publish(&events);
                     decided
                 });
-            let (class, principal) = match &recorded {
-                Ok((_, class, principal, _)) => (*class, principal.clone()),
-                Err(_) => (None, None),
+            let (class, principal, text) = match &recorded {
+                Ok((_, class, principal, _, text)) => (*class, principal.clone(), text.clone()),
+                Err(_) => (None, None, text),
             };
             // What the caller hands on (to the model, or to an MCP client) is what was
             // stored; when nothing could be stored, it is redacted the same way.
             let text = match &recorded {
-                Ok((_, _, _, Some(stored))) => stored.clone(),
+                Ok((_, _, _, Some(stored), _)) => stored.clone(),
                 _ => nomos_core::redaction::redact_for_model(&text),
             };
             tracing::info!(
@@ -151,7 +179,7 @@ impl Agent {
                 exit = %exit,
                 "command ran"
             );
-            match recorded.map(|(finished, _, _, _)| finished) {
+            match recorded.map(|(finished, _, _, _, _)| finished) {
                 Ok(Ok(())) => {}
                 Ok(Err(refused)) => {
                     tracing::warn!(%execution_id, error = %refused, "execution end refused by the core")
@@ -275,6 +303,16 @@ pub(crate) fn result_text(
             text
         }
     }
+}
+
+/// How a dispatched command ended, for the record.
+enum Ended {
+    /// It ran to its end (or failed).
+    Finished(Result<nomos_core::record::ExecOutput, String>),
+    /// The operator stopped it.
+    Stopped,
+    /// SAFE-2: its safety net failed, so it never ran (the core ended it `failed`).
+    BySafetyNet,
 }
 
 #[cfg(test)]

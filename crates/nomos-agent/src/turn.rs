@@ -538,7 +538,9 @@ impl Agent {
     }
 
     /// A lifecycle call the core decides alone: the decision and the call's record, in one
-    /// commit.
+    /// commit. When the decision dispatches a command (SAFE-4: marking a step with a check
+    /// done runs its check), the command runs after the commit and its task records the
+    /// call with the verdict.
     async fn decide_core(
         &self,
         id: SessionId,
@@ -546,19 +548,49 @@ impl Agent {
         started: Timestamp,
         input: ToolInput,
     ) -> Result<CallReply, AgentError> {
-        self.mutate(id, |session, now| {
-            let reply = session.handle_tool(now, &call.id, input.clone());
-            session.record_tool_call(tool_call_record(
-                id,
-                call,
-                started,
-                now,
-                reply.outcome,
-                &reply.text,
-            ));
-            CallReply::new(reply.outcome, reply.text)
-        })
-        .await
+        let (reply, actions) = self
+            .mutate_acting(id, |session, now| {
+                let reply = session.handle_tool(now, &call.id, input.clone());
+                let dispatched = match reply.action {
+                    Some(Action::Dispatch { execution_id }) => session
+                        .execution(execution_id)
+                        .map(|e| (e.host.clone(), e.command.clone())),
+                    _ => None,
+                };
+                if dispatched.is_none() {
+                    session.record_tool_call(tool_call_record(
+                        id,
+                        call,
+                        started,
+                        now,
+                        reply.outcome,
+                        &reply.text,
+                    ));
+                }
+                (CallReply::new(reply.outcome, reply.text), dispatched)
+            })
+            .await?;
+        for action in actions {
+            if let (Action::Dispatch { execution_id }, (_, Some((host, command)))) =
+                (action, &reply)
+            {
+                let to_record = CallToRecord {
+                    call: call.clone(),
+                    started,
+                };
+                let (outcome, text) = self
+                    .dispatch(
+                        id,
+                        execution_id,
+                        host.clone(),
+                        command.clone(),
+                        Some(to_record),
+                    )
+                    .await;
+                return Ok(CallReply::new(outcome, text));
+            }
+        }
+        Ok(reply.0)
     }
 
     async fn handle_extra(

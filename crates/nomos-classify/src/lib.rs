@@ -81,6 +81,7 @@ pub mod secret_table;
 pub mod shell;
 mod walk;
 mod word;
+pub mod writes;
 
 pub use ast::Script;
 pub use class::{CommandClass, UnknownVariant};
@@ -92,6 +93,7 @@ pub use preview::{PackageAction, PackageChange, PreviewForm, PreviewParser, prev
 pub use rules::options::tables as option_tables;
 pub use secret::{DEFAULT_SECRET_PATHS, SecretPaths, SecretPattern};
 pub use shell::{Shell, UnknownShell};
+pub use writes::{WriteKind, WriteTarget, WriteTargets, write_targets};
 
 /// Classifies a command with the built-in rules only, read as POSIX sh (the default pinned
 /// shell, CLASSIFY-8). Pure, total and deterministic.

@@ -241,7 +241,44 @@ fn systemctl(words: &[String]) -> Option<PreviewForm> {
 }
 
 fn sed(words: &[String]) -> Option<PreviewForm> {
-    let mut kept = vec![words[0].clone()];
+    let reading = read_sed(words)?;
+    if !reading.in_place {
+        return None;
+    }
+    let [file] = reading.files.as_slice() else {
+        return None;
+    };
+    let shown = if file.starts_with('-') {
+        format!("./{file}")
+    } else {
+        file.clone()
+    };
+    Some(PreviewForm {
+        commands: vec![join(&reading.kept), join(&["cat".to_owned(), shown])],
+        parser: PreviewParser::SedDiff,
+        file: Some(file.clone()),
+    })
+}
+
+/// SAFE-2: the files `sed -i` edits (`words` start with `sed`), or `None` when the command
+/// does not edit in place or cannot be read.
+pub(crate) fn sed_in_place_files(words: &[String]) -> Option<Vec<String>> {
+    let reading = read_sed(words)?;
+    reading.in_place.then_some(reading.files)
+}
+
+/// A `sed` command line read as GNU sed reads its options.
+struct SedReading {
+    /// The words without `-i`/`--in-place`.
+    kept: Vec<String>,
+    /// Whether it edits in place.
+    in_place: bool,
+    /// The input files.
+    files: Vec<String>,
+}
+
+fn read_sed(words: &[String]) -> Option<SedReading> {
+    let mut kept = vec![words.first()?.clone()];
     let mut in_place = false;
     let mut script_given = false;
     let mut operands = Vec::new();
@@ -303,26 +340,15 @@ fn sed(words: &[String]) -> Option<PreviewForm> {
             kept.push(format!("-{flags}"));
         }
     }
-    if !in_place {
-        return None;
-    }
-    let files: &[String] = if script_given {
-        &operands
+    let files = if script_given {
+        operands
     } else {
-        operands.get(1..)?
+        operands.get(1..)?.to_vec()
     };
-    let [file] = files else {
-        return None;
-    };
-    let shown = if file.starts_with('-') {
-        format!("./{file}")
-    } else {
-        file.clone()
-    };
-    Some(PreviewForm {
-        commands: vec![join(&kept), join(&["cat".to_owned(), shown])],
-        parser: PreviewParser::SedDiff,
-        file: Some(file.clone()),
+    Some(SedReading {
+        kept,
+        in_place,
+        files,
     })
 }
 

@@ -549,6 +549,32 @@ fn event_entry(record: &EventRecord) -> Option<ActivityEntry> {
             )
         },
         // GATE-4, AUDIT-1: the operator's explicit rejection of a plan, with who and why.
+        DomainEvent::StepChecked {
+            generation,
+            seq: step,
+            verdict,
+            ..
+        } => {
+            let (state, title, detail) = match verdict {
+                crate::check::CheckVerdict::Passed => (
+                    EntryState::Done,
+                    format!("Check of step {step} passed"),
+                    None,
+                ),
+                crate::check::CheckVerdict::Failed { reason } => (
+                    EntryState::Failed,
+                    format!("Check of step {step} failed"),
+                    Some(excerpt(reason, TEXT_CHARS)),
+                ),
+            };
+            ActivityEntry {
+                detail,
+                state,
+                generation: Some(*generation),
+                seq: Some(*step),
+                ..entry(at, format!("check/{seq}"), ActivityKind::Step, title)
+            }
+        }
         DomainEvent::PlanRejected {
             generation,
             rejected_by,
@@ -637,6 +663,48 @@ fn event_entry(record: &EventRecord) -> Option<ActivityEntry> {
                 format!("Secrets redacted from the `{tool}` result the model reads"),
             )
         },
+        // SAFE-1..3: every action of a safety net is on the activity log.
+        DomainEvent::SafetyNet {
+            execution_id,
+            action,
+            ..
+        } => {
+            use crate::event::SafetyAction;
+            let (state, title, detail) = match action {
+                SafetyAction::BackupStarted { paths } => (
+                    EntryState::Info,
+                    "Backing up the files the change writes".to_owned(),
+                    Some(paths.join(", ")),
+                ),
+                SafetyAction::BackedUp { file } => (
+                    EntryState::Done,
+                    format!("Backed up {}", file.path),
+                    Some(format!(
+                        "{} bytes, mode {}, owner {}:{}, sha256 {}",
+                        file.size, file.mode, file.uid, file.gid, file.sha256
+                    )),
+                ),
+                SafetyAction::Pruned { backup } => (
+                    EntryState::Info,
+                    format!("Removed the old backup {backup}"),
+                    None,
+                ),
+                SafetyAction::Stopped { reason } => (
+                    EntryState::Failed,
+                    "Change stopped by its safety net".to_owned(),
+                    Some(excerpt(reason, TEXT_CHARS)),
+                ),
+                SafetyAction::RestoreRequested { .. } => {
+                    (EntryState::Pending, "Restore requested".to_owned(), None)
+                }
+            };
+            ActivityEntry {
+                detail,
+                state,
+                execution_id: Some(*execution_id),
+                ..entry(at, format!("safety/{seq}"), ActivityKind::Command, title)
+            }
+        }
         DomainEvent::Nudged => entry(
             at,
             format!("nudge/{seq}"),

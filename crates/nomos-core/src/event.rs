@@ -74,6 +74,29 @@ pub enum DomainEvent {
         /// The status it closed with.
         status: StepStatus,
     },
+    /// SAFE-4: a step's check ran and decided the step (`done` on a pass, `failed` else).
+    #[serde(rename = "plan.step.checked")]
+    StepChecked {
+        /// Generation.
+        generation: u32,
+        /// Seq within the generation.
+        seq: u32,
+        /// The execution (kind `check`) that ran it.
+        execution_id: ExecutionId,
+        /// Whether it passed, and why not.
+        verdict: crate::check::CheckVerdict,
+    },
+    /// SAFE-1..3: one action of a safety net around a change (a backup started, a file
+    /// copied, an old backup pruned, a change stopped, a restore requested).
+    #[serde(rename = "safety.net")]
+    SafetyNet {
+        /// The change the net guards (for a restore: the restore's own execution).
+        execution_id: ExecutionId,
+        /// The net's execution (kind `safety`; for a restore: the backup it restores).
+        safety_execution_id: ExecutionId,
+        /// What it did.
+        action: SafetyAction,
+    },
     /// GATE-4: the operator assented to a plan generation.
     #[serde(rename = "plan.assent")]
     AssentOpened {
@@ -383,6 +406,37 @@ impl AssentCloseReason {
     }
 }
 
+/// SAFE-1..3: what one safety-net event records.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum SafetyAction {
+    /// SAFE-2: a backup of these paths started before the change.
+    BackupStarted {
+        /// The paths the classifier named (those that exist are copied).
+        paths: Vec<String>,
+    },
+    /// SAFE-2: one file was copied, with its owner, mode and checksum.
+    BackedUp {
+        /// The file and its copy.
+        file: crate::safety::BackedUpFile,
+    },
+    /// SAFE-2: an old backup was removed to keep the host under its caps.
+    Pruned {
+        /// The backup's directory name (its execution id).
+        backup: String,
+    },
+    /// SAFE-1, SAFE-2: the net failed, so the change was stopped before it ran.
+    Stopped {
+        /// Why.
+        reason: String,
+    },
+    /// SAFE-2: the operator asked to restore a backup; the request waits for approval.
+    RestoreRequested {
+        /// The approval the restore waits for.
+        approval_id: ApprovalId,
+    },
+}
+
 /// SECRET-2: one kind of secret redacted from a tool result, and how many.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RedactedKind {
@@ -402,6 +456,8 @@ impl DomainEvent {
         "plan.proposed",
         "plan.step.started",
         "plan.step.finished",
+        "plan.step.checked",
+        "safety.net",
         "plan.assent",
         "assent.closed",
         "execution.created",
@@ -433,6 +489,8 @@ impl DomainEvent {
             DomainEvent::PlanProposed { .. } => "plan.proposed",
             DomainEvent::StepStarted { .. } => "plan.step.started",
             DomainEvent::StepFinished { .. } => "plan.step.finished",
+            DomainEvent::StepChecked { .. } => "plan.step.checked",
+            DomainEvent::SafetyNet { .. } => "safety.net",
             DomainEvent::AssentOpened { .. } => "plan.assent",
             DomainEvent::AssentClosed { .. } => "assent.closed",
             DomainEvent::ExecutionCreated { .. } => "execution.created",

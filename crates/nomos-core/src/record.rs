@@ -134,6 +134,9 @@ pub struct PlanStep {
     /// GATE-9: the commands this step declared, classified at proposal.
     #[serde(default)]
     pub commands: Vec<DeclaredCommand>,
+    /// SAFE-4: the read-only check that proves the step worked, with its last verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<crate::check::StepCheck>,
     /// Status.
     pub status: StepStatus,
     /// A note left by the last status change.
@@ -194,6 +197,12 @@ pub enum ExecutionKind {
     /// A read-only preview Nomos ran before showing a request: it needs no approval and
     /// is not discovery.
     Preview,
+    /// SAFE-4: a step's read-only check, run when the step is marked done; it needs no
+    /// approval, is not discovery, and its verdict decides the step.
+    Check,
+    /// SAFE-1, SAFE-2: a safety net Nomos ran around a change (a backup before it, a
+    /// restore the operator approved); the core builds its script.
+    Safety,
 }
 
 impl ExecutionKind {
@@ -202,6 +211,8 @@ impl ExecutionKind {
         match self {
             ExecutionKind::Command => "command",
             ExecutionKind::Preview => "preview",
+            ExecutionKind::Check => "check",
+            ExecutionKind::Safety => "safety",
         }
     }
 
@@ -210,6 +221,8 @@ impl ExecutionKind {
         match text {
             "command" => Some(ExecutionKind::Command),
             "preview" => Some(ExecutionKind::Preview),
+            "check" => Some(ExecutionKind::Check),
+            "safety" => Some(ExecutionKind::Safety),
             _ => None,
         }
     }

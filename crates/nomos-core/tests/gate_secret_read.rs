@@ -53,6 +53,7 @@ impl Chat {
                 title: (*title).to_owned(),
                 detail: None,
                 commands: Vec::new(),
+                check: None,
             })
             .collect();
         chat.tool(ToolInput::ProposePlan {

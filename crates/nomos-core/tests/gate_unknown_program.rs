@@ -35,6 +35,7 @@ impl Window {
         let steps = ["run the tools", "write back"]
             .iter()
             .map(|title| StepDraft {
+                check: None,
                 title: (*title).to_owned(),
                 detail: None,
                 commands: Vec::new(),

@@ -17,6 +17,7 @@ struct Plan {
 
 fn step(title: &str, commands: &[(&str, &str)]) -> StepDraft {
     StepDraft {
+        check: None,
         title: title.to_owned(),
         detail: None,
         commands: commands

@@ -59,6 +59,7 @@ impl H {
             .collect();
         let reply = self.tool(ToolInput::ProposePlan {
             steps: vec![StepDraft {
+                check: None,
                 title: "change web".into(),
                 detail: None,
                 commands,

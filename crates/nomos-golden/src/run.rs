@@ -309,6 +309,9 @@ pub fn oversight(snapshot: &SessionSnapshot) -> Oversight {
 /// Short back-offs: the cases run in virtual time, nothing waits for real.
 fn tuned(mut config: AgentConfig) -> AgentConfig {
     config.resume.backoff = vec![Span::from_millis(1), Span::from_millis(2)];
+    // SAFE-2: the simulated fleet answers only the case's scripted commands, so it holds
+    // no backups; the backups are proved against a real sshd (nomos-agent's tests).
+    config.backup.mode = nomos_core::safety::BackupMode::Off;
     config
 }
 

@@ -168,6 +168,12 @@ pub const ROUTES: &[RouteRule] = &[
         Need::Operate,
         "cancel an approval",
     ),
+    rule(
+        Method::POST,
+        "/api/sessions/{id}/executions/{execution_id}/restore",
+        Need::Operate,
+        "restore a backup",
+    ),
     rule(Method::GET, "/api/grants", Need::ReadAll, "read the grants"),
     rule(
         Method::GET,

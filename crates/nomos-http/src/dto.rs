@@ -121,6 +121,59 @@ pub struct StepDto {
     pub finished_at: Option<String>,
     /// GATE-9: the commands the step declared, each with its class, in declared order.
     pub commands: Vec<DeclaredCommandDto>,
+    /// SAFE-4: the step's read-only check and its last verdict, when it declared one.
+    pub check: Option<StepCheckDto>,
+}
+
+/// SAFE-4: a step's check, as declared and classified at proposal, with its last verdict.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct StepCheckDto {
+    /// The host it runs on.
+    pub host: String,
+    /// The exact command.
+    pub command: String,
+    /// The exit status it must give, when one is asked for (0 unless only output is).
+    pub expect_exit: Option<i32>,
+    /// Text its output must contain.
+    pub expect_output: Option<String>,
+    /// Whether it ran, and how it went.
+    pub state: CheckStateDto,
+    /// Why it failed.
+    pub reason: Option<String>,
+    /// The execution (kind `check`) of its last run.
+    pub execution_id: Option<String>,
+}
+
+/// SAFE-4: where a step's check stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStateDto {
+    /// It has not run yet.
+    Pending,
+    /// Its last run passed.
+    Passed,
+    /// Its last run failed.
+    Failed,
+}
+
+impl From<&nomos_core::check::StepCheck> for StepCheckDto {
+    fn from(check: &nomos_core::check::StepCheck) -> Self {
+        use nomos_core::check::CheckVerdict;
+        let (state, reason) = match check.result.as_ref().map(|r| &r.verdict) {
+            None => (CheckStateDto::Pending, None),
+            Some(CheckVerdict::Passed) => (CheckStateDto::Passed, None),
+            Some(CheckVerdict::Failed { reason }) => (CheckStateDto::Failed, Some(reason.clone())),
+        };
+        StepCheckDto {
+            host: check.host.clone(),
+            command: check.command.clone(),
+            expect_exit: check.expected_exit(),
+            expect_output: check.expect_output.clone(),
+            state,
+            reason,
+            execution_id: check.result.as_ref().map(|r| r.execution_id.to_string()),
+        }
+    }
 }
 
 /// GATE-9: one command a plan step declared, as classified when the plan was proposed.
@@ -166,6 +219,7 @@ impl From<&PlanStep> for StepDto {
             started_at: opt_time(step.started_at),
             finished_at: opt_time(step.finished_at),
             commands: step.commands.iter().map(DeclaredCommandDto::from).collect(),
+            check: step.check.as_ref().map(StepCheckDto::from),
         }
     }
 }

@@ -179,6 +179,28 @@ pub enum EventDto {
         /// The status it closed with.
         status: StepStatusDto,
     },
+    /// SAFE-4: a step's check ran and decided the step.
+    #[serde(rename = "plan.step.checked")]
+    StepChecked {
+        /// Generation.
+        generation: u32,
+        /// Seq within the generation.
+        seq: u32,
+        /// The execution (kind `check`) that ran it.
+        execution_id: String,
+        /// Whether it passed, and why not.
+        verdict: CheckVerdictDto,
+    },
+    /// SAFE-1..3: one action of a safety net around a change.
+    #[serde(rename = "safety.net")]
+    SafetyNet {
+        /// The change the net guards (for a restore: the restore's own execution).
+        execution_id: String,
+        /// The net's execution, kind `safety` (for a restore: the backup it restores).
+        safety_execution_id: String,
+        /// What it did.
+        action: SafetyActionDto,
+    },
     /// GATE-4: the operator assented to a plan generation.
     #[serde(rename = "plan.assent")]
     AssentOpened {
@@ -445,6 +467,69 @@ pub enum EventDto {
     },
 }
 
+/// SAFE-4: whether a check passed.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum CheckVerdictDto {
+    /// The check gave what the step expects.
+    Passed,
+    /// It did not.
+    Failed {
+        /// What it gave against what was expected, with the head of its output.
+        reason: String,
+    },
+}
+
+/// SAFE-1..3: what a safety-net event records.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum SafetyActionDto {
+    /// A backup of the named paths started before the change.
+    BackupStarted {
+        /// The paths the classifier named (those that exist are copied).
+        paths: Vec<String>,
+    },
+    /// One file was copied.
+    BackedUp {
+        /// The file, its copy, owner, mode and checksum.
+        file: BackedUpFileDto,
+    },
+    /// An old backup was removed (size and age caps).
+    Pruned {
+        /// The backup's directory name.
+        backup: String,
+    },
+    /// The net failed and the change was stopped before it ran.
+    Stopped {
+        /// Why.
+        reason: String,
+    },
+    /// The operator asked for a Restore; it waits for approval.
+    RestoreRequested {
+        /// The approval it waits for.
+        approval_id: Uuid,
+    },
+}
+
+/// SAFE-2: one file a backup copied.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct BackedUpFileDto {
+    /// The file's path on the host.
+    pub path: String,
+    /// Where its copy is.
+    pub copy: String,
+    /// Owner uid.
+    pub uid: u32,
+    /// Owner gid.
+    pub gid: u32,
+    /// Mode in octal (`644`).
+    pub mode: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// SHA-256 of the content, hex.
+    pub sha256: String,
+}
+
 /// SECRET-2: one kind of secret redacted, and how many.
 #[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct RedactedKindDto {
@@ -488,6 +573,56 @@ impl From<&DomainEvent> for EventDto {
                 seq,
                 status: status.into(),
             },
+            DomainEvent::StepChecked {
+                generation,
+                seq,
+                execution_id,
+                verdict,
+            } => EventDto::StepChecked {
+                generation,
+                seq,
+                execution_id: execution_id.to_string(),
+                verdict: match verdict {
+                    nomos_core::check::CheckVerdict::Passed => CheckVerdictDto::Passed,
+                    nomos_core::check::CheckVerdict::Failed { reason } => {
+                        CheckVerdictDto::Failed { reason }
+                    }
+                },
+            },
+            DomainEvent::SafetyNet {
+                execution_id,
+                safety_execution_id,
+                action,
+            } => {
+                use nomos_core::event::SafetyAction;
+                EventDto::SafetyNet {
+                    execution_id: execution_id.to_string(),
+                    safety_execution_id: safety_execution_id.to_string(),
+                    action: match action {
+                        SafetyAction::BackupStarted { paths } => {
+                            SafetyActionDto::BackupStarted { paths }
+                        }
+                        SafetyAction::BackedUp { file } => SafetyActionDto::BackedUp {
+                            file: BackedUpFileDto {
+                                path: file.path,
+                                copy: file.copy,
+                                uid: file.uid,
+                                gid: file.gid,
+                                mode: file.mode,
+                                size: file.size,
+                                sha256: file.sha256,
+                            },
+                        },
+                        SafetyAction::Pruned { backup } => SafetyActionDto::Pruned { backup },
+                        SafetyAction::Stopped { reason } => SafetyActionDto::Stopped { reason },
+                        SafetyAction::RestoreRequested { approval_id } => {
+                            SafetyActionDto::RestoreRequested {
+                                approval_id: approval_id.0,
+                            }
+                        }
+                    },
+                }
+            }
             DomainEvent::AssentOpened {
                 generation,
                 expires_at,

@@ -73,6 +73,7 @@ pub fn app(state: AppState) -> Router {
         .merge(api::sessions::router())
         .merge(api::approvals::router())
         .merge(api::control::router())
+        .merge(api::safety::router())
         .merge(api::knowledge::router())
         .merge(api::hosts::router())
         .merge(api::system::router())

@@ -18,6 +18,7 @@ use crate::{dto, error, event_dto, events};
         approvals::decide,
         control::stop, control::revoke_assent, control::decide_plan, control::cancel_approval, control::grants,
         control::session_approvals, control::close, control::archive, control::unarchive,
+        crate::api::safety::restore,
         knowledge::entities, knowledge::entity, knowledge::relations, knowledge::search,
         hosts::hosts, hosts::reachability, hosts::discover,
         events::session_events, events::global_events,

@@ -300,12 +300,19 @@ async fn upsert_steps(conn: &mut PgConnection, steps: &[&PlanStep]) -> Result<()
             }
         })
         .collect::<Result<Vec<_>, _>>()?;
+    let checks = steps
+        .iter()
+        .map(|s| match &s.check {
+            None => Ok(None),
+            Some(check) => to_json(check, "step check").map(Some),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     let done = sqlx::query(concat!(
         "INSERT INTO plan_steps (id, session_id, generation, seq, title, detail, status, note,
-           started_at, finished_at, updated_at, commands)
+           started_at, finished_at, updated_at, commands, step_check)
          SELECT * FROM UNNEST($1::uuid[], $2::uuid[], $3::int8[], $4::int8[], $5::text[],
            $6::text[], $7::text[], $8::text[], $9::timestamptz[], $10::timestamptz[],
-           $11::timestamptz[], $12::jsonb[]) ",
+           $11::timestamptz[], $12::jsonb[], $13::jsonb[]) ",
         nomos_store_sql::step_upsert!()
     ))
     .bind(steps.iter().map(|s| s.id.as_uuid()).collect::<Vec<_>>())
@@ -345,6 +352,7 @@ async fn upsert_steps(conn: &mut PgConnection, steps: &[&PlanStep]) -> Result<()
     )
     .bind(steps.iter().map(|s| dt(s.updated_at)).collect::<Vec<_>>())
     .bind(commands)
+    .bind(checks)
     .execute(&mut *conn)
     .await
     .map_err(|e| {

@@ -354,11 +354,15 @@ fn push_step(script: &mut Script, step: &PlanStep) -> Result<(), StoreError> {
     } else {
         Some(to_json(&step.commands, "declared commands")?)
     };
+    let check = match &step.check {
+        None => None,
+        Some(check) => Some(to_json(check, "step check")?),
+    };
     script.push(
         concat!(
             "INSERT INTO plan_steps (id, session_id, generation, seq, title, detail, status, note,
-               started_at, finished_at, updated_at, commands)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ",
+               started_at, finished_at, updated_at, commands, step_check)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13) ",
             nomos_store_sql::step_upsert!()
         ),
         vec![
@@ -374,6 +378,7 @@ fn push_step(script: &mut Script, step: &PlanStep) -> Result<(), StoreError> {
             ms(step.finished_at).into(),
             step.updated_at.as_millis().into(),
             commands.into(),
+            check.into(),
         ],
         format!(
             "plan step {} (generation {}, seq {})",

@@ -81,6 +81,8 @@ mod tests {
 {"type":"plan.proposed","generation":2,"steps":["Check disk","Clean logs"],"revision_reason":"logs are elsewhere"}
 {"type":"plan.step.started","generation":2,"seq":1}
 {"type":"plan.step.finished","generation":2,"seq":1,"status":"done"}
+{"type":"plan.step.checked","generation":2,"seq":1,"execution_id":"00000000-0000-0000-0000-00000000000e","verdict":{"verdict":"failed","reason":"check `systemctl is-active nginx` on web1 failed: it exited 3"}}
+{"type":"safety.net","execution_id":"00000000-0000-0000-0000-00000000000e","safety_execution_id":"00000000-0000-0000-0000-00000000000f","action":{"action":"backed_up","file":{"path":"/etc/app.conf","copy":"/var/lib/nomos/backup/e/1","uid":0,"gid":0,"mode":"644","size":12,"sha256":"abab"}}}
 {"type":"plan.assent","generation":2,"expires_at":"2026-11-30T08:30:00Z","granted_by":"alice","username":"alice@example.org","request_id":"req-1"}
 {"type":"plan.assent","generation":1,"expires_at":"2026-11-30T08:30:00.250Z"}
 {"type":"assent.closed","generation":2,"reason":"plan_finished"}

@@ -49,6 +49,7 @@ pub fn step<B, R: RecordRow<B>>(row: &R) -> Result<PlanStep, StoreError> {
         finished_at: row.opt_timestamp("finished_at")?,
         updated_at: row.timestamp("updated_at")?,
         commands: row.opt_json("commands")?.unwrap_or_default(),
+        check: row.opt_json("step_check")?,
     })
 }
 

@@ -195,7 +195,7 @@ macro_rules! step_upsert {
     () => {
         "ON CONFLICT (id) DO UPDATE SET generation = EXCLUDED.generation, seq = EXCLUDED.seq,
            title = EXCLUDED.title, detail = EXCLUDED.detail, status = EXCLUDED.status,
-           commands = EXCLUDED.commands,
+           commands = EXCLUDED.commands, step_check = EXCLUDED.step_check,
            note = EXCLUDED.note, started_at = EXCLUDED.started_at,
            finished_at = EXCLUDED.finished_at, updated_at = EXCLUDED.updated_at
          WHERE plan_steps.session_id = EXCLUDED.session_id"

@@ -7,6 +7,37 @@ export type ApprovalStatusDto = 'pending' | 'approved' | 'denied' | 'expired' | 
 /** GATE-4: why an assent window closed (`unrecorded`: before reasons were recorded). */
 export type AssentCloseReasonDto = 'plan_finished' | 'plan_revised' | 'plan_replaced' | 'session_ended' | 'expired' | 'renewed' | 'revoked' | 'stopped' | 'declared_changed' | 'unrecorded';
 
+/** SAFE-2: one file a backup copied. */
+export interface BackedUpFileDto {
+  /** Where its copy is. */
+  copy: string;
+  /** Owner gid. */
+  gid: number;
+  /** Mode in octal (`644`). */
+  mode: string;
+  /** The file's path on the host. */
+  path: string;
+  /** SHA-256 of the content, hex. */
+  sha256: string;
+  /** Size in bytes. */
+  size: number;
+  /** Owner uid. */
+  uid: number;
+}
+
+/** SAFE-4: whether a check passed. */
+export type CheckVerdictDto =
+  /** The check gave what the step expects. */
+  | {
+    verdict: 'passed';
+  }
+  /** It did not. */
+  | {
+    /** What it gave against what was expected, with the head of its output. */
+    reason: string;
+    verdict: 'failed';
+  };
+
 /** CLASSIFY-1: a command's class. */
 export type CommandClassDto = 'read_only' | 'config_mutation' | 'destructive';
 
@@ -65,6 +96,28 @@ export type EventDto =
     /** The status it closed with. */
     status: StepStatusDto;
     type: 'plan.step.finished';
+  }
+  /** SAFE-4: a step's check ran and decided the step. */
+  | {
+    /** The execution (kind `check`) that ran it. */
+    execution_id: string;
+    /** Generation. */
+    generation: number;
+    /** Seq within the generation. */
+    seq: number;
+    type: 'plan.step.checked';
+    /** Whether it passed, and why not. */
+    verdict: CheckVerdictDto;
+  }
+  /** SAFE-1..3: one action of a safety net around a change. */
+  | {
+    /** What it did. */
+    action: SafetyActionDto;
+    /** The change the net guards (for a restore: the restore's own execution). */
+    execution_id: string;
+    /** The net's execution, kind `safety` (for a restore: the backup it restores). */
+    safety_execution_id: string;
+    type: 'safety.net';
   }
   /** GATE-4: the operator assented to a plan generation. */
   | {
@@ -309,6 +362,39 @@ export interface RedactedKindDto {
 /** Who wrote a transcript message. */
 export type RoleDto = 'operator' | 'assistant' | 'note';
 
+/** SAFE-1..3: what a safety-net event records. */
+export type SafetyActionDto =
+  /** A backup of the named paths started before the change. */
+  | {
+    action: 'backup_started';
+    /** The paths the classifier named (those that exist are copied). */
+    paths: string[];
+  }
+  /** One file was copied. */
+  | {
+    action: 'backed_up';
+    /** The file, its copy, owner, mode and checksum. */
+    file: BackedUpFileDto;
+  }
+  /** An old backup was removed (size and age caps). */
+  | {
+    action: 'pruned';
+    /** The backup's directory name. */
+    backup: string;
+  }
+  /** The net failed and the change was stopped before it ran. */
+  | {
+    action: 'stopped';
+    /** Why. */
+    reason: string;
+  }
+  /** The operator asked for a Restore; it waits for approval. */
+  | {
+    action: 'restore_requested';
+    /** The approval it waits for. */
+    approval_id: string;
+  };
+
 /** SESSION-1: a session's status. */
 export type SessionStatusDto = 'active' | 'planning' | 'executing' | 'awaiting_input' | 'done' | 'failed' | 'partial';
 
@@ -330,6 +416,8 @@ export const EVENT_KINDS = [
   'plan.proposed',
   'plan.step.started',
   'plan.step.finished',
+  'plan.step.checked',
+  'safety.net',
   'plan.assent',
   'assent.closed',
   'execution.created',

@@ -101,3 +101,21 @@ describe('mergePlan', () => {
     expect(merged.steps[0].status).toBe('failed');
   });
 });
+
+// rule: SAFE-4
+describe('a step check on the plan panel', () => {
+  const at = '2026-01-01T00:00:00Z';
+  it('shows the verdict of plan.step.checked on its step', () => {
+    const check = { host: 'web', command: 'systemctl is-active nginx', expect_exit: 0, expect_output: null, state: 'pending' as const, reason: null, execution_id: null };
+    const fetched = { generation: 1, steps: [{ ...step(1, 1, 'running'), check }] };
+    const failed = applyPlanEvent(
+      fetched,
+      { type: 'plan.step.checked', generation: 1, seq: 1, execution_id: 'e1', verdict: { verdict: 'failed', reason: 'it exited 3' } },
+      at,
+    );
+    expect(failed?.steps[0].check).toEqual({ ...check, state: 'failed', reason: 'it exited 3', execution_id: 'e1' });
+    const passed = applyPlanEvent(failed, { type: 'plan.step.checked', generation: 1, seq: 1, execution_id: 'e2', verdict: { verdict: 'passed' } }, at);
+    expect(passed?.steps[0].check?.state).toBe('passed');
+    expect(passed?.steps[0].check?.reason).toBe(null);
+  });
+});

@@ -45,6 +45,9 @@ export interface PlanEvent {
   seq?: unknown;
   steps?: unknown;
   status?: unknown;
+  /** SAFE-4: `plan.step.checked`'s verdict and the check's execution. */
+  verdict?: { verdict: string; reason?: string };
+  execution_id?: unknown;
 }
 
 const CLOSED: readonly StepDto['status'][] = ['done', 'failed', 'skipped', 'replaced'];
@@ -71,6 +74,15 @@ export function applyPlanEvent(plan: PlanDto | null, event: PlanEvent, at: strin
   const seq = Number(event.seq);
   if (event.type === 'plan.step.started') {
     return update(base, generation, seq, (s) => (progress(s.status) >= 1 ? s : { ...s, status: 'running', started_at: s.started_at ?? at }));
+  }
+  if (event.type === 'plan.step.checked') {
+    // SAFE-4: the check's verdict shows on its step.
+    const passed = event.verdict?.verdict === 'passed';
+    const reason = passed ? null : (event.verdict?.reason ?? null);
+    const executionId = typeof event.execution_id === 'string' ? event.execution_id : null;
+    return update(base, generation, seq, (s) =>
+      s.check ? { ...s, check: { ...s.check, state: passed ? 'passed' : 'failed', reason, execution_id: executionId } } : s,
+    );
   }
   if (event.type === 'plan.step.finished') {
     const status = CLOSED.find((c) => c === event.status);

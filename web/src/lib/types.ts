@@ -48,6 +48,19 @@ export interface StepDto {
   finished_at: string | null;
   /** GATE-9: the commands the step declared, each with its class. */
   commands?: DeclaredCommandDto[];
+  /** SAFE-4: the step's read-only check and its last verdict, when it declared one. */
+  check?: StepCheckDto | null;
+}
+
+/** SAFE-4: a step's check, as declared and classified at proposal, with its last verdict. */
+export interface StepCheckDto {
+  host: string;
+  command: string;
+  expect_exit: number | null;
+  expect_output: string | null;
+  state: 'pending' | 'passed' | 'failed';
+  reason: string | null;
+  execution_id: string | null;
 }
 
 /** GATE-9: one command a plan step declared, classified at proposal. */

@@ -80,6 +80,20 @@ mod tests {
     }
 
     // rule: TURN-9
+    // rule: SAFE-2
+    #[test]
+    fn the_backup_root_and_caps_are_read_and_a_relative_root_is_refused() {
+        let config = check(
+            "[agent]\nbackup_root = \"/srv/nomos-backup\"\nbackup_max_mib = 64\nbackup_max_age_days = 7\n",
+        )
+        .unwrap();
+        assert_eq!(config.backup.root, "/srv/nomos-backup");
+        assert_eq!(config.backup.max_kib, 64 * 1024);
+        assert_eq!(config.backup.max_age_days, 7);
+        let err = check("[agent]\nbackup_root = \"backup\"\n").unwrap_err();
+        assert!(err.to_string().contains("agent.backup_root"), "{err}");
+    }
+
     #[test]
     fn the_context_size_and_the_models_share_of_a_result_are_read_and_bounded() {
         let config =

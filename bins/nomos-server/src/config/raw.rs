@@ -132,6 +132,13 @@ pub struct RawAgent {
     pub system_prompt_file: Option<String>,
     /// The most of one tool result the model reads, in bytes (default 8192).
     pub model_output_bytes: Option<u64>,
+    /// SAFE-2: where a change's files are backed up on its host (default
+    /// `/var/lib/nomos/backup`).
+    pub backup_root: Option<String>,
+    /// SAFE-2: the most a host keeps under `backup_root`, in MiB (default 512).
+    pub backup_max_mib: Option<u64>,
+    /// SAFE-2: backups older than this many days are removed (default 30).
+    pub backup_max_age_days: Option<u32>,
 }
 
 /// `[auth]`.

@@ -112,6 +112,8 @@ pub struct Config {
     pub context_tokens: Option<usize>,
     /// The model's share of one tool result in bytes, when set.
     pub model_output_bytes: Option<usize>,
+    /// SAFE-2: where backups go on each host and how much of them it keeps.
+    pub backup: nomos_core::safety::BackupConfig,
     /// Authentication.
     pub auth: AuthSetting,
     /// Sweep interval.
@@ -240,6 +242,23 @@ impl Config {
             raw.agent.model_output_bytes,
             1024,
         )?;
+        let mut backup = nomos_core::safety::BackupConfig::spec_defaults();
+        if let Some(root) = raw.agent.backup_root.filter(|r| !r.trim().is_empty()) {
+            if !root.starts_with('/') {
+                return Err(invalid(
+                    "agent.backup_root",
+                    root,
+                    "must be an absolute path".to_owned(),
+                ));
+            }
+            backup.root = root;
+        }
+        if let Some(mib) = at_least("agent.backup_max_mib", raw.agent.backup_max_mib, 1)? {
+            backup.max_kib = (mib as u64).saturating_mul(1024);
+        }
+        if let Some(days) = raw.agent.backup_max_age_days {
+            backup.max_age_days = days;
+        }
         let interval = raw.sweep.interval_secs.unwrap_or(300);
         if interval == 0 {
             return Err(invalid(
@@ -275,6 +294,7 @@ impl Config {
             system_prompt,
             context_tokens,
             model_output_bytes,
+            backup,
             auth,
             sweep_interval: Span::from_secs(interval as i64),
             sweep: sweep_settings(&raw.sweep),

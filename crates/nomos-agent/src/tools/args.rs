@@ -84,6 +84,25 @@ pub struct PlanStepCall {
     pub draft: StepDraft,
     /// The declared commands.
     pub commands: Vec<DeclaredArgs>,
+    /// SAFE-4: the step's check, not yet classified.
+    pub check: Option<CheckArgs>,
+}
+
+/// SAFE-4: a step's check as the model sent it: `{host, command, expect_exit?,
+/// expect_output?}`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckArgs {
+    /// Host slug.
+    pub host: String,
+    /// The exact read-only command.
+    pub command: String,
+    /// The exit status it must give.
+    #[serde(default)]
+    pub expect_exit: Option<i32>,
+    /// Text its standard output must contain.
+    #[serde(default)]
+    pub expect_output: Option<String>,
 }
 
 /// One declared command: `{host, command}`; the host may be a group (`tag:NAME`).
@@ -219,6 +238,8 @@ struct StepArgs {
     detail: Option<String>,
     #[serde(default)]
     commands: Vec<DeclaredArgs>,
+    #[serde(default)]
+    check: Option<CheckArgs>,
 }
 
 #[derive(Deserialize)]
@@ -353,13 +374,28 @@ pub fn parse_call(name: &str, arguments: &str) -> Result<Call, ArgsError> {
                         ),
                     ));
                 }
+                if let Some(check) = &s.check
+                    && (check.host.trim().is_empty() || check.command.trim().is_empty())
+                {
+                    return Err(invalid(
+                        name,
+                        format!(
+                            "step {}'s check needs a host and a command: {{host: {:?}, command: {:?}}}",
+                            idx + 1,
+                            check.host,
+                            check.command
+                        ),
+                    ));
+                }
                 steps.push(PlanStepCall {
                     draft: StepDraft {
                         title: s.title,
                         detail: s.detail,
                         commands: Vec::new(),
+                        check: None,
                     },
                     commands: s.commands,
+                    check: s.check,
                 });
             }
             let revision = if args.revise {

@@ -28,7 +28,7 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
         ),
         spec(
             "propose_plan",
-            "Propose the full ordered plan for this task. Call ONCE per task, before any execution. After this call: STOP and wait for operator approval. Once a step has started, this tool REFUSES further calls: use update_plan_step + run to advance. Only when the operator explicitly asks to revise the plan, call it with revise=true and a reason. The LAST step MUST be \"Write back: update_entity_attributes + create_relationship + upsert_knowledge\" (one is appended if missing).",
+            "Propose the full ordered plan for this task. Call ONCE per task, before any execution. After this call: STOP and wait for operator approval. Once a step has started, this tool REFUSES further calls: use update_plan_step + run to advance. Only when the operator explicitly asks to revise the plan, call it with revise=true and a reason. The LAST step MUST be \"Write back: update_entity_attributes + create_relationship + upsert_knowledge\" (one is appended if missing). A step may declare a read-only `check`: when you mark the step done, the check runs and the step is done only if it passes (a failing check fails the step).",
             object(
                 json!({
                     "steps": {
@@ -44,7 +44,13 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
                                     "host": { "type": "string", "description": "Host slug, or a group as tag:NAME." },
                                     "command": { "type": "string" }
                                 }), &["host", "command"])
-                            }
+                            },
+                            "check": object(json!({
+                                "host": { "type": "string", "description": "Host slug." },
+                                "command": { "type": "string", "description": "A read-only command that proves the step worked, e.g. `systemctl is-active nginx`." },
+                                "expect_exit": { "type": "integer", "description": "The exit status it must give (0 by default)." },
+                                "expect_output": { "type": "string", "description": "Text its output must contain." }
+                            }), &["host", "command"])
                         }), &["title"])
                     },
                     "revise": { "type": "boolean", "description": "Only to revise a plan already in flight, when the operator asked." },

@@ -35,6 +35,7 @@ async fn pve_world() -> PveWorld {
     let store = Arc::new(SqliteStore::open_in_data_dir(dir.path()).await.unwrap());
     let model = Arc::new(ScriptedModel::from_yaml_str("[]").unwrap());
     let mut config = AgentConfig::spec_defaults();
+    config.backup.root = dir.path().join("backup").display().to_string();
     config.exec_limits.timeout = Span::from_millis(10_000);
     let agent = Agent::builder(
         store.clone(),

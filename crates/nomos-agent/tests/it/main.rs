@@ -7,6 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod audit;
+mod backup;
 mod faults;
 mod fleet;
 mod flow;
@@ -16,6 +17,7 @@ mod models;
 mod previews;
 mod sweeps;
 mod turns;
+mod verify;
 
 use std::sync::Arc;
 
@@ -60,6 +62,8 @@ pub fn agent_over(
     let clock = ManualClock::starting_at(Timestamp::from_millis(START));
     let mut config = AgentConfig::spec_defaults();
     config.resume.backoff = vec![Span::from_millis(5), Span::from_millis(10)];
+    // SAFE-2: a change's backups stay in the test's own directory.
+    config.backup.root = dir.path().join("backup").display().to_string();
     tune(&mut config);
     let agent = Agent::builder(store.clone(), Arc::new(LocalExecutor::new()), model.clone())
         .config(config)

@@ -112,6 +112,7 @@ pub async fn endpoint(
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(SqliteStore::open_in_data_dir(dir.path()).await.unwrap());
     let mut agent_config = AgentConfig::spec_defaults();
+    agent_config.backup.root = dir.path().join("backup").display().to_string();
     tune(&mut agent_config);
     let agent = Agent::builder(store.clone(), Arc::new(LocalExecutor::new()), model)
         .config(agent_config)

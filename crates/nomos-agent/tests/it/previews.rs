@@ -74,6 +74,7 @@ async fn world_with(approvals: nomos_agent::config::ApprovalPolicy) -> World {
     let store = Arc::new(SqliteStore::open_in_data_dir(dir.path()).await.unwrap());
     let model = Arc::new(ScriptedModel::from_yaml_str("[]").unwrap());
     let mut config = AgentConfig::spec_defaults();
+    config.backup.root = dir.path().join("backup").display().to_string();
     config.exec_limits.timeout = Span::from_millis(5_000);
     config.approvals = approvals;
     let agent = Agent::builder(store.clone(), Arc::new(executor), model)

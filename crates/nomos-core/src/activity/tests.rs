@@ -56,6 +56,7 @@ fn step(
     updated: i64,
 ) -> PlanStep {
     PlanStep {
+        check: None,
         id: SESSION.step_id(generation, seq),
         session_id: SESSION,
         generation,

@@ -81,6 +81,11 @@ impl Session {
                 to,
             });
         }
+        let judged = if execution.kind == crate::record::ExecutionKind::Check {
+            Some(result.clone())
+        } else {
+            None
+        };
         match result {
             Ok(output) => {
                 if let Some(e) = self.executions.find_edit(|e| e.id == id) {
@@ -89,6 +94,10 @@ impl Session {
                 self.move_execution(now, id, to, None);
             }
             Err(error) => self.move_execution(now, id, to, Some(error)),
+        }
+        // SAFE-4: a check's end decides its step.
+        if let Some(result) = judged {
+            self.judge_check(now, id, &result);
         }
         Ok(())
     }

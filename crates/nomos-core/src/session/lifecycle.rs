@@ -87,6 +87,12 @@ impl Session {
             }
             return ToolReply::refused(text::WRITEBACK_REQUIRED);
         }
+        // SAFE-4: success would close a step as done whose check has not passed.
+        if outcome == Outcome::Success
+            && let Some(seq) = self.unverified_step()
+        {
+            return ToolReply::refused(super::verify::check_not_passed(seq));
+        }
         let (n_closed, n_cancelled) = self.finish(now, outcome, summary);
         ToolReply::ok(text::task_completed(
             self.record.status,

@@ -63,10 +63,12 @@ mod repair;
 mod revoke;
 mod rows;
 mod run;
+mod safety;
 mod stop;
 pub mod text;
 mod tool;
 mod turn;
+mod verify;
 
 #[cfg(test)]
 mod tests;
@@ -96,6 +98,7 @@ pub use plan_decision::{PlanDecision, PlanDecisionError, STEP_REJECTED};
 pub use preview_start::PreviewFor;
 pub use repair::LEFTOVER_STEP_NOTE;
 pub use revoke::{CANCELLED_BY_OPERATOR, RevokeError};
+pub use safety::{RestoreError, SafetyRun, SafetyVerdict};
 pub use stop::{OPERATOR_STOPPED_NOTE, STOPPED_BY_OPERATOR, StopEffect, TurnState};
 pub use tool::{Action, ExtraToolKind, KnowledgeUse, Revision, ToolInput, ToolReply};
 pub use turn::{StepBudget, StepVerdict, TurnEnd};

@@ -1,5 +1,6 @@
 //! Plans: generations, generation-relative seq, ordered advancement and close-out (PLAN-1..9).
 
+use crate::check::{StepCheck, check_refusal};
 use crate::declared::DeclaredCommand;
 use crate::event::{AssentCloseReason, DomainEvent};
 use crate::record::PlanStep;
@@ -18,6 +19,8 @@ pub struct StepDraft {
     pub detail: Option<String>,
     /// GATE-9: the commands the step declares it will run, classified at proposal.
     pub commands: Vec<DeclaredCommand>,
+    /// SAFE-4: the read-only check that proves the step worked, classified at proposal.
+    pub check: Option<StepCheck>,
 }
 
 /// The words that make a step a write-back step (PLAN-6).
@@ -54,6 +57,10 @@ impl Session {
             .collect();
         if drafts.is_empty() {
             return ToolReply::error("a plan needs at least one step with a title");
+        }
+        // SAFE-4: a check may only read.
+        if let Some(refusal) = check_refusal(drafts.iter().map(|d| d.check.as_ref()).enumerate()) {
+            return ToolReply::refused(refusal);
         }
         let generation = self.record.plan_generation;
         let mut stamp = now;
@@ -118,6 +125,7 @@ impl Session {
                 title: draft.title,
                 detail: draft.detail,
                 commands: draft.commands,
+                check: draft.check,
                 status: StepStatus::Pending,
                 note: None,
                 started_at: None,
@@ -155,6 +163,7 @@ impl Session {
     pub(crate) fn update_plan_step(
         &mut self,
         now: Timestamp,
+        call_id: &str,
         seq: u32,
         status: StepStatus,
         note: Option<String>,
@@ -190,6 +199,12 @@ impl Session {
                 .map(|s| s.seq)
         {
             return ToolReply::refused(text::earlier_step_pending(seq, earlier));
+        }
+        // SAFE-4: a step with a check is done only when its check passes.
+        if status == StepStatus::Done
+            && let Some(reply) = self.verify_step(now, call_id, idx, note.clone())
+        {
+            return reply;
         }
         self.set_step_status(now, idx, status, note);
         self.close_assent_if_plan_finished(now);
@@ -305,6 +320,7 @@ fn with_writeback_step(mut drafts: Vec<StepDraft>) -> Vec<StepDraft> {
             title: text::WRITEBACK_STEP_TITLE.to_owned(),
             detail: Some(text::WRITEBACK_STEP_DETAIL.to_owned()),
             commands: Vec::new(),
+            check: None,
         });
     }
     drafts

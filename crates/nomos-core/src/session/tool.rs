@@ -168,7 +168,7 @@ impl Session {
             ToolInput::SetGoal { goal } => self.set_goal(now, goal),
             ToolInput::ProposePlan { steps, revision } => self.propose_plan(now, steps, revision),
             ToolInput::UpdatePlanStep { seq, status, note } => {
-                self.update_plan_step(now, seq, status, note)
+                self.update_plan_step(now, call_id, seq, status, note)
             }
             ToolInput::CompleteTask { outcome, summary } => {
                 self.complete_task(now, outcome, summary)

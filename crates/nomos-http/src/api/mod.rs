@@ -4,5 +4,6 @@ pub mod approvals;
 pub mod control;
 pub mod hosts;
 pub mod knowledge;
+pub mod safety;
 pub mod sessions;
 pub mod system;

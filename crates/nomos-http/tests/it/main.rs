@@ -94,6 +94,11 @@ pub fn state_configured(
     configure: impl FnOnce(&mut AgentConfig),
 ) -> AppState {
     let mut config = AgentConfig::spec_defaults();
+    // SAFE-2: backups of the local executor's changes stay in the temporary directory.
+    config.backup.root = std::env::temp_dir()
+        .join("nomos-http-tests-backup")
+        .display()
+        .to_string();
     config.classifier = Arc::new(|command: &str, _shell| classifier(command));
     config.resume.backoff = vec![Span::from_millis(5), Span::from_millis(10)];
     configure(&mut config);
@@ -153,6 +158,11 @@ pub async fn serve_parts(
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(SqliteStore::open_in_data_dir(dir.path()).await.unwrap());
     let mut config = AgentConfig::spec_defaults();
+    // SAFE-2: backups of the local executor's changes stay in the temporary directory.
+    config.backup.root = std::env::temp_dir()
+        .join("nomos-http-tests-backup")
+        .display()
+        .to_string();
     config.classifier = Arc::new(|command: &str, _shell| classifier(command));
     let metrics = Arc::new(Metrics::default());
     let agent = Agent::builder(store, executor, model)

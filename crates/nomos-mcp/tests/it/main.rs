@@ -89,8 +89,11 @@ pub async fn serve(parts: Parts) -> Nomos {
         oidc: None,
     };
     let model: Arc<dyn ChatModel> = Arc::new(ScriptedModel::from_yaml_str("[]").unwrap());
-    let mut builder =
-        Agent::builder(parts.store, parts.executor, model).config(AgentConfig::spec_defaults());
+    let mut config = AgentConfig::spec_defaults();
+    // SAFE-2: the golden cases' simulated fleet answers only scripted commands, so it
+    // holds no backups (as in the golden runner); backups are proved in nomos-agent.
+    config.backup.mode = nomos_core::safety::BackupMode::Off;
+    let mut builder = Agent::builder(parts.store, parts.executor, model).config(config);
     if let Some(clock) = parts.clock {
         builder = builder.clock(clock);
     }

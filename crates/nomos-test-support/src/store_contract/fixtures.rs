@@ -53,6 +53,7 @@ pub fn session(id: SessionId, status: SessionStatus) -> SessionRecord {
 /// A plan step of `generation`, `seq`, with its derived id.
 pub fn step(session: SessionId, generation: u32, seq: u32, status: StepStatus) -> PlanStep {
     PlanStep {
+        check: None,
         id: session.step_id(generation, seq),
         session_id: session,
         generation,
@@ -262,6 +263,29 @@ pub fn every_event() -> Vec<DomainEvent> {
             generation: 2,
             seq: 1,
             status: StepStatus::Done,
+        },
+        DomainEvent::StepChecked {
+            generation: 2,
+            seq: 1,
+            execution_id,
+            verdict: nomos_core::check::CheckVerdict::Failed {
+                reason: "check `systemctl is-active nginx` on web1 failed: it exited 3".to_owned(),
+            },
+        },
+        DomainEvent::SafetyNet {
+            execution_id,
+            safety_execution_id: ExecutionId(Uuid::from_u128(0xf)),
+            action: nomos_core::event::SafetyAction::BackedUp {
+                file: nomos_core::safety::BackedUpFile {
+                    path: "/etc/app.conf".to_owned(),
+                    copy: "/var/lib/nomos/backup/e/1".to_owned(),
+                    uid: 0,
+                    gid: 0,
+                    mode: "644".to_owned(),
+                    size: 12,
+                    sha256: "ab".repeat(32),
+                },
+            },
         },
         DomainEvent::AssentOpened {
             generation: 2,

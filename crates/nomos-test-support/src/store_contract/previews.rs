@@ -48,6 +48,7 @@ pub async fn previews_round_trip_with_their_request(store: &dyn Store) {
         2,
         ToolInput::ProposePlan {
             steps: vec![StepDraft {
+                check: None,
                 title: "restart".into(),
                 detail: None,
                 commands: vec![DeclaredCommand::new(

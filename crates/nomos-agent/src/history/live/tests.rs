@@ -167,6 +167,7 @@ fn execution(n: usize, call_id: &str) -> nomos_core::record::Execution {
 
 fn step(generation: u32, seq: u32, status: StepStatus) -> PlanStep {
     PlanStep {
+        check: None,
         id: session().step_id(generation, seq),
         session_id: session(),
         generation,

@@ -84,6 +84,7 @@ impl Harness {
         let steps = steps
             .iter()
             .map(|(title, commands)| StepDraft {
+                check: None,
                 title: (*title).to_owned(),
                 detail: None,
                 commands: commands
@@ -193,6 +194,7 @@ pub(super) fn drafts(titles: &[&str]) -> Vec<StepDraft> {
     titles
         .iter()
         .map(|t| StepDraft {
+            check: None,
             title: (*t).to_owned(),
             detail: None,
             commands: Vec::new(),
