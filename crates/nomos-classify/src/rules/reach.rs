@@ -219,19 +219,112 @@ fn ip_resolves(args: &[Arg<'_>]) -> bool {
     })
 }
 
-/// `ss -r` / `--resolve`, alone or in a bundle (`-tr`).
+/// `ss -r` / `--resolve` (alone or in a bundle: `-tr`), or a filter that names a host: ss
+/// resolves every word of its filter that is not a keyword, a state or an address
+/// (`ss dst db1`, and `ss -t notes.txt`, which reads `notes.txt` as a host name); a path
+/// is a Unix socket's.
 fn ss_resolves(args: &[Arg<'_>]) -> bool {
-    args[1..]
-        .iter()
-        .any(|arg| match arg.text.strip_prefix("--") {
-            Some(long) => !long.is_empty() && "resolve".starts_with(long) && long.len() >= 3,
-            None => arg.text.strip_prefix('-').is_some_and(|bundle| {
-                bundle
-                    .chars()
-                    .take_while(|c| !"AfDN".contains(*c))
-                    .any(|c| c == 'r')
-            }),
-        })
+    const KEYWORDS: &[&str] = &[
+        "state",
+        "exclude",
+        "all",
+        "connected",
+        "synchronized",
+        "bucket",
+        "big",
+        "established",
+        "syn-sent",
+        "syn-recv",
+        "fin-wait-1",
+        "fin-wait-2",
+        "time-wait",
+        "closed",
+        "close-wait",
+        "last-ack",
+        "listening",
+        "listen",
+        "closing",
+        "unconnected",
+        "dst",
+        "src",
+        "dport",
+        "sport",
+        "and",
+        "or",
+        "not",
+        "eq",
+        "neq",
+        "ne",
+        "gt",
+        "lt",
+        "ge",
+        "le",
+        "autobound",
+        "dev",
+        "fwmark",
+        "cgroup",
+        "inet",
+        "inet6",
+        "unix",
+        "packet",
+        "netlink",
+        "vsock",
+        "tipc",
+        "xdp",
+        "link",
+        "tcp",
+        "udp",
+        "raw",
+        "dccp",
+        "sctp",
+        "mptcp",
+    ];
+    let mut words: Vec<&str> = Vec::new();
+    let mut values_next = false;
+    for arg in &args[1..] {
+        let text = arg.text;
+        if arg.dynamic {
+            return true;
+        }
+        if std::mem::take(&mut values_next) {
+            continue;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            if long.len() >= 3 && "resolve".starts_with(long) {
+                return true;
+            }
+            continue;
+        }
+        if let Some(bundle) = text.strip_prefix('-').filter(|bundle| !bundle.is_empty()) {
+            let before: String = bundle
+                .chars()
+                .take_while(|c| !"AfDFN".contains(*c))
+                .collect();
+            if before.contains('r') {
+                return true;
+            }
+            values_next = before.len() + 1 == bundle.len();
+            continue;
+        }
+        // A quoted filter is one argument: its words count one by one.
+        words.extend(
+            text.split(|c: char| c.is_whitespace() || "()".contains(c))
+                .filter(|word| !word.is_empty()),
+        );
+    }
+    let mut after_dev = false;
+    words.into_iter().any(|word| {
+        if std::mem::take(&mut after_dev) {
+            return false;
+        }
+        after_dev = word == "dev";
+        let address = word
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() || matches!(c, '.' | ':' | '[' | ']' | '/' | '*' | '%'))
+            || word.starts_with([':', '/'])
+            || word.chars().all(|c| "!=<>&|".contains(c));
+        !(address || KEYWORDS.contains(&word))
+    })
 }
 
 /// Whether a short option bundle or a long option among `args` is `-n` (`--numeric`, and
@@ -622,6 +715,8 @@ mod tests {
             "iptables -L INPUT",
             "ss -tr",
             "ss --resolve",
+            "ss -t notes.txt",
+            "ss dst db1.example",
             "ip -r route",
             "ip -resolve addr",
         ] {
@@ -638,6 +733,10 @@ mod tests {
             "iptables -L -n",
             "iptables -S",
             "ss -tln",
+            "ss -tn state established '( dport = :443 or sport = :443 )'",
+            "ss -t dst 10.0.0.5",
+            "ss -x src /run/docker.sock",
+            "ss -A inet -t",
         ] {
             check(command, ReadOnly);
         }
