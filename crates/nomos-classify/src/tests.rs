@@ -1226,7 +1226,7 @@ fn classify_6_every_getopt_form_of_an_allowed_option_stays_read_only() {
         "uniq -c",
         "date +%s",
         "date -u -d yesterday +%F",
-        "hostname -f",
+        "hostname -s",
         "base64 -d x",
         "base64 -w0 x",
         "ss -tln -A inet",

@@ -84,6 +84,13 @@ const CLIENTS: &[Client] = &[
     client("host", Reach::Client, RESOLVES),
     client("nslookup", Reach::Client, RESOLVES),
     client("getent", Reach::Forms(getent_resolves), RESOLVES),
+    client("resolvectl", Reach::Forms(resolvectl_queries), RESOLVES),
+    client(
+        "systemd-resolve",
+        Reach::Forms(systemd_resolve_queries),
+        RESOLVES,
+    ),
+    client("hostname", Reach::Forms(hostname_resolves), RESOLVES),
     client("ip", Reach::Forms(ip_resolves), RESOLVES),
     client("ss", Reach::Forms(ss_resolves), RESOLVES),
     // Readers that look up the names of the addresses they show unless told `-n`.
@@ -209,6 +216,54 @@ fn getent_resolves(args: &[Arg<'_>]) -> bool {
                     "hosts" | "ahosts" | "ahostsv4" | "ahostsv6" | "networks"
                 ))
     })
+}
+
+/// `resolvectl query|service|openpgp|tlsa`: the resolver daemon asks the network.
+fn resolvectl_queries(args: &[Arg<'_>]) -> bool {
+    let opts = Opts::parse(
+        &args[1..],
+        &Spec {
+            short_values: "iptc",
+            long_values: &["interface", "protocol", "type", "class"],
+        },
+    );
+    matches!(
+        opts.first_positional(),
+        Some("query" | "service" | "openpgp" | "tlsa")
+    )
+}
+
+/// `systemd-resolve NAME` (and `--service`, `--openpgp`, `--tlsa`): a query, unlike
+/// `--status` or `--statistics`.
+fn systemd_resolve_queries(args: &[Arg<'_>]) -> bool {
+    let opts = Opts::parse(
+        &args[1..],
+        &Spec {
+            short_values: "iptc",
+            long_values: &["interface", "protocol", "type", "class"],
+        },
+    );
+    opts.positionals().next().is_some()
+        || ["service", "openpgp", "tlsa"]
+            .iter()
+            .any(|query| opts.long(query))
+}
+
+/// `hostname -f` (`--fqdn`, `--long`), `-A`, `-d`, `-i`, `-a`: the names and addresses it
+/// prints are looked up (`-I`, the host's own addresses, is not).
+fn hostname_resolves(args: &[Arg<'_>]) -> bool {
+    args[1..]
+        .iter()
+        .any(|arg| match arg.text.strip_prefix("--") {
+            Some(long) => matches!(
+                long,
+                "fqdn" | "long" | "all-fqdns" | "domain" | "ip-address" | "alias"
+            ),
+            None => arg
+                .text
+                .strip_prefix('-')
+                .is_some_and(|bundle| bundle.contains(['f', 'A', 'd', 'i', 'a'])),
+        })
 }
 
 /// `ip -r` (`-resolve`, any prefix of it: iproute2 options are whole words).
@@ -622,6 +677,10 @@ mod tests {
             "mtr -r -c 10 example.com",
             "tcpdump -i eth0 -c 10",
             "timeout 5 dig example.com",
+            "resolvectl query example.com",
+            "systemd-resolve example.com",
+            "hostname -f",
+            "hostname --all-fqdns",
         ] {
             check(command, ConfigMutation);
         }
