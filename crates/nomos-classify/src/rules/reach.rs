@@ -8,8 +8,11 @@
 //! What is not a network client here, and why:
 //! * `ssh HOST CMD` is the transport Nomos itself uses to reach hosts (CLASSIFY-2): the
 //!   wrapper is unwrapped and the remote command is what is classified.
-//! * Programs that only talk to the kernel through netlink (`ip`, `ss`, `bridge`) or to a
-//!   local daemon through a Unix socket (`docker ps`, `psql` without a host, `systemctl`).
+//! * Programs that only talk to the kernel through netlink (`ip`, `ss`, `bridge`; their rows
+//!   here are the forms that look names up) or to a local daemon through a Unix socket
+//!   (`docker ps`, `psql` without a host, `systemctl`).
+//! * `pvesh get`: a read of the Proxmox API, whose `GET` methods change nothing, even when
+//!   the node it names answers it over the cluster's network.
 //! * A socket opened only to ask the kernel about interfaces (`ifconfig`, `arp`,
 //!   `netstat -i` use an `AF_INET` socket for `ioctl`s and never send on it).
 //!
