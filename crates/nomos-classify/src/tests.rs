@@ -1617,3 +1617,16 @@ fn classify_6_what_the_execution_oracle_saw_write_or_run_is_not_read_only() {
     check("sqlite3 -readonly app.db 'SELECT 1'", ReadOnly);
     check("man -k nginx", ReadOnly);
 }
+
+// rule: CLASSIFY-9
+#[test]
+fn classify_9_flock_creates_a_missing_lock_file_and_its_command_is_classified_too() {
+    check_reason(
+        "flock /tmp/lock uptime",
+        ConfigMutation,
+        "creates its lock file",
+    );
+    check("flock -w 5 /run/lock/job.lock cat x", ConfigMutation);
+    check("flock /tmp/lock rm x", Destructive);
+    check("flock 9", ReadOnly);
+}

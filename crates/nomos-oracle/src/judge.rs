@@ -605,19 +605,21 @@ pub fn named_words(command: &str) -> HashSet<String> {
         .collect()
 }
 
-/// The basenames of the command's whole words (split at blanks, quotes and shell operators
-/// only), so `ssh` is one for `ssh HOST` and `/usr/bin/ssh`, but not for `git+ssh://HOST`.
+/// The basenames of the command's whole words, split at blanks and shell operators only and
+/// read with their quotes and backslashes removed, so `ssh` is one for `ssh HOST`, `\ssh`,
+/// `'ssh'` and `/usr/bin/ssh`, but not for `git+ssh://HOST`.
 pub fn program_words(command: &str) -> HashSet<String> {
     command
         .split(|c: char| {
             c.is_whitespace()
                 || matches!(
                     c,
-                    ';' | '|' | '&' | '(' | ')' | '<' | '>' | '`' | '\'' | '"' | '$' | '{' | '}'
+                    ';' | '|' | '&' | '(' | ')' | '<' | '>' | '`' | '$' | '{' | '}'
                 )
         })
+        .map(|word| word.replace(['\\', '\'', '"'], ""))
         .filter(|word| !word.is_empty() && !word.contains(':'))
-        .map(|word| basename(word).to_owned())
+        .map(|word| basename(&word).to_owned())
         .collect()
 }
 
@@ -823,6 +825,8 @@ mod tests {
         );
         assert_eq!(breaches("ssh web1 uptime", &trace), vec![]);
         assert_eq!(breaches("/usr/bin/ssh web1 uptime", &trace), vec![]);
+        assert_eq!(breaches("\\ssh web1 uptime", &trace), vec![]);
+        assert_eq!(breaches("bash -c 'ssh web1 uptime'", &trace), vec![]);
         // `ssh` in a URL names the program (its `execve` is seen) but not the transport.
         assert_eq!(
             breaches("git fetch ssh://web1/repo", &trace),
