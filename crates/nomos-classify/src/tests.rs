@@ -1630,3 +1630,17 @@ fn classify_9_flock_creates_a_missing_lock_file_and_its_command_is_classified_to
     check("flock /tmp/lock rm x", Destructive);
     check("flock 9", ReadOnly);
 }
+
+// rule: CLASSIFY-9
+#[test]
+fn classify_9_zgrep_file_writes_a_temporary_copy_and_diff_paginate_runs_pr() {
+    check_reason(
+        "zgrep --file=patterns.txt error x.gz",
+        ConfigMutation,
+        "--file",
+    );
+    check_reason("diff -l a b", ConfigMutation, "-l");
+    check_reason("diff --paginate a b", ConfigMutation, "--paginate");
+    check("zgrep -e error x.gz", ReadOnly);
+    check("diff -u a b", ReadOnly);
+}

@@ -596,13 +596,84 @@ fn exec_is_seen(cx: &Cx<'_>, base: &str, argv: Option<&str>) -> bool {
 }
 
 /// Every word of a command's text, quoted strings and substitutions included, split at
-/// anything that cannot be part of a program's name; path words give their parts too.
+/// anything that cannot be part of a program's name; path words give their parts too, the
+/// text of an ANSI-C string gives its decoded words (`$'\x6c\x73'` names `ls`), and `[`
+/// standing alone is a word.
 pub fn named_words(command: &str) -> HashSet<String> {
-    command
-        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '+' | '-')))
+    let decoded = ansi_c_strings(command);
+    let mut words: HashSet<String> = [command, decoded.as_str()]
+        .iter()
+        .flat_map(|text| {
+            text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '+' | '-')))
+        })
         .filter(|word| !word.is_empty())
         .map(str::to_owned)
-        .collect()
+        .collect();
+    if command.split_whitespace().any(|word| word == "[") {
+        words.insert("[".to_owned());
+    }
+    words
+}
+
+/// The decoded text of every `$'...'` string of `command` (`\xHH`, `\NNN` octal, and the
+/// one-letter escapes), joined by blanks.
+fn ansi_c_strings(command: &str) -> String {
+    let mut out = String::new();
+    let mut rest = command;
+    while let Some(at) = rest.find("$'") {
+        rest = &rest[at + 2..];
+        let mut chars = rest.char_indices();
+        let mut end = rest.len();
+        while let Some((idx, c)) = chars.next() {
+            match c {
+                '\'' => {
+                    end = idx + 1;
+                    break;
+                }
+                '\\' => {
+                    let tail = &rest[idx + 1..];
+                    let (radix, digits) = if let Some(hex) = tail.strip_prefix('x') {
+                        (
+                            16,
+                            hex.chars()
+                                .take_while(char::is_ascii_hexdigit)
+                                .take(2)
+                                .collect::<String>(),
+                        )
+                    } else {
+                        (
+                            8,
+                            tail.chars()
+                                .take_while(|c| c.is_digit(8))
+                                .take(3)
+                                .collect::<String>(),
+                        )
+                    };
+                    match u32::from_str_radix(&digits, radix)
+                        .ok()
+                        .and_then(char::from_u32)
+                    {
+                        Some(decoded) => {
+                            out.push(decoded);
+                            let skip = digits.len() + usize::from(radix == 16);
+                            for _ in 0..skip {
+                                chars.next();
+                            }
+                        }
+                        None => {
+                            if let Some((_, escaped)) = chars.next() {
+                                out.push(escaped);
+                            }
+                        }
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push(' ');
+        rest = &rest[end.min(rest.len())..];
+    }
+    out
 }
 
 /// The basenames of the command's whole words, split at blanks and shell operators only and
@@ -672,6 +743,14 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].breach, Breach::ExecutesUnseen);
         assert!(found[0].syscall.contains("/bin/sh"), "{found:?}");
+    }
+
+    #[test]
+    fn an_ansi_c_string_and_a_lone_bracket_name_their_programs() {
+        let named = named_words("$'\\x6c\\x73' -l; $'\\143at' x; echo x | xargs [ -f x");
+        for word in ["ls", "cat", "["] {
+            assert!(named.contains(word), "{word}: {named:?}");
+        }
     }
 
     #[test]
