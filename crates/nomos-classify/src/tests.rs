@@ -1644,3 +1644,12 @@ fn classify_9_zgrep_file_writes_a_temporary_copy_and_diff_paginate_runs_pr() {
     check("zgrep -e error x.gz", ReadOnly);
     check("diff -u a b", ReadOnly);
 }
+
+// rule: CLASSIFY-9
+#[test]
+fn classify_9_pidof_reports_an_option_it_cannot_read_on_the_console() {
+    check_reason("pidof -S, nginx", ConfigMutation, "-S");
+    check_reason("pidof -o x nginx", ConfigMutation, "-o");
+    check("pidof -o %PPID -o 12,13 nginx", ReadOnly);
+    check("pidof -d, nginx", ReadOnly);
+}
