@@ -11,7 +11,8 @@
 //! * Opening `/dev/null`, `/dev/tty`, `/dev/std{in,out,err}`, `/dev/fd/N` or
 //!   `/proc/self/fd/N` for writing: those are the standard streams and the bit bucket.
 //! * The interpreter's own here-document files (`/tmp/sh-thd*`, created and removed by the
-//!   shell process itself, never by a program it runs).
+//!   shell process itself, never by a program it runs), and bash's `fchmod` of such a file
+//!   once written: a shell itself changes the mode of no other descriptor.
 //! * A signal to a process of the command's own tree (every pid in the trace is one: `strace
 //!   -f` follows only descendants), to its own process group (`kill 0`), or signal 0, which
 //!   sends nothing.
@@ -294,6 +295,11 @@ impl Cx<'_> {
         }
     }
 
+    /// Whether the call is the interpreter's own (not a program it runs).
+    fn is_interpreter(&self) -> bool {
+        !self.interpreter.is_empty() && self.program == self.interpreter
+    }
+
     fn is_heredoc_file(&self, path: &str) -> bool {
         !self.interpreter.is_empty()
             && self.program == self.interpreter
@@ -310,6 +316,7 @@ fn breach_of(cx: &Cx<'_>, name: &str) -> Option<Breach> {
         "unlinkat" => (!cx.is_heredoc_file(&cx.path(1))).then_some(Breach::ChangesPath),
         "rename" | "renameat" | "renameat2" | "link" | "linkat" | "symlink" | "symlinkat"
         | "mkdir" | "mkdirat" | "mknod" | "mknodat" => Some(Breach::ChangesPath),
+        "fchmod" if cx.is_interpreter() => None,
         "chmod" | "fchmod" | "fchmodat" | "fchmodat2" | "chown" | "fchown" | "lchown"
         | "fchownat" | "utime" | "utimes" | "utimensat" | "futimesat" | "setxattr"
         | "lsetxattr" | "fsetxattr" | "setxattrat" | "removexattr" | "lremovexattr"
@@ -923,6 +930,21 @@ mod tests {
              6 openat(AT_FDCWD, \"/tmp/sh-thd.cd34\", O_WRONLY|O_CREAT, 0600) = 3\n{END}"
         );
         assert_eq!(breaches("cat <<EOF", &trace), vec![Breach::WritesFile]);
+    }
+
+    #[test]
+    fn bashs_fchmod_of_its_here_string_file_is_not_a_change_but_a_programs_is() {
+        let trace = format!(
+            "5 execve(\"/bin/bash\", [\"/bin/bash\", \"-c\", \"x\"], 0x1) = 0\n\
+             5 openat(AT_FDCWD, \"/tmp/sh-thd.ab12\", O_RDWR|O_CREAT|O_EXCL, 0600) = 3\n\
+             5 fchmod(3, 0400) = 0\n\
+             5 vfork() = 6\n6 execve(\"/usr/bin/cat\", [\"cat\"], 0x1) = 0\n\
+             6 fchmod(0, 0777) = 0\n{END}"
+        );
+        assert_eq!(
+            breaches("cat <<< x", &trace),
+            vec![Breach::ChangesAttribute]
+        );
     }
 
     #[test]
