@@ -1226,10 +1226,10 @@ fn classify_6_every_getopt_form_of_an_allowed_option_stays_read_only() {
         "uniq -c",
         "date +%s",
         "date -u -d yesterday +%F",
-        "hostname -f",
+        "hostname -s",
         "base64 -d x",
         "base64 -w0 x",
-        "curl -sS -I https://a",
+        "ss -tln -A inet",
         "git log --oneline -n 5",
         "git --no-pager -C /srv/app log -1",
         "tar -tvf x.tar",
@@ -1616,4 +1616,40 @@ fn classify_6_what_the_execution_oracle_saw_write_or_run_is_not_read_only() {
     check("sort -u /etc/passwd", ReadOnly);
     check("sqlite3 -readonly app.db 'SELECT 1'", ReadOnly);
     check("man -k nginx", ReadOnly);
+}
+
+// rule: CLASSIFY-9
+#[test]
+fn classify_9_flock_creates_a_missing_lock_file_and_its_command_is_classified_too() {
+    check_reason(
+        "flock /tmp/lock uptime",
+        ConfigMutation,
+        "creates its lock file",
+    );
+    check("flock -w 5 /run/lock/job.lock cat x", ConfigMutation);
+    check("flock /tmp/lock rm x", Destructive);
+    check("flock 9", ReadOnly);
+}
+
+// rule: CLASSIFY-9
+#[test]
+fn classify_9_zgrep_file_writes_a_temporary_copy_and_diff_paginate_runs_pr() {
+    check_reason(
+        "zgrep --file=patterns.txt error x.gz",
+        ConfigMutation,
+        "--file",
+    );
+    check_reason("diff -l a b", ConfigMutation, "-l");
+    check_reason("diff --paginate a b", ConfigMutation, "--paginate");
+    check("zgrep -e error x.gz", ReadOnly);
+    check("diff -u a b", ReadOnly);
+}
+
+// rule: CLASSIFY-9
+#[test]
+fn classify_9_pidof_reports_an_option_it_cannot_read_on_the_console() {
+    check_reason("pidof -S, nginx", ConfigMutation, "-S");
+    check_reason("pidof -o x nginx", ConfigMutation, "-o");
+    check("pidof -o %PPID -o 12,13 nginx", ReadOnly);
+    check("pidof -d, nginx", ReadOnly);
 }

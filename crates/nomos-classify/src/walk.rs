@@ -984,6 +984,8 @@ impl<'i> Cx<'_, '_, '_, 'i> {
                 &predicate,
             );
         }
+        // CLASSIFY-9: a form that reaches the network is at least `config_mutation`.
+        rules::reach::check(self, args);
     }
 
     /// Records the rule's own finding (dropped when a policy rule overrides this command).

@@ -11,13 +11,28 @@
 //! * Opening `/dev/null`, `/dev/tty`, `/dev/std{in,out,err}`, `/dev/fd/N` or
 //!   `/proc/self/fd/N` for writing: those are the standard streams and the bit bucket.
 //! * The interpreter's own here-document files (`/tmp/sh-thd*`, created and removed by the
-//!   shell process itself, never by a program it runs).
+//!   shell process itself, never by a program it runs), and bash's `fchmod` of such a file
+//!   once written: a shell itself changes the mode of no other descriptor.
 //! * A signal to a process of the command's own tree (every pid in the trace is one: `strace
 //!   -f` follows only descendants), to its own process group (`kill 0`), or signal 0, which
 //!   sends nothing.
-//! * `AF_UNIX` sockets (local IPC) and netlink sockets; a netlink *request that changes*
-//!   something (`RTM_NEW*`, `RTM_DEL*`, `RTM_SET*`, `SOCK_DESTROY`, audit rule changes, or a
-//!   request carrying `NLM_F_CREATE`/`NLM_F_REPLACE`/`NLM_F_EXCL`/`NLM_F_APPEND`) is one.
+//! * A socket that never leaves the host. `AF_UNIX`/`AF_LOCAL` (local IPC: the docker
+//!   socket of `docker ps`, `psql` without a host), `AF_NETLINK` (the kernel: `ss`, `ip addr`)
+//!   and `AF_ALG` (the kernel's crypto API) talk to this host only; a netlink *request that
+//!   changes* something (`RTM_NEW*`, `RTM_DEL*`, `RTM_SET*`, `SOCK_DESTROY`, audit rule
+//!   changes, or a request carrying `NLM_F_CREATE`/`NLM_F_REPLACE`/`NLM_F_EXCL`/
+//!   `NLM_F_APPEND`) is still a change.
+//! * An IP socket (`AF_INET`, `AF_INET6`) that is never pointed at an address: `ifconfig`,
+//!   `arp`, `netstat -i` and `ip -6 addr` open one only to ask the kernel about interfaces
+//!   (`ioctl`s, judged on their own). An IP socket reaches a network when it is connected,
+//!   bound or sent to an address (`connect`, `bind`, `sendto`, `sendmsg`, `sendmmsg` with an
+//!   `AF_INET`/`AF_INET6` address: a DNS lookup, a TCP connection, a loopback server all
+//!   count, attempts included, since the sandbox has no network), and a raw one
+//!   (`SOCK_RAW`, `SOCK_PACKET`) as soon as it exists, since it sends and sees packets of
+//!   the wire. Every other family leaves the host as soon as it exists: `AF_PACKET` (the
+//!   link layer), `AF_VSOCK` (a hypervisor or a guest), `AF_BLUETOOTH`, `AF_CAN`,
+//!   `AF_TIPC`, `AF_XDP`, ... and any family the trace names by number; a family is counted
+//!   unless it is one of the local ones above.
 //! * Executing a program is seen when the command's text names it (its basename or its
 //!   `argv[0]` is one of the command's words, substitutions and quoted strings included),
 //!   when it is the dynamic loader, a `NAME-VERB` plugin of a named program and verb
@@ -26,10 +41,12 @@
 //!   formatters). A helper is still traced, so whatever it writes refutes the command too.
 //!   No terminal is attached (like Nomos's SSH exec requests), so pagers do not start; if
 //!   one does, it is an unseen program unless the command names it.
-//! * The sockets of `ssh` when the command names `ssh` (`ssh HOST CMD`): that is the
-//!   transport, and the remote command is what the classifier reads; the sandbox has no
-//!   network, so the remote side is never run. A program that starts `ssh` unseen
-//!   (`scp`, `rsync HOST:PATH`, `tar -f HOST:PATH`) is refuted by that `execve`.
+//! * The sockets of `ssh` when the command names `ssh` as a word of its own (`ssh HOST
+//!   CMD`, `/usr/bin/ssh`, not a part of a URL such as `git+ssh://`): that is the transport
+//!   Nomos itself uses (CLASSIFY-2), and the remote command is what the classifier reads;
+//!   the sandbox has no network, so the remote side is never run. A program that starts
+//!   `ssh` unseen (`scp`, `rsync HOST:PATH`, `tar -f HOST:PATH`, `git fetch
+//!   ssh://HOST/REPO`) is refuted by that `execve`, and its connection too.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -99,7 +116,8 @@ pub enum Breach {
     ChangesKernel,
     /// A signal to a process outside the command's own tree.
     SignalsOutside,
-    /// A network socket opened, or a netlink request that changes something.
+    /// A socket that reaches a network (see the module comment), or a netlink request that
+    /// changes something.
     OpensSocket,
     /// A program the command does not name executed.
     ExecutesUnseen,
@@ -162,6 +180,7 @@ pub fn judge(command: &str, calls: &[Call], ending: Ending) -> Vec<Finding> {
         }];
     };
     let named = named_words(command);
+    let words = program_words(command);
     let tree: HashSet<u32> = calls.iter().map(|call| call.pid).collect();
     let mut programs: HashMap<u32, String> = HashMap::new();
     let parents: HashMap<u32, u32> = calls
@@ -198,6 +217,7 @@ pub fn judge(command: &str, calls: &[Call], ending: Ending) -> Vec<Finding> {
             interpreter: &interpreter,
             tree: &tree,
             named: &named,
+            words: &words,
         };
         match name.as_str() {
             "clone" | "clone3" | "fork" | "vfork" => {
@@ -244,6 +264,7 @@ struct Cx<'a> {
     interpreter: &'a str,
     tree: &'a HashSet<u32>,
     named: &'a HashSet<String>,
+    words: &'a HashSet<String>,
 }
 
 impl Cx<'_> {
@@ -274,6 +295,11 @@ impl Cx<'_> {
         }
     }
 
+    /// Whether the call is the interpreter's own (not a program it runs).
+    fn is_interpreter(&self) -> bool {
+        !self.interpreter.is_empty() && self.program == self.interpreter
+    }
+
     fn is_heredoc_file(&self, path: &str) -> bool {
         !self.interpreter.is_empty()
             && self.program == self.interpreter
@@ -290,6 +316,7 @@ fn breach_of(cx: &Cx<'_>, name: &str) -> Option<Breach> {
         "unlinkat" => (!cx.is_heredoc_file(&cx.path(1))).then_some(Breach::ChangesPath),
         "rename" | "renameat" | "renameat2" | "link" | "linkat" | "symlink" | "symlinkat"
         | "mkdir" | "mkdirat" | "mknod" | "mknodat" => Some(Breach::ChangesPath),
+        "fchmod" if cx.is_interpreter() => None,
         "chmod" | "fchmod" | "fchmodat" | "fchmodat2" | "chown" | "fchown" | "lchown"
         | "fchownat" | "utime" | "utimes" | "utimensat" | "futimesat" | "setxattr"
         | "lsetxattr" | "fsetxattr" | "setxattrat" | "removexattr" | "lremovexattr"
@@ -332,13 +359,16 @@ fn breach_of(cx: &Cx<'_>, name: &str) -> Option<Breach> {
         "tgkill" | "rt_tgsigqueueinfo" => signal_breach(cx, 0, 2),
         // The SSH transport's own connection: the remote command is what the command runs
         // and what is classified; it cannot be traced here (the sandbox has no network).
-        "socket" if cx.program == "ssh" && cx.named.contains("ssh") => None,
-        "socket" => {
-            let domain = cx.arg(0);
-            let local = ["AF_UNIX", "AF_LOCAL", "AF_NETLINK"].contains(&domain);
-            (!local).then_some(Breach::OpensSocket)
+        "socket" | "connect" | "bind" | "sendto" | "sendmsg" | "sendmmsg"
+            if cx.program == "ssh" && cx.words.contains("ssh") =>
+        {
+            None
         }
-        "sendto" | "sendmsg" => netlink_changes(cx.arg(1)).then_some(Breach::OpensSocket),
+        "socket" => socket_reaches_network(cx.arg(0), cx.arg(1)).then_some(Breach::OpensSocket),
+        "connect" | "bind" => addresses_network(&cx.call.line).then_some(Breach::OpensSocket),
+        "sendto" | "sendmsg" | "sendmmsg" => (netlink_changes(cx.arg(1))
+            || addresses_network(&cx.call.line))
+        .then_some(Breach::OpensSocket),
         _ => None,
     }
 }
@@ -474,6 +504,54 @@ fn netlink_changes(message: &str) -> bool {
     .any(|flag| message.contains(flag))
 }
 
+/// Socket families that never leave the host: local IPC, the kernel's netlink and crypto
+/// interfaces.
+pub const LOCAL_FAMILIES: &[&str] = &[
+    "AF_UNIX",
+    "AF_LOCAL",
+    "AF_FILE",
+    "AF_NETLINK",
+    "AF_ROUTE",
+    "AF_ALG",
+];
+
+/// The IP families: a socket of one reaches a network once it is given an address (or is raw).
+const IP_FAMILIES: &[&str] = &["AF_INET", "AF_INET6"];
+
+/// Whether `socket(domain, type, ...)` reaches a network by existing: a raw IP socket, or
+/// any family that is neither local nor IP.
+fn socket_reaches_network(domain: &str, kind: &str) -> bool {
+    let domain = domain.trim();
+    if LOCAL_FAMILIES.contains(&domain) {
+        return false;
+    }
+    if IP_FAMILIES.contains(&domain) {
+        return kind
+            .split(['|', ' '])
+            .any(|flag| matches!(flag, "SOCK_RAW" | "SOCK_PACKET"));
+    }
+    true
+}
+
+/// Whether a socket address in a call's arguments is one of a family that reaches a
+/// network (`sa_family=AF_INET`, `AF_INET6`, or any family that is not local).
+fn addresses_network(text: &str) -> bool {
+    let mut rest = text;
+    while let Some(at) = rest.find("sa_family=") {
+        rest = &rest[at + "sa_family=".len()..];
+        let family: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        // `AF_UNSPEC` on `connect` dissolves an association; it sends nothing.
+        if !family.is_empty() && family != "AF_UNSPEC" && !LOCAL_FAMILIES.contains(&family.as_str())
+        {
+            return true;
+        }
+    }
+    false
+}
+
 /// iproute2's probe of the kernel's link support: an `RTM_NEWLINK` with no attributes
 /// (32 bytes: the header and an empty `ifinfomsg`), no interface (`ifi_index=0`) and no
 /// create flag, which the kernel refuses; it names nothing it could change.
@@ -525,12 +603,101 @@ fn exec_is_seen(cx: &Cx<'_>, base: &str, argv: Option<&str>) -> bool {
 }
 
 /// Every word of a command's text, quoted strings and substitutions included, split at
-/// anything that cannot be part of a program's name; path words give their parts too.
+/// anything that cannot be part of a program's name; path words give their parts too, the
+/// text of an ANSI-C string gives its decoded words (`$'\x6c\x73'` names `ls`), and `[`
+/// standing alone is a word.
 pub fn named_words(command: &str) -> HashSet<String> {
-    command
-        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '+' | '-')))
+    let decoded = ansi_c_strings(command);
+    let mut words: HashSet<String> = [command, decoded.as_str()]
+        .iter()
+        .flat_map(|text| {
+            text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '+' | '-')))
+        })
         .filter(|word| !word.is_empty())
         .map(str::to_owned)
+        .collect();
+    if command.split_whitespace().any(|word| word == "[") {
+        words.insert("[".to_owned());
+    }
+    words
+}
+
+/// The decoded text of every `$'...'` string of `command` (`\xHH`, `\NNN` octal, and the
+/// one-letter escapes), joined by blanks.
+fn ansi_c_strings(command: &str) -> String {
+    let mut out = String::new();
+    let mut rest = command;
+    while let Some(at) = rest.find("$'") {
+        rest = &rest[at + 2..];
+        let mut chars = rest.char_indices();
+        let mut end = rest.len();
+        while let Some((idx, c)) = chars.next() {
+            match c {
+                '\'' => {
+                    end = idx + 1;
+                    break;
+                }
+                '\\' => {
+                    let tail = &rest[idx + 1..];
+                    let (radix, digits) = if let Some(hex) = tail.strip_prefix('x') {
+                        (
+                            16,
+                            hex.chars()
+                                .take_while(char::is_ascii_hexdigit)
+                                .take(2)
+                                .collect::<String>(),
+                        )
+                    } else {
+                        (
+                            8,
+                            tail.chars()
+                                .take_while(|c| c.is_digit(8))
+                                .take(3)
+                                .collect::<String>(),
+                        )
+                    };
+                    match u32::from_str_radix(&digits, radix)
+                        .ok()
+                        .and_then(char::from_u32)
+                    {
+                        Some(decoded) => {
+                            out.push(decoded);
+                            let skip = digits.len() + usize::from(radix == 16);
+                            for _ in 0..skip {
+                                chars.next();
+                            }
+                        }
+                        None => {
+                            if let Some((_, escaped)) = chars.next() {
+                                out.push(escaped);
+                            }
+                        }
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+        out.push(' ');
+        rest = &rest[end.min(rest.len())..];
+    }
+    out
+}
+
+/// The basenames of the command's whole words, split at blanks and shell operators only and
+/// read with their quotes and backslashes removed, so `ssh` is one for `ssh HOST`, `\ssh`,
+/// `'ssh'` and `/usr/bin/ssh`, but not for `git+ssh://HOST`.
+pub fn program_words(command: &str) -> HashSet<String> {
+    command
+        .split(|c: char| {
+            c.is_whitespace()
+                || matches!(
+                    c,
+                    ';' | '|' | '&' | '(' | ')' | '<' | '>' | '`' | '$' | '{' | '}'
+                )
+        })
+        .map(|word| word.replace(['\\', '\'', '"'], ""))
+        .filter(|word| !word.is_empty() && !word.contains(':'))
+        .map(|word| basename(&word).to_owned())
         .collect()
 }
 
@@ -586,6 +753,14 @@ mod tests {
     }
 
     #[test]
+    fn an_ansi_c_string_and_a_lone_bracket_name_their_programs() {
+        let named = named_words("$'\\x6c\\x73' -l; $'\\143at' x; echo x | xargs [ -f x");
+        for word in ["ls", "cat", "["] {
+            assert!(named.contains(word), "{word}: {named:?}");
+        }
+    }
+
+    #[test]
     fn a_helper_of_a_named_program_is_seen() {
         let trace = format!(
             "{START}5 vfork() = 6\n6 execve(\"/usr/bin/zcat\", [\"zcat\", \"a.gz\"], 0x1) = 0\n\
@@ -594,18 +769,154 @@ mod tests {
         assert_eq!(breaches("zcat a.gz", &trace), vec![]);
     }
 
+    /// The breaches of one call, inside a trace that starts and ends the shell.
+    fn one(command: &str, line: &str) -> Vec<Breach> {
+        breaches(command, &format!("{START}{line}\n{END}"))
+    }
+
+    // rule: CLASSIFY-9
     #[test]
-    fn network_sockets_and_changing_netlink_requests_are_breaches() {
+    fn a_changing_netlink_request_is_a_breach_and_a_query_is_not() {
         let trace = format!(
-            "{START}5 socket(AF_UNIX, SOCK_STREAM, 0) = 3\n\
-             5 socket(AF_NETLINK, SOCK_RAW|SOCK_CLOEXEC, NETLINK_ROUTE) = 4\n\
+            "{START}5 socket(AF_NETLINK, SOCK_RAW|SOCK_CLOEXEC, NETLINK_ROUTE) = 4\n\
              5 sendto(4, [{{nlmsg_len=40, nlmsg_type=RTM_GETLINK, nlmsg_flags=NLM_F_REQUEST|NLM_F_DUMP}}], 40, 0, NULL, 0) = 40\n\
-             5 sendto(4, [{{nlmsg_len=40, nlmsg_type=RTM_NEWADDR, nlmsg_flags=NLM_F_REQUEST}}], 40, 0, NULL, 0) = 40\n\
-             5 socket(AF_INET, SOCK_DGRAM|SOCK_CLOEXEC, IPPROTO_IP) = 5\n{END}"
+             5 sendto(4, [{{nlmsg_len=40, nlmsg_type=RTM_NEWADDR, nlmsg_flags=NLM_F_REQUEST}}], 40, 0, NULL, 0) = 40\n{END}"
+        );
+        assert_eq!(breaches("ip addr", &trace), vec![Breach::OpensSocket]);
+    }
+
+    // rule: CLASSIFY-9
+    #[test]
+    fn an_af_unix_socket_stays_on_the_host() {
+        assert_eq!(
+            one(
+                "docker ps",
+                "5 socket(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC, 0) = 3"
+            ),
+            vec![]
         );
         assert_eq!(
-            breaches("ip addr", &trace),
-            vec![Breach::OpensSocket, Breach::OpensSocket]
+            one(
+                "docker ps",
+                "5 connect(3, {sa_family=AF_UNIX, sun_path=\"/var/run/docker.sock\"}, 23) = 0"
+            ),
+            vec![]
+        );
+        assert_eq!(one("x", "5 socket(AF_LOCAL, SOCK_DGRAM, 0) = 3"), vec![]);
+    }
+
+    // rule: CLASSIFY-9
+    #[test]
+    fn an_af_netlink_socket_stays_on_the_host() {
+        assert_eq!(
+            one(
+                "ss",
+                "5 socket(AF_NETLINK, SOCK_RAW|SOCK_CLOEXEC, NETLINK_SOCK_DIAG) = 3"
+            ),
+            vec![]
+        );
+        assert_eq!(
+            one(
+                "ss",
+                "5 sendmsg(3, {msg_name={sa_family=AF_NETLINK, nl_pid=0, nl_groups=00000000}, msg_namelen=12, msg_iov=[{iov_base=[{nlmsg_len=72, nlmsg_type=SOCK_DIAG_BY_FAMILY, nlmsg_flags=NLM_F_REQUEST|NLM_F_DUMP, nlmsg_seq=1, nlmsg_pid=0}], iov_len=72}], msg_iovlen=1, msg_controllen=0, msg_flags=0}, 0) = 72"
+            ),
+            vec![]
+        );
+    }
+
+    // rule: CLASSIFY-9
+    #[test]
+    fn an_af_alg_socket_stays_on_the_host() {
+        assert_eq!(one("x", "5 socket(AF_ALG, SOCK_SEQPACKET, 0) = 3"), vec![]);
+    }
+
+    // rule: CLASSIFY-9
+    #[test]
+    fn an_af_inet_socket_reaches_a_network_when_it_is_given_an_address() {
+        // `ifconfig` asks the kernel about interfaces through an IP socket it never points
+        // anywhere: no network is reached.
+        assert_eq!(
+            one("ifconfig", "5 socket(AF_INET, SOCK_DGRAM, IPPROTO_IP) = 4"),
+            vec![]
+        );
+        for line in [
+            "5 connect(3, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr(\"10.0.0.53\")}, 16) = -1 ENETUNREACH (Network is unreachable)",
+            "5 connect(3, {sa_family=AF_INET, sin_port=htons(6379), sin_addr=inet_addr(\"127.0.0.1\")}, 16) = -1 ECONNREFUSED (Connection refused)",
+            "5 bind(3, {sa_family=AF_INET, sin_port=htons(0), sin_addr=inet_addr(\"0.0.0.0\")}, 16) = 0",
+            "5 sendto(3, \"x\", 1, 0, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr(\"10.0.0.53\")}, 16) = 1",
+            "5 sendmmsg(3, [{msg_hdr={msg_name={sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr(\"10.0.0.53\")}, msg_namelen=16}, msg_len=29}], 1, MSG_NOSIGNAL) = 1",
+            "5 socket(AF_INET, SOCK_RAW, IPPROTO_ICMP) = 3",
+        ] {
+            assert_eq!(one("curl x", line), vec![Breach::OpensSocket], "{line}");
+        }
+    }
+
+    // rule: CLASSIFY-9
+    #[test]
+    fn an_af_inet6_socket_reaches_a_network_when_it_is_given_an_address() {
+        assert_eq!(
+            one(
+                "ip -6 addr",
+                "5 socket(AF_INET6, SOCK_DGRAM, IPPROTO_IP) = 5"
+            ),
+            vec![]
+        );
+        for line in [
+            "5 connect(3, {sa_family=AF_INET6, sin6_port=htons(443), sin6_flowinfo=htonl(0), inet_pton(AF_INET6, \"::1\", &sin6_addr), sin6_scope_id=0}, 28) = -1 ECONNREFUSED (x)",
+            "5 bind(3, {sa_family=AF_INET6, sin6_port=htons(0), sin6_flowinfo=htonl(0), inet_pton(AF_INET6, \"::1\", &sin6_addr), sin6_scope_id=0}, 28) = 0",
+            "5 socket(AF_INET6, SOCK_RAW, IPPROTO_ICMPV6) = 3",
+        ] {
+            assert_eq!(one("pip list", line), vec![Breach::OpensSocket], "{line}");
+        }
+    }
+
+    // rule: CLASSIFY-9
+    #[test]
+    fn an_af_packet_socket_reaches_a_network_as_it_opens() {
+        assert_eq!(
+            one(
+                "tcpdump",
+                "5 socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL)) = 3"
+            ),
+            vec![Breach::OpensSocket]
+        );
+    }
+
+    // rule: CLASSIFY-9
+    #[test]
+    fn every_other_family_leaves_the_host_as_it_opens() {
+        for family in [
+            "AF_VSOCK",
+            "AF_BLUETOOTH",
+            "AF_CAN",
+            "AF_TIPC",
+            "AF_XDP",
+            "AF_RDS",
+            "AF_KEY",
+            "AF_QIPCRTR",
+            "0x2e /* AF_??? */",
+        ] {
+            let line = format!("5 socket({family}, SOCK_STREAM, 0) = 3");
+            assert_eq!(one("x", &line), vec![Breach::OpensSocket], "{family}");
+        }
+    }
+
+    // rule: CLASSIFY-2
+    #[test]
+    fn the_ssh_transport_is_not_a_breach_but_ssh_in_a_url_is() {
+        let trace = format!(
+            "{START}5 vfork() = 6\n6 execve(\"/usr/bin/ssh\", [\"ssh\", \"h\"], 0x1) = 0\n\
+             6 socket(AF_INET, SOCK_STREAM, IPPROTO_TCP) = 3\n\
+             6 connect(3, {{sa_family=AF_INET, sin_port=htons(22), sin_addr=inet_addr(\"10.0.0.5\")}}, 16) = -1 ENETUNREACH (x)\n{END}"
+        );
+        assert_eq!(breaches("ssh web1 uptime", &trace), vec![]);
+        assert_eq!(breaches("/usr/bin/ssh web1 uptime", &trace), vec![]);
+        assert_eq!(breaches("\\ssh web1 uptime", &trace), vec![]);
+        assert_eq!(breaches("bash -c 'ssh web1 uptime'", &trace), vec![]);
+        // `ssh` in a URL names the program (its `execve` is seen) but not the transport.
+        assert_eq!(
+            breaches("git fetch ssh://web1/repo", &trace),
+            vec![Breach::OpensSocket]
         );
     }
 
@@ -619,6 +930,21 @@ mod tests {
              6 openat(AT_FDCWD, \"/tmp/sh-thd.cd34\", O_WRONLY|O_CREAT, 0600) = 3\n{END}"
         );
         assert_eq!(breaches("cat <<EOF", &trace), vec![Breach::WritesFile]);
+    }
+
+    #[test]
+    fn bashs_fchmod_of_its_here_string_file_is_not_a_change_but_a_programs_is() {
+        let trace = format!(
+            "5 execve(\"/bin/bash\", [\"/bin/bash\", \"-c\", \"x\"], 0x1) = 0\n\
+             5 openat(AT_FDCWD, \"/tmp/sh-thd.ab12\", O_RDWR|O_CREAT|O_EXCL, 0600) = 3\n\
+             5 fchmod(3, 0400) = 0\n\
+             5 vfork() = 6\n6 execve(\"/usr/bin/cat\", [\"cat\"], 0x1) = 0\n\
+             6 fchmod(0, 0777) = 0\n{END}"
+        );
+        assert_eq!(
+            breaches("cat <<< x", &trace),
+            vec![Breach::ChangesAttribute]
+        );
     }
 
     #[test]

@@ -122,8 +122,11 @@ const TRACED: &[&str] = &[
     "rt_sigqueueinfo",
     "rt_tgsigqueueinfo",
     "socket",
+    "connect",
+    "bind",
     "sendto",
     "sendmsg",
+    "sendmmsg",
 ];
 
 /// The tools the sandbox needs, and the Debian package of each.

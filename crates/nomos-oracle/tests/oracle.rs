@@ -153,6 +153,47 @@ fn readers_are_not_refuted_and_the_oracle_asks_only_about_read_only_verdicts() {
     }
 }
 
+/// CLASSIFY-9 counts only sockets that reach a network: the kernel's netlink (`ss`, `ip
+/// addr`), an IP socket only asked about interfaces (`ifconfig`, `ip -6 addr`) and a Unix
+/// socket stay on the host, while a DNS lookup is refuted by its `connect`.
+// rule: CLASSIFY-9
+#[test]
+fn only_a_socket_that_reaches_a_network_refutes() {
+    let Some(sandbox) = sandbox() else { return };
+    let local = [
+        "ss -tln",
+        "ss -x",
+        "ip addr",
+        "ip -6 addr",
+        "ifconfig -a",
+        "python3 -c 'import socket; socket.socket(socket.AF_UNIX).close()'",
+    ];
+    let everything_reads = |_: &str, _: Shell| CommandClass::ReadOnly;
+    let under_sh = |command: &str, shell: Shell| {
+        if shell == Shell::Sh {
+            everything_reads(command, shell)
+        } else {
+            CommandClass::ConfigMutation
+        }
+    };
+    let mut commands = local.to_vec();
+    commands.push("getent ahosts example.invalid");
+    let report = oracle::run(&sandbox, &given(&commands), &under_sh, config()).unwrap();
+    let refuted: Vec<&str> = report
+        .refutations
+        .iter()
+        .map(|refutation| refutation.command.as_str())
+        .collect();
+    assert_eq!(refuted, vec!["getent ahosts example.invalid"], "{report}");
+    assert!(
+        report.refutations[0]
+            .findings
+            .iter()
+            .all(|finding| finding.breach == Breach::OpensSocket),
+        "{report}"
+    );
+}
+
 #[test]
 fn a_command_that_runs_a_hidden_program_is_refuted() {
     let Some(sandbox) = sandbox() else { return };
@@ -201,7 +242,7 @@ fn each_kind_of_change_is_refuted_naming_its_system_call() {
         (
             "getent hosts example.invalid",
             Breach::OpensSocket,
-            "socket",
+            "connect(",
         ),
         ("kill -TERM 1", Breach::SignalsOutside, "kill"),
         (

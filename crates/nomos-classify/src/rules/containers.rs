@@ -34,7 +34,7 @@ const DOCKER: Verbs = Verbs {
     destroys: "stops or deletes containers or images",
 };
 
-const DOCKER_SPEC: Spec = Spec {
+pub(crate) const DOCKER_SPEC: Spec = Spec {
     short_values: "Hcl",
     long_values: &[
         "host",

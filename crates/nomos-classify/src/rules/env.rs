@@ -519,6 +519,14 @@ fn flock(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         long_values: &["timeout", "conflict-exit-code", "command"],
     };
     let (opts, at) = Opts::leading(&args[1..], &spec);
+    // `flock FILE ...` opens FILE with `O_CREAT`: a lock file that is missing is created
+    // (found by the execution oracle, CLASSIFY-9). `flock FD` locks an open descriptor.
+    if let Some(lock) = args.get(at + 1)
+        && (lock.dynamic || !lock.text.chars().all(|c| c.is_ascii_digit()))
+    {
+        let predicate = format!("creates its lock file `{}` when it is missing", lock.text);
+        cx.mutation(program, &predicate);
+    }
     if let Some(command) = opts.short_value('c').or(opts.long_value("command")) {
         cx.script_in(command, program, ANY_SHELL.grammars());
         return;

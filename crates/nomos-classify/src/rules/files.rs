@@ -59,7 +59,6 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
         }
         "getfacl" => cx.read_only(program, "only reads"),
         "rsync" => rsync(cx, args),
-        "scp" | "sftp" => cx.mutation(program, "copies files between hosts"),
         _ => return false,
     }
     true
@@ -327,16 +326,8 @@ fn rsync(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         cx.mutation(program, "runs the program it is given (-e, --rsync-path)");
         return;
     }
-    let remote = opts.items.iter().find_map(|item| match item {
-        Opt::Positional(arg) if arg.dynamic || rsync_remote(arg.text) => Some(arg.text),
-        Opt::Long("files-from", Some(value)) if rsync_remote(value) => Some(*value),
-        _ => None,
-    });
-    if let Some(remote) = remote {
-        let predicate = format!("reaches `{remote}` through a remote shell or an rsync daemon");
-        cx.mutation(program, &predicate);
-        return;
-    }
+    // A remote operand (`HOST:PATH`, `HOST::MODULE`, `rsync://`) is the network table's
+    // (`reach.rs`): it reaches the other host even in a dry run.
     let writes_anyway = opts.items.iter().any(|item| {
         matches!(item, Opt::Long(name, _)
             if (name.starts_with("log-file") && *name != "log-file-format")
@@ -349,9 +340,4 @@ fn rsync(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     } else {
         cx.mutation(program, "copies files");
     }
-}
-
-/// An rsync operand on another host: `HOST:PATH`, `HOST::MODULE` or `rsync://HOST/...`.
-fn rsync_remote(operand: &str) -> bool {
-    operand.starts_with("rsync://") || remote_name(operand)
 }

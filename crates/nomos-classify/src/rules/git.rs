@@ -46,7 +46,7 @@ const READERS: &[&str] = &[
     "verify-pack",
 ];
 
-const GLOBAL: Spec = Spec {
+pub(crate) const GLOBAL: Spec = Spec {
     short_values: "Cc",
     long_values: &[
         "git-dir",

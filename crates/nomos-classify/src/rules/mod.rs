@@ -13,6 +13,7 @@ pub(crate) mod options;
 pub(crate) mod packages;
 pub(crate) mod paths;
 pub(crate) mod proxmox;
+pub(crate) mod reach;
 pub(crate) mod reads;
 pub(crate) mod sed;
 pub(crate) mod setters;
@@ -367,6 +368,11 @@ pub(crate) fn classify(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
             }
             None => cx.read_only(program, "only reads"),
         }
+        return;
+    }
+    // A network client no other rule reads (`nc`, `scp`) is known by its row in the table,
+    // which the walk applies to every command (CLASSIFY-9).
+    if reach::is_client(program) {
         return;
     }
     cx.report(CommandClass::ConfigMutation, Subject::Unknown(program), "");

@@ -163,9 +163,6 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
                 cx.read_only(program, "only prints packets");
             }
         }
-        "nc" | "ncat" | "netcat" | "socat" | "telnet" => {
-            cx.mutation(program, "opens raw connections")
-        }
         "route" => {
             let changes = ["add", "del", "delete", "flush", "change"];
             if args[1..].iter().any(|arg| changes.contains(&arg.text)) {

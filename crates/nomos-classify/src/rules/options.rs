@@ -153,6 +153,25 @@ const GREP_LONG_VALUES: &[&str] = &[
     "group-separator",
 ];
 
+/// `zgrep`'s: grep's without `--file`, for which the `zgrep` script writes a temporary
+/// copy of the patterns (found by the execution oracle, CLASSIFY-9).
+const ZGREP_LONG_VALUES: &[&str] = &[
+    "regexp",
+    "max-count",
+    "label",
+    "binary-files",
+    "devices",
+    "directories",
+    "exclude",
+    "exclude-from",
+    "exclude-dir",
+    "include",
+    "after-context",
+    "before-context",
+    "context",
+    "group-separator",
+];
+
 const LS_LONG: &[&str] = &[
     "all",
     "almost-all",
@@ -314,7 +333,7 @@ const SAFE: &[Safe] = &[
         flags: "EFGPiywxzsvVbHhnoqaIrRLlcTUZ0123456789",
         values: "emABCdD",
         long_flags: GREP_LONG,
-        long_values: GREP_LONG_VALUES,
+        long_values: ZGREP_LONG_VALUES,
         inert: true,
     },
     Safe {
@@ -647,7 +666,8 @@ const SAFE: &[Safe] = &[
     Safe {
         program: "diff",
         flags: "abBcdeEfiNnpqrsTtuUwyZ0123456789",
-        values: "CDFIlSUWx",
+        // Not `-l` (`--paginate`): it runs `pr` (found by the execution oracle, CLASSIFY-9).
+        values: "CDFISUWx",
         long_flags: &[
             "brief",
             "report-identical-files",
@@ -1262,7 +1282,9 @@ const SAFE: &[Safe] = &[
     Safe {
         program: "pidof",
         flags: "sxcqz",
-        values: "oSd",
+        // Not `-S`, which this `pidof` does not know: an option or an omitted pid it cannot
+        // read is reported on `/dev/console` (found by the execution oracle, CLASSIFY-9).
+        values: "od",
         long_flags: &[],
         long_values: &[],
         inert: true,
@@ -3530,6 +3552,9 @@ fn vet_ip<'a>(args: &[Arg<'a>]) -> Option<Unsafe<'a>> {
 fn value_is_unsafe(program: &str, option: &str, value: &str) -> bool {
     match (program, option) {
         ("curl", "w" | "write-out") => value.contains("%output{"),
+        ("pidof", "o") => !value.split(',').all(|pid| {
+            pid == "%PPID" || (!pid.is_empty() && pid.chars().all(|c| c.is_ascii_digit()))
+        }),
         // `nmap -sC` runs the default scripts.
         ("nmap", "s") => value.contains('C'),
         ("tar", "f" | "file") => value
