@@ -81,6 +81,17 @@ pub enum DeciderRefusal {
         /// How many distinct operators the request needs.
         required: u32,
     },
+    /// AUTHZ-3: a plan that needs several operators is approved only by their explicit
+    /// plan decisions; a chat message cannot count as one of them.
+    #[error(
+        "this plan needs {required} distinct operators: each approves it with an explicit plan decision, and a chat message cannot count as one"
+    )]
+    ChatAssent {
+        /// Who wrote the message, when it named someone.
+        principal: Option<String>,
+        /// How many distinct operators the plan needs.
+        required: u32,
+    },
 }
 
 impl DeciderRefusal {
@@ -89,6 +100,7 @@ impl DeciderRefusal {
         match self {
             DeciderRefusal::OwnRequest { principal, .. }
             | DeciderRefusal::AlreadyApproved { principal, .. } => Some(principal),
+            DeciderRefusal::ChatAssent { principal, .. } => principal.as_deref(),
             DeciderRefusal::Anonymous { .. } => None,
         }
     }
@@ -177,6 +189,13 @@ impl ApproverPolicy {
     /// The rules, in order.
     pub fn rules(&self) -> &[ApproverRule] {
         &self.rules
+    }
+
+    /// How many distinct operators a request for `command` of `class` on `hosts` needs
+    /// (see [`ApproverPolicy::required`]).
+    pub fn required_for(&self, class: CommandClass, hosts: &[&str], command: &str) -> u32 {
+        let _ = command;
+        self.required(class, hosts)
     }
 
     /// How many distinct operators a request for `class` on `hosts` needs: the largest

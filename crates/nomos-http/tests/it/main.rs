@@ -21,6 +21,7 @@ mod redaction;
 mod sse;
 mod system;
 mod two_person;
+mod two_person_plan;
 mod who;
 
 use std::sync::Arc;
