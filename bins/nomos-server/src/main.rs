@@ -81,13 +81,20 @@ enum Command {
 #[derive(Debug, Subcommand)]
 enum TokenCommand {
     /// Make a new token, print it once, and keep only its SHA-256 in the data directory's
-    /// tokens.toml; the server reads it at start.
+    /// tokens.toml; a running server accepts it at once.
     Create {
         /// operator, viewer or agent (an MCP client or other automation).
         #[arg(long, default_value = "agent")]
         role: String,
         /// The token's name: who it is in sessions, decisions and logs.
         #[arg(long)]
+        name: String,
+    },
+    /// List the named tokens (name and role; the tokens themselves are never kept).
+    List,
+    /// Revoke a named token; a running server refuses it at once.
+    Revoke {
+        /// The token's name.
         name: String,
     },
 }
@@ -116,11 +123,12 @@ fn main() -> ExitCode {
     if let Some(Command::CheckConfig) = &args.command {
         return check::check_config(&config, source.as_deref());
     }
-    if let Some(Command::Token {
-        command: TokenCommand::Create { role, name },
-    }) = &args.command
-    {
-        return create_token(&config, role, name);
+    if let Some(Command::Token { command }) = &args.command {
+        return match command {
+            TokenCommand::Create { role, name } => token::create_command(&config, role, name),
+            TokenCommand::List => token::list_command(&config),
+            TokenCommand::Revoke { name } => token::revoke_command(&config, name),
+        };
     }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
@@ -148,34 +156,6 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!("{error:#}");
-            eprintln!("nomos-server: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-/// `nomos-server token create`: prints the new token on stdout, and how to use it on stderr.
-fn create_token(config: &Config, role: &str, name: &str) -> ExitCode {
-    let role: nomos_http::Role = match role.parse() {
-        Ok(role) => role,
-        Err(error) => {
-            eprintln!("nomos-server: --role: {error}");
-            return ExitCode::from(EXIT_CONFIG);
-        }
-    };
-    let made = runtime::create_data_dir(&config.data_dir)
-        .and_then(|()| token::create_token(&config.data_dir, name, role));
-    match made {
-        Ok(secret) => {
-            println!("{secret}");
-            eprintln!(
-                "token {name} ({}) created; only its hash is kept in {}. It is shown once: copy it now. A running server reads it at its next start.",
-                role.as_str(),
-                config.data_dir.join(token::TOKENS_FILE).display()
-            );
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
             eprintln!("nomos-server: {error:#}");
             ExitCode::FAILURE
         }

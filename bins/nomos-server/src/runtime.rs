@@ -15,6 +15,7 @@ use nomos_core::classify::Policy;
 use nomos_core::ports::chat::ChatModel;
 use nomos_core::ports::replica::InstanceId;
 use nomos_core::ports::store::Store;
+use nomos_http::tokens::TokenStore;
 use nomos_http::{Auth, MeteredModel, Metrics, Oidc, Role, StaticToken};
 use nomos_llm::{DemoModel, DemoSandbox, OpenAiConfig, OpenAiModel, ScriptedModel};
 use nomos_postgres::{PgEventFeed, PgInstances, PgStore, PgStoreOptions};
@@ -272,9 +273,12 @@ pub fn load_policy(path: &Path) -> anyhow::Result<Policy> {
 
 fn auth(config: &Config) -> anyhow::Result<(Auth, Option<String>)> {
     let (mut auth, new_token) = configured_auth(config)?;
-    // AUTHZ-1: the tokens `nomos-server token create` stored (their hashes only).
-    if let Auth::Required { tokens, .. } = &mut auth {
-        tokens.extend(token::stored_tokens(&config.data_dir)?);
+    // AUTHZ-1: the tokens `nomos-server token create` and the admin API store (their
+    // hashes only), read on every request so a revoked one stops working at once.
+    if let Auth::Required { store, .. } = &mut auth {
+        let tokens = TokenStore::in_dir(&config.data_dir);
+        tokens.tokens().map_err(|e| anyhow::anyhow!("{e}"))?;
+        *store = Some(Arc::new(tokens));
     }
     Ok((auth, new_token))
 }
@@ -289,7 +293,11 @@ fn configured_auth(config: &Config) -> anyhow::Result<(Auth, Option<String>)> {
                 &secret,
                 Role::Operator,
             )];
-            let auth = Auth::Required { tokens, oidc: None };
+            let auth = Auth::Required {
+                tokens,
+                oidc: None,
+                store: None,
+            };
             let new_token = if created { Some(secret) } else { None };
             (auth, new_token)
         }
@@ -297,6 +305,7 @@ fn configured_auth(config: &Config) -> anyhow::Result<(Auth, Option<String>)> {
             Auth::Required {
                 tokens: tokens.clone(),
                 oidc: None,
+                store: None,
             },
             None,
         ),
@@ -304,6 +313,7 @@ fn configured_auth(config: &Config) -> anyhow::Result<(Auth, Option<String>)> {
             Auth::Required {
                 tokens: tokens.clone(),
                 oidc: Some(Arc::new(Oidc::new((**oidc).clone()))),
+                store: None,
             },
             None,
         ),

@@ -226,6 +226,15 @@ pub const ROUTES: &[RouteRule] = &[
         Need::Operate,
         "discover guests",
     ),
+    // Named tokens (the admin page).
+    rule(Method::GET, "/api/tokens", Need::Operate, "list tokens"),
+    rule(Method::POST, "/api/tokens", Need::Operate, "create a token"),
+    rule(
+        Method::DELETE,
+        "/api/tokens/{name}",
+        Need::Operate,
+        "revoke a token",
+    ),
     // Event streams.
     rule(
         Method::GET,

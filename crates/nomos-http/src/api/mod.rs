@@ -6,3 +6,4 @@ pub mod hosts;
 pub mod knowledge;
 pub mod sessions;
 pub mod system;
+pub mod tokens;

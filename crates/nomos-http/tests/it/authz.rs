@@ -151,7 +151,11 @@ async fn authz_1_an_agent_is_refused_every_route_it_may_not_take_naming_role_and
     ] {
         assert!(refused.iter().any(|r| r == must), "{must} in {refused:?}");
     }
-    eprintln!("agent-refused routes: {}", refused.len());
+    eprintln!(
+        "agent-refused routes: {} of {} in the access table",
+        refused.len(),
+        ROUTES.len()
+    );
 }
 
 // rule: AUTHZ-1
@@ -159,6 +163,7 @@ async fn authz_1_an_agent_is_refused_every_route_it_may_not_take_naming_role_and
 async fn authz_1_a_viewer_is_refused_every_route_that_operates() {
     let server = server("[]").await;
     let session = server.create_session().await;
+    let mut refused = 0;
     for rule in ROUTES.iter().filter(|r| r.need == Need::Operate) {
         let method = Method::from_bytes(rule.method.as_str().as_bytes()).unwrap();
         let path = path_for(rule.path, &session);
@@ -167,7 +172,19 @@ async fn authz_1_a_viewer_is_refused_every_route_that_operates() {
         let text = message(&body);
         assert!(text.contains("victor is a viewer"), "{text}");
         assert!(text.contains(rule.action), "{text}");
+        refused += 1;
     }
+    // The admin API of tokens is among them.
+    assert!(
+        ROUTES
+            .iter()
+            .filter(|r| r.path.starts_with("/api/tokens"))
+            .all(|r| r.need == Need::Operate)
+    );
+    eprintln!(
+        "viewer-refused routes: {refused} of {} in the access table",
+        ROUTES.len()
+    );
 }
 
 // rule: AUTHZ-1

@@ -20,6 +20,7 @@ mod plan_decision;
 mod redaction;
 mod sse;
 mod system;
+mod tokens;
 mod two_person;
 mod two_person_plan;
 mod who;
@@ -67,6 +68,7 @@ pub fn static_auth() -> Auth {
             StaticToken::from_secret("bob", SECOND_OPERATOR, Role::Operator),
         ],
         oidc: None,
+        store: None,
     }
 }
 
