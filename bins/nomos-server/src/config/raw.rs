@@ -86,8 +86,9 @@ pub struct RawGate {
     pub approvers: Vec<RawApprovers>,
 }
 
-/// `[[gate.approvers]]`: requests of `class` on hosts tagged `tag` (either may be left out)
-/// need `approvers` distinct operators.
+/// `[[gate.approvers]]`: requests of `class` on hosts tagged `tag` for commands the policy
+/// rule named `rule` matches (any of them may be left out) need `approvers` distinct
+/// operators.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawApprovers {
@@ -95,6 +96,9 @@ pub struct RawApprovers {
     pub class: Option<String>,
     /// A host tag (FLEET-1); any host when absent.
     pub tag: Option<String>,
+    /// The `name` of a `[[rule]]` of the policy file: only the commands it matches; any
+    /// command when absent.
+    pub rule: Option<String>,
     /// How many distinct operators (2 to 5).
     pub approvers: u32,
 }

@@ -191,6 +191,7 @@ impl Config {
             approvers.push(nomos_core::authz::ApproverRule {
                 class,
                 tag: rule.tag.clone(),
+                rule: rule.rule.clone(),
                 approvers: rule.approvers,
             });
         }

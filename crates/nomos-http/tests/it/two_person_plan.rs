@@ -35,6 +35,7 @@ async fn two_person_server(marker: &str) -> Server {
                 vec![ApproverRule {
                     class: Some(CommandClass::ConfigMutation),
                     tag: None,
+                    rule: None,
                     approvers: 2,
                 }],
                 BTreeMap::new(),

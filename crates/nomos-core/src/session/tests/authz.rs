@@ -182,6 +182,7 @@ fn two_person(h: &mut Harness) {
         vec![ApproverRule {
             class: Some(CommandClass::Destructive),
             tag: Some("prod".to_owned()),
+            rule: None,
             approvers: 2,
         }],
         BTreeMap::from([("local".to_owned(), vec!["prod".to_owned()])]),

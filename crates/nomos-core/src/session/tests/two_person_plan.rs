@@ -29,6 +29,7 @@ fn two_person_plan() -> Harness {
         vec![ApproverRule {
             class: Some(CommandClass::Destructive),
             tag: Some("prod".to_owned()),
+            rule: None,
             approvers: 2,
         }],
         BTreeMap::from([("local".to_owned(), vec!["prod".to_owned()])]),
