@@ -9,6 +9,7 @@ mod check;
 mod config;
 mod hosts;
 mod runtime;
+mod telemetry;
 mod token;
 
 use std::io::IsTerminal;
@@ -119,7 +120,20 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_CONFIG);
         }
     };
-    init_logs(config.log_format);
+    // Only the server exports decisions; the one-shot commands log to stderr alone.
+    let exports = matches!(args.command, None | Some(Command::Mcp));
+    let otlp = if exports {
+        config.otlp_logs_url.as_deref()
+    } else {
+        None
+    };
+    let telemetry = match init_logs(config.log_format, otlp) {
+        Ok(telemetry) => telemetry,
+        Err(error) => {
+            eprintln!("nomos-server: {error:#}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
     if let Some(Command::CheckConfig) = &args.command {
         return check::check_config(&config, source.as_deref());
     }
@@ -152,6 +166,12 @@ fn main() -> ExitCode {
         Some(Command::Mcp) => runtime.block_on(serve_mcp(config)),
         _ => runtime.block_on(serve(config)),
     };
+    // AUTHZ-4: the decision records still queued go out before the process ends.
+    if let Some(provider) = telemetry
+        && let Err(error) = provider.shutdown()
+    {
+        eprintln!("nomos-server: flushing the OTLP log records: {error}");
+    }
     match run {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -191,17 +211,32 @@ fn load(args: &Args) -> anyhow::Result<(Config, Option<PathBuf>)> {
 }
 
 /// Logs go to stderr, with colour only when it is a terminal.
-fn init_logs(format: LogFormat) {
+/// AUTHZ-4: with an OTLP endpoint, the decisions' lines are also OTLP log records; the
+/// provider returned is shut down (flushed) when the server ends.
+fn init_logs(
+    format: LogFormat,
+    otlp_logs_url: Option<&str>,
+) -> anyhow::Result<Option<opentelemetry_sdk::logs::SdkLoggerProvider>> {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tower_http=info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let fmt = tracing_subscriber::fmt::layer()
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Json => builder.json().init(),
-        LogFormat::Text => builder.init(),
-    }
+    let fmt = match format {
+        LogFormat::Json => fmt.json().boxed(),
+        LogFormat::Text => fmt.boxed(),
+    };
+    let provider = otlp_logs_url.map(telemetry::provider).transpose()?;
+    let otlp = provider.as_ref().map(telemetry::audit_layer);
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(fmt)
+        .with(otlp)
+        .init();
+    Ok(provider)
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {

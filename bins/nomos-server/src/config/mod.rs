@@ -160,6 +160,23 @@ mod tests {
 
     // rule: AUTHZ-4
     #[test]
+    fn the_otlp_endpoint_is_read_from_telemetry_and_a_bad_one_is_named() {
+        let config = check("[telemetry]\notlp_endpoint = \"http://127.0.0.1:4318\"\n").unwrap();
+        assert_eq!(
+            config.otlp_logs_url.as_deref(),
+            Some("http://127.0.0.1:4318/v1/logs")
+        );
+        assert_eq!(check("").unwrap().otlp_logs_url, None);
+        let err = check("[telemetry]\notlp_endpoint = \"https://otel:4318\"\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("invalid telemetry.otlp_endpoint = \"https://otel:4318\""),
+            "{err}"
+        );
+    }
+
+    // rule: AUTHZ-4
+    #[test]
     fn channels_are_read_from_notify_and_a_webhook_without_a_secret_is_named() {
         use nomos_http::channels::Channel;
         let config = check(

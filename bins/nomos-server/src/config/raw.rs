@@ -48,6 +48,17 @@ pub struct RawConfig {
     /// AUTHZ-4: where waiting requests are sent.
     #[serde(default)]
     pub notify: RawNotify,
+    /// AUTHZ-4: where decisions are exported as OTLP log records.
+    #[serde(default)]
+    pub telemetry: RawTelemetry,
+}
+
+/// `[telemetry]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTelemetry {
+    /// An OTLP/HTTP collector (`http://HOST:4318`); decisions go to `{it}/v1/logs`.
+    pub otlp_endpoint: Option<String>,
 }
 
 /// `[notify]`: the console's public URL (for the card links) and `[[notify.channels]]`.
