@@ -52,6 +52,7 @@ fn facts(n_events: usize) -> Facts {
             client: None,
             owner: None,
             archived_at: None,
+            plan_approvals: None,
             n_messages: 0,
             created_at: base,
             last_activity_at: at(n_events),

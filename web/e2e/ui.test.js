@@ -246,6 +246,30 @@ test('the printed token link signs in for the browser, a new tab is signed in an
   assert.equal(await page.evaluate((key) => localStorage.getItem(key), AUTH_KEY), null);
 });
 
+test('the admin page creates an agent token, shown once, that works at once and stops when revoked (AUTHZ-1)', async (t) => {
+  const { page } = await openCase(t);
+  await page.goto(server.base + '/');
+  await page.getByRole('link', { name: 'Admin' }).click();
+  await page.getByRole('heading', { name: 'Admin' }).waitFor();
+  const name = `agent-${randomUUID().slice(0, 8)}`;
+  await page.getByLabel('Name').fill(name);
+  await page.getByLabel('Role').selectOption('agent');
+  await page.getByRole('button', { name: 'Create' }).click();
+  const shown = page.locator(`[data-created-token="${name}"] code`);
+  await shown.waitFor();
+  const token = (await shown.textContent())?.trim() ?? '';
+  assert.equal(token.length, 64);
+  await page.locator(`tr[data-token="${name}"][data-role="agent"]`).waitFor();
+  await page.screenshot({ path: path.join(SCREENSHOTS, 'admin.png') });
+  /** @param {string} path */
+  const as = (path) => fetch(server.base + path, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal((await as('/api/sessions')).status, 200, 'the new agent token works at once');
+  assert.equal((await as('/api/tokens')).status, 403, 'an agent may not list tokens');
+  await page.locator(`tr[data-token="${name}"]`).getByRole('button', { name: 'Revoke' }).click();
+  await eventually('the revoked token to leave the list', async () => (await page.locator(`tr[data-token="${name}"]`).count()) === 0);
+  assert.equal((await as('/api/sessions')).status, 401, 'a revoked token stops at once');
+});
+
 test('a whole task in one turn: the plan streams in, every step is placed, no resynchronisation', async (t) => {
   const { page, warnings } = await openCase(t);
   const tag = marker();

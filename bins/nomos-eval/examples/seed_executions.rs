@@ -44,6 +44,7 @@ async fn main() {
         client: None,
         owner: None,
         archived_at: None,
+        plan_approvals: None,
     };
     store
         .commit(Commit {

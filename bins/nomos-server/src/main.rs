@@ -9,6 +9,7 @@ mod check;
 mod config;
 mod hosts;
 mod runtime;
+mod telemetry;
 mod token;
 
 use std::io::IsTerminal;
@@ -81,13 +82,20 @@ enum Command {
 #[derive(Debug, Subcommand)]
 enum TokenCommand {
     /// Make a new token, print it once, and keep only its SHA-256 in the data directory's
-    /// tokens.toml; the server reads it at start.
+    /// tokens.toml; a running server accepts it at once.
     Create {
         /// operator, viewer or agent (an MCP client or other automation).
         #[arg(long, default_value = "agent")]
         role: String,
         /// The token's name: who it is in sessions, decisions and logs.
         #[arg(long)]
+        name: String,
+    },
+    /// List the named tokens (name and role; the tokens themselves are never kept).
+    List,
+    /// Revoke a named token; a running server refuses it at once.
+    Revoke {
+        /// The token's name.
         name: String,
     },
 }
@@ -112,15 +120,29 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_CONFIG);
         }
     };
-    init_logs(config.log_format);
+    // Only the server exports decisions; the one-shot commands log to stderr alone.
+    let exports = matches!(args.command, None | Some(Command::Mcp));
+    let otlp = if exports {
+        config.otlp_logs_url.as_deref()
+    } else {
+        None
+    };
+    let telemetry = match init_logs(config.log_format, otlp) {
+        Ok(telemetry) => telemetry,
+        Err(error) => {
+            eprintln!("nomos-server: {error:#}");
+            return ExitCode::from(EXIT_CONFIG);
+        }
+    };
     if let Some(Command::CheckConfig) = &args.command {
         return check::check_config(&config, source.as_deref());
     }
-    if let Some(Command::Token {
-        command: TokenCommand::Create { role, name },
-    }) = &args.command
-    {
-        return create_token(&config, role, name);
+    if let Some(Command::Token { command }) = &args.command {
+        return match command {
+            TokenCommand::Create { role, name } => token::create_command(&config, role, name),
+            TokenCommand::List => token::list_command(&config),
+            TokenCommand::Revoke { name } => token::revoke_command(&config, name),
+        };
     }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
@@ -144,38 +166,16 @@ fn main() -> ExitCode {
         Some(Command::Mcp) => runtime.block_on(serve_mcp(config)),
         _ => runtime.block_on(serve(config)),
     };
+    // AUTHZ-4: the decision records still queued go out before the process ends.
+    if let Some(provider) = telemetry
+        && let Err(error) = provider.shutdown()
+    {
+        eprintln!("nomos-server: flushing the OTLP log records: {error}");
+    }
     match run {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!("{error:#}");
-            eprintln!("nomos-server: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-/// `nomos-server token create`: prints the new token on stdout, and how to use it on stderr.
-fn create_token(config: &Config, role: &str, name: &str) -> ExitCode {
-    let role: nomos_http::Role = match role.parse() {
-        Ok(role) => role,
-        Err(error) => {
-            eprintln!("nomos-server: --role: {error}");
-            return ExitCode::from(EXIT_CONFIG);
-        }
-    };
-    let made = runtime::create_data_dir(&config.data_dir)
-        .and_then(|()| token::create_token(&config.data_dir, name, role));
-    match made {
-        Ok(secret) => {
-            println!("{secret}");
-            eprintln!(
-                "token {name} ({}) created; only its hash is kept in {}. It is shown once: copy it now. A running server reads it at its next start.",
-                role.as_str(),
-                config.data_dir.join(token::TOKENS_FILE).display()
-            );
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
             eprintln!("nomos-server: {error:#}");
             ExitCode::FAILURE
         }
@@ -211,17 +211,32 @@ fn load(args: &Args) -> anyhow::Result<(Config, Option<PathBuf>)> {
 }
 
 /// Logs go to stderr, with colour only when it is a terminal.
-fn init_logs(format: LogFormat) {
+/// AUTHZ-4: with an OTLP endpoint, the decisions' lines are also OTLP log records; the
+/// provider returned is shut down (flushed) when the server ends.
+fn init_logs(
+    format: LogFormat,
+    otlp_logs_url: Option<&str>,
+) -> anyhow::Result<Option<opentelemetry_sdk::logs::SdkLoggerProvider>> {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tower_http=info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let fmt = tracing_subscriber::fmt::layer()
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Json => builder.json().init(),
-        LogFormat::Text => builder.init(),
-    }
+    let fmt = match format {
+        LogFormat::Json => fmt.json().boxed(),
+        LogFormat::Text => fmt.boxed(),
+    };
+    let provider = otlp_logs_url.map(telemetry::provider).transpose()?;
+    let otlp = provider.as_ref().map(telemetry::audit_layer);
+    tracing_subscriber::registry()
+        .with(filter)
+        .with(fmt)
+        .with(otlp)
+        .init();
+    Ok(provider)
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {

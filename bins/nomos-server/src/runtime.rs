@@ -15,6 +15,7 @@ use nomos_core::classify::Policy;
 use nomos_core::ports::chat::ChatModel;
 use nomos_core::ports::replica::InstanceId;
 use nomos_core::ports::store::Store;
+use nomos_http::tokens::TokenStore;
 use nomos_http::{Auth, MeteredModel, Metrics, Oidc, Role, StaticToken};
 use nomos_llm::{DemoModel, DemoSandbox, OpenAiConfig, OpenAiModel, ScriptedModel};
 use nomos_postgres::{PgEventFeed, PgInstances, PgStore, PgStoreOptions};
@@ -80,8 +81,9 @@ async fn build_shared_agent(
     } else {
         None
     };
-    let mut agent_config = agent_config(config, sandbox.as_ref())?;
-    agent_config.approvers = Arc::new(approver_policy(config, &inventory)?);
+    let policy = policy(config, sandbox.as_ref())?.map(Arc::new);
+    let mut agent_config = agent_config(config, policy.clone());
+    agent_config.approvers = Arc::new(approver_policy(config, &inventory, policy)?);
     let executor = Arc::new(FleetExecutor::new(inventory, ssh));
     let mut builder = Agent::builder(store, executor, model).config(agent_config);
     let mut feed = None;
@@ -193,7 +195,7 @@ async fn seed_entities(store: &dyn Store, inventory: &Inventory) -> anyhow::Resu
     Ok(())
 }
 
-fn agent_config(config: &Config, sandbox: Option<&DemoSandbox>) -> anyhow::Result<AgentConfig> {
+fn agent_config(config: &Config, policy: Option<Arc<Policy>>) -> AgentConfig {
     let mut agent = AgentConfig::spec_defaults();
     agent.sweep_interval = config.sweep_interval;
     if let Some(prompt) = &config.system_prompt {
@@ -215,15 +217,14 @@ fn agent_config(config: &Config, sandbox: Option<&DemoSandbox>) -> anyhow::Resul
     agent.session.approval_ttl = set(sweep.approval_ttl, agent.session.approval_ttl);
     agent.session.assent_window = set(sweep.assent_window, agent.session.assent_window);
     agent.session.assent_scope = config.assent_scope;
-    if let Some(policy) = policy(config, sandbox)? {
-        let policy = Arc::new(policy);
+    if let Some(policy) = policy {
         let classifying = Arc::clone(&policy);
         agent.classifier =
             Arc::new(move |command: &str, shell| classifying.classify_in(command, shell));
         // GATE-10: the policy's preview rows on top of the built-in table.
         agent.previewer = Arc::new(move |command: &str| policy.preview_form(command));
     }
-    Ok(agent)
+    agent
 }
 
 /// The operator's policy file and, in demo mode, the tour's rule after it (so an error in
@@ -248,18 +249,31 @@ fn read_policy(path: &Path) -> anyhow::Result<String> {
         .with_context(|| format!("reading the policy file {}", path.display()))
 }
 
-/// AUTHZ-3: the two-person rules over the inventory's tags; a bad rule stops start-up.
-fn approver_policy(
+/// AUTHZ-3: the two-person rules over the inventory's tags and the policy file's named
+/// rules; a bad rule stops start-up, naming the setting and the policy file.
+pub fn approver_policy(
     config: &Config,
     inventory: &Inventory,
+    policy: Option<Arc<Policy>>,
 ) -> anyhow::Result<nomos_core::authz::ApproverPolicy> {
     let tags = inventory
         .hosts()
         .iter()
         .map(|host| (host.slug.clone(), host.tags.clone()))
         .collect();
-    nomos_core::authz::ApproverPolicy::new(config.approvers.clone(), tags)
-        .map_err(|error| anyhow::anyhow!("gate.approvers: {error}"))
+    let file = match &config.policy_file {
+        Some(path) => format!("the policy file {}", path.display()),
+        None => "no policy file (policy_file is not set)".to_owned(),
+    };
+    let commands = policy.unwrap_or_else(|| Arc::new(Policy::empty()));
+    nomos_core::authz::ApproverPolicy::with_commands_of(config.approvers.clone(), tags, commands)
+        .map_err(|error| match error {
+            nomos_core::authz::ApproverPolicyError::UnknownRule { index, name } => anyhow::anyhow!(
+                "gate.approvers[{}].rule = {name:?}: {file} has no [[rule]] with name = {name:?}",
+                index - 1
+            ),
+            other => anyhow::anyhow!("gate.approvers: {other}"),
+        })
 }
 
 /// GATE-8: a policy file that fails to load or check stops start-up.
@@ -273,9 +287,12 @@ pub fn load_policy(path: &Path) -> anyhow::Result<Policy> {
 
 fn auth(config: &Config) -> anyhow::Result<(Auth, Option<String>)> {
     let (mut auth, new_token) = configured_auth(config)?;
-    // AUTHZ-1: the tokens `nomos-server token create` stored (their hashes only).
-    if let Auth::Required { tokens, .. } = &mut auth {
-        tokens.extend(token::stored_tokens(&config.data_dir)?);
+    // AUTHZ-1: the tokens `nomos-server token create` and the admin API store (their
+    // hashes only), read on every request so a revoked one stops working at once.
+    if let Auth::Required { store, .. } = &mut auth {
+        let tokens = TokenStore::in_dir(&config.data_dir);
+        tokens.tokens().map_err(|e| anyhow::anyhow!("{e}"))?;
+        *store = Some(Arc::new(tokens));
     }
     Ok((auth, new_token))
 }
@@ -290,7 +307,11 @@ fn configured_auth(config: &Config) -> anyhow::Result<(Auth, Option<String>)> {
                 &secret,
                 Role::Operator,
             )];
-            let auth = Auth::Required { tokens, oidc: None };
+            let auth = Auth::Required {
+                tokens,
+                oidc: None,
+                store: None,
+            };
             let new_token = if created { Some(secret) } else { None };
             (auth, new_token)
         }
@@ -298,6 +319,7 @@ fn configured_auth(config: &Config) -> anyhow::Result<(Auth, Option<String>)> {
             Auth::Required {
                 tokens: tokens.clone(),
                 oidc: None,
+                store: None,
             },
             None,
         ),
@@ -305,6 +327,7 @@ fn configured_auth(config: &Config) -> anyhow::Result<(Auth, Option<String>)> {
             Auth::Required {
                 tokens: tokens.clone(),
                 oidc: Some(Arc::new(Oidc::new((**oidc).clone()))),
+                store: None,
             },
             None,
         ),

@@ -9,7 +9,7 @@ use nomos_core::record::Decider;
 use nomos_core::resume::{
     PlanInFlight, ResumeKind, continuation_outcome, resume_note, terminal_note,
 };
-use nomos_core::session::{Action, PlanDecision};
+use nomos_core::session::{Action, PlanDecided, PlanDecision};
 use nomos_core::{ApprovalId, ApprovalStatus, Decision, ExecutionId, SessionId};
 use tokio::task::JoinHandle;
 
@@ -53,6 +53,9 @@ pub struct PlanDecisionReport {
     pub generation: u32,
     /// What was decided.
     pub decision: PlanDecision,
+    /// AUTHZ-3: an approval short of the distinct operators the plan needs: the window
+    /// stays shut, nothing runs and no turn starts.
+    pub awaiting: Option<Awaiting>,
 }
 
 impl Agent {
@@ -285,6 +288,8 @@ impl Agent {
     /// decision then starts a turn (cause `operator`): on approval the model reads that the
     /// plan is approved and advances it, on rejection that it was rejected. The decision
     /// waits for a running turn of the session to end; the turn runs in a task of its own.
+    /// AUTHZ-3: an approval short of the plan's distinct operators starts no turn (the
+    /// handle is `None` and the report says how far the plan got).
     pub async fn spawn_decide_plan(
         &self,
         id: SessionId,
@@ -293,7 +298,7 @@ impl Agent {
         decision: PlanDecision,
         reason: Option<&str>,
         by: Option<&Decider>,
-    ) -> Result<(PlanDecisionReport, JoinHandle<TurnReport>), AgentError> {
+    ) -> Result<(PlanDecisionReport, Option<JoinHandle<TurnReport>>), AgentError> {
         self.session(id).await?;
         let guard = self.inner.locks.lock(id).await;
         // Decided on what the store holds: another process sharing the store may have
@@ -303,13 +308,58 @@ impl Agent {
             .mutate(id, |session, now| {
                 let decided =
                     session.handle_plan_decision(now, generation, digest, decision, reason, by);
-                if decided.is_ok() {
+                if let Ok(PlanDecided::Decided { .. }) = decided {
                     session.handle_turn_started(now, TurnCause::Operator);
                 }
                 decided
             })
             .await?;
-        let generation = decided?;
+        let decided = match decided {
+            Ok(decided) => decided,
+            Err(err) => {
+                // AUTHZ-4: every decision is a structured audit line, a refused one too.
+                tracing::warn!(
+                    target: "nomos::audit",
+                    session = %id,
+                    generation,
+                    principal = by.map_or("-", |d| d.name.as_str()),
+                    request = by.and_then(|d| d.request_id.as_deref()).unwrap_or("-"),
+                    decision = decision.as_str(),
+                    error = %err,
+                    "plan decision refused"
+                );
+                return Err(err.into());
+            }
+        };
+        let generation = decided.generation();
+        if let PlanDecided::Awaiting {
+            approvals,
+            required,
+            ..
+        } = decided
+        {
+            tracing::info!(
+                target: "nomos::audit",
+                session = %id,
+                generation,
+                principal = by.map_or("-", |d| d.name.as_str()),
+                request = by.and_then(|d| d.request_id.as_deref()).unwrap_or("-"),
+                decision = decision.as_str(),
+                approvals,
+                required,
+                "operator approved the plan; it needs more operators"
+            );
+            let report = PlanDecisionReport {
+                session_id: id,
+                generation,
+                decision,
+                awaiting: Some(Awaiting {
+                    approvals,
+                    required,
+                }),
+            };
+            return Ok((report, None));
+        }
         tracing::info!(
             target: "nomos::audit",
             session = %id,
@@ -329,8 +379,9 @@ impl Agent {
                 session_id: id,
                 generation,
                 decision,
+                awaiting: None,
             },
-            handle,
+            Some(handle),
         ))
     }
 

@@ -11,6 +11,9 @@
 //! not_match = ["docker compose down"]               # must not match
 //! ```
 //!
+//! A rule may carry a `name` (unique in the file), by which other settings select the
+//! commands it matches: a two-person rule's `rule = "NAME"` (AUTHZ-3).
+//!
 //! A rule without `match` examples only makes commands stricter: its class is a floor.
 //! A rule with `match` examples replaces the built-in verdict for the command it matches
 //! (and so may make it less strict), but never for shells, interpreters, `sudo`, `env`,
@@ -109,6 +112,8 @@ impl PreviewRow {
 /// One policy rule.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PolicyRule {
+    /// The rule's name, when it has one (unique in its file).
+    pub name: Option<String>,
     /// The words a command must start with (`*` matches any one word).
     pub prefix: Vec<String>,
     /// The class the rule gives.
@@ -144,6 +149,8 @@ pub enum PolicyErrorKind {
     Syntax(String),
     /// A rule's prefix is empty or holds an empty word.
     EmptyPrefix,
+    /// A rule's `name` is empty or names another rule of the file too.
+    Name(String),
     /// A rule with examples (which may make commands less strict) targets a program
     /// that may only be made stricter.
     CannotRelax(String),
@@ -203,6 +210,7 @@ impl fmt::Display for PolicyErrorKind {
             PolicyErrorKind::EmptyPrefix => {
                 f.write_str("rule needs a non-empty `prefix` of non-empty words")
             }
+            PolicyErrorKind::Name(problem) => write!(f, "rule `name` {problem}"),
             PolicyErrorKind::CannotRelax(program) => write!(
                 f,
                 "rule for `{program}` has examples, so it could make commands less strict, \
@@ -319,6 +327,8 @@ struct RawPreviewExample {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRule {
+    #[serde(default)]
+    name: Option<String>,
     prefix: Vec<String>,
     class: CommandClass,
     reason: String,
@@ -381,8 +391,23 @@ impl Policy {
                     PolicyErrorKind::CannotRelax(program.to_owned()),
                 ));
             }
+            if let Some(name) = &rule.name {
+                if name.trim().is_empty() {
+                    return Err(error(line, PolicyErrorKind::Name("is empty".to_owned())));
+                }
+                if rules
+                    .iter()
+                    .any(|r: &PolicyRule| r.name.as_deref() == Some(name.as_str()))
+                {
+                    return Err(error(
+                        line,
+                        PolicyErrorKind::Name(format!("`{name}` names an earlier rule too")),
+                    ));
+                }
+            }
             let subject = format!("policy rule `{}` ({origin}:{line})", rule.prefix.join(" "));
             rules.push(PolicyRule {
+                name: rule.name,
                 prefix: rule.prefix,
                 class: rule.class,
                 reason: rule.reason,
@@ -568,6 +593,27 @@ impl Policy {
     /// The rules, in file order.
     pub fn rules(&self) -> &[PolicyRule] {
         &self.rules
+    }
+
+    /// The rule named `name`, if the file has one.
+    pub fn rule_named(&self, name: &str) -> Option<&PolicyRule> {
+        self.rules
+            .iter()
+            .find(|rule| rule.name.as_deref() == Some(name))
+    }
+
+    /// AUTHZ-3: the names of the named rules that match `command` (any simple command of
+    /// it, unwrapped as the classifier unwraps it, in any reading of `/bin/sh`), in file
+    /// order.
+    pub fn named_rules_matching(&self, command: &str) -> Vec<&str> {
+        if self.rules.iter().all(|rule| rule.name.is_none()) {
+            return Vec::new();
+        }
+        let (_, matched) = self.classify_traced(command);
+        matched
+            .into_iter()
+            .filter_map(|idx| self.rules.get(idx)?.name.as_deref())
+            .collect()
     }
 
     /// The preview rows, in file order.

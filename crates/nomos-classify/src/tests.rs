@@ -870,6 +870,47 @@ fn gate_8_rule_without_examples_only_makes_stricter() {
         got.reason
     );
 }
+// rule: AUTHZ-3
+#[test]
+fn a_named_rule_selects_the_commands_it_matches_wherever_they_stand() {
+    let text = "[[rule]]\nname = \"restart-db\"\nprefix = [\"systemctl\", \"restart\", \"postgresql\"]\nclass = \"destructive\"\nreason = \"the database\"\n\n[[rule]]\nprefix = [\"deploy\"]\nclass = \"destructive\"\nreason = \"unnamed\"\n";
+    let policy = Policy::parse(text, "p.toml").unwrap();
+    assert!(policy.rule_named("restart-db").is_some());
+    assert!(policy.rule_named("deploy").is_none());
+    assert_eq!(
+        policy.named_rules_matching("systemctl restart postgresql"),
+        ["restart-db"]
+    );
+    assert_eq!(
+        policy.named_rules_matching("sudo systemctl restart postgresql && echo ok"),
+        ["restart-db"]
+    );
+    assert!(
+        policy
+            .named_rules_matching("systemctl restart nginx")
+            .is_empty()
+    );
+    assert!(policy.named_rules_matching("deploy now").is_empty());
+}
+// rule: AUTHZ-3
+#[test]
+fn an_empty_or_repeated_rule_name_is_a_load_error_naming_the_line() {
+    let repeated = "[[rule]]\nname = \"a\"\nprefix = [\"x\"]\nclass = \"destructive\"\nreason = \"r\"\n[[rule]]\nname = \"a\"\nprefix = [\"y\"]\nclass = \"destructive\"\nreason = \"r\"\n";
+    let err = Policy::parse(repeated, "p.toml").unwrap_err();
+    assert_eq!(err.line, 6, "{err}");
+    assert!(
+        err.to_string().contains("`a` names an earlier rule too"),
+        "{err}"
+    );
+    let empty =
+        "[[rule]]\nname = \" \"\nprefix = [\"x\"]\nclass = \"destructive\"\nreason = \"r\"\n";
+    let err = Policy::parse(empty, "p.toml").unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("p.toml:1: rule `name` is empty"),
+        "{err}"
+    );
+}
 // rule: GATE-8
 #[test]
 fn gate_8_rule_with_examples_can_make_less_strict() {

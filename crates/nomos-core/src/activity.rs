@@ -523,6 +523,30 @@ fn event_entry(record: &EventRecord) -> Option<ActivityEntry> {
                 format!("Approved by {approved_by}: {approvals} of {required} approvals"),
             )
         },
+        // AUTHZ-3: one operator of several approved the plan; it still waits.
+        DomainEvent::PlanProgress {
+            generation,
+            approved_by,
+            username,
+            request_id,
+            approvals,
+            required,
+        } => ActivityEntry {
+            generation: Some(*generation),
+            detail: who_detail(
+                Some(approved_by.as_str()),
+                username.as_deref(),
+                request_id.as_deref(),
+            ),
+            ..entry(
+                at,
+                format!("plan-progress/{seq}"),
+                ActivityKind::Approval,
+                format!(
+                    "Plan generation {generation} approved by {approved_by}: {approvals} of {required} approvals"
+                ),
+            )
+        },
         // AUTHZ-2, AUTHZ-3: a decision refused because of who made it.
         DomainEvent::DecisionRefused {
             decision,

@@ -6,13 +6,15 @@
 //!
 //! * [`check_not_requester`]: no principal decides a request its own session made
 //!   (AUTHZ-2), whatever its role.
-//! * [`ApproverPolicy`]: how many distinct operators a request needs (AUTHZ-3), by class and
-//!   by host tag.
+//! * [`ApproverPolicy`]: how many distinct operators a request needs (AUTHZ-3), by class,
+//!   by host tag and by a named operator policy rule's commands.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::classify::Policy;
 use crate::record::Decider;
 use crate::status::CommandClass;
 
@@ -81,6 +83,17 @@ pub enum DeciderRefusal {
         /// How many distinct operators the request needs.
         required: u32,
     },
+    /// AUTHZ-3: a plan that needs several operators is approved only by their explicit
+    /// plan decisions; a chat message cannot count as one of them.
+    #[error(
+        "this plan needs {required} distinct operators: each approves it with an explicit plan decision, and a chat message cannot count as one"
+    )]
+    ChatAssent {
+        /// Who wrote the message, when it named someone.
+        principal: Option<String>,
+        /// How many distinct operators the plan needs.
+        required: u32,
+    },
 }
 
 impl DeciderRefusal {
@@ -89,6 +102,7 @@ impl DeciderRefusal {
         match self {
             DeciderRefusal::OwnRequest { principal, .. }
             | DeciderRefusal::AlreadyApproved { principal, .. } => Some(principal),
+            DeciderRefusal::ChatAssent { principal, .. } => principal.as_deref(),
             DeciderRefusal::Anonymous { .. } => None,
         }
     }
@@ -118,6 +132,10 @@ pub struct ApproverRule {
     pub class: Option<CommandClass>,
     /// Only requests on a host carrying this tag (FLEET-1); any host when `None`.
     pub tag: Option<String>,
+    /// Only the commands the operator policy's rule of this `name` matches (GATE-8); any
+    /// command when `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
     /// How many distinct operators must approve.
     pub approvers: u32,
 }
@@ -139,6 +157,16 @@ pub enum ApproverPolicyError {
         /// The rule's position, from 1.
         index: usize,
     },
+    /// A rule names a policy rule the operator policy does not have.
+    #[error(
+        "rule {index}: `rule = \"{name}\"` names no rule of the policy file (a policy `[[rule]]` is named by its `name`)"
+    )]
+    UnknownRule {
+        /// The rule's position, from 1.
+        index: usize,
+        /// The name given.
+        name: String,
+    },
 }
 
 /// AUTHZ-3: the most operators a rule may require.
@@ -151,13 +179,26 @@ pub struct ApproverPolicy {
     rules: Vec<ApproverRule>,
     /// The tags of each inventory host, by slug.
     host_tags: BTreeMap<String, Vec<String>>,
+    /// The operator policy whose named rules select commands.
+    commands: Arc<Policy>,
 }
 
 impl ApproverPolicy {
-    /// A policy from its rules and the inventory's tags, checked.
+    /// A policy from its rules and the inventory's tags, checked; a rule naming a policy
+    /// rule needs [`ApproverPolicy::with_commands_of`].
     pub fn new(
         rules: Vec<ApproverRule>,
         host_tags: BTreeMap<String, Vec<String>>,
+    ) -> Result<ApproverPolicy, ApproverPolicyError> {
+        ApproverPolicy::with_commands_of(rules, host_tags, Arc::new(Policy::empty()))
+    }
+
+    /// A policy from its rules, the inventory's tags and the operator policy whose named
+    /// rules (`rule = "NAME"`) select commands, checked.
+    pub fn with_commands_of(
+        rules: Vec<ApproverRule>,
+        host_tags: BTreeMap<String, Vec<String>>,
+        commands: Arc<Policy>,
     ) -> Result<ApproverPolicy, ApproverPolicyError> {
         for (idx, rule) in rules.iter().enumerate() {
             let index = idx + 1;
@@ -170,8 +211,20 @@ impl ApproverPolicy {
             if rule.class == Some(CommandClass::ReadOnly) {
                 return Err(ApproverPolicyError::ReadOnly { index });
             }
+            if let Some(name) = &rule.rule
+                && commands.rule_named(name).is_none()
+            {
+                return Err(ApproverPolicyError::UnknownRule {
+                    index,
+                    name: name.clone(),
+                });
+            }
         }
-        Ok(ApproverPolicy { rules, host_tags })
+        Ok(ApproverPolicy {
+            rules,
+            host_tags,
+            commands,
+        })
     }
 
     /// The rules, in order.
@@ -179,12 +232,22 @@ impl ApproverPolicy {
         &self.rules
     }
 
-    /// How many distinct operators a request for `class` on `hosts` needs: the largest
-    /// `approvers` of the rules that match it (a tag rule matches when any host of the set
-    /// carries the tag), and at least one.
-    pub fn required(&self, class: CommandClass, hosts: &[&str]) -> u32 {
+    /// How many distinct operators a request for `command` of `class` on `hosts` needs:
+    /// the largest `approvers` of the rules that match it (a tag rule matches when any host
+    /// of the set carries the tag, a `rule` rule when the named policy rule matches the
+    /// command), and at least one.
+    pub fn required_for(&self, class: CommandClass, hosts: &[&str], command: &str) -> u32 {
+        let named = if self.rules.iter().any(|rule| rule.rule.is_some()) {
+            self.commands.named_rules_matching(command)
+        } else {
+            Vec::new()
+        };
         self.rules
             .iter()
+            .filter(|rule| match &rule.rule {
+                None => true,
+                Some(name) => named.contains(&name.as_str()),
+            })
             .filter(|rule| rule.class.is_none_or(|c| c == class))
             .filter(|rule| match &rule.tag {
                 None => true,
@@ -219,11 +282,13 @@ mod tests {
                 ApproverRule {
                     class: Some(CommandClass::Destructive),
                     tag: Some("prod".to_owned()),
+                    rule: None,
                     approvers: 2,
                 },
                 ApproverRule {
                     class: None,
                     tag: Some("vault".to_owned()),
+                    rule: None,
                     approvers: 3,
                 },
             ],
@@ -266,15 +331,75 @@ mod tests {
     #[test]
     fn the_strictest_matching_rule_sets_the_number_of_operators() {
         let policy = prod_policy();
-        assert_eq!(policy.required(CommandClass::Destructive, &["db1"]), 2);
-        assert_eq!(policy.required(CommandClass::ConfigMutation, &["db1"]), 1);
-        assert_eq!(policy.required(CommandClass::Destructive, &["web1"]), 1);
-        // A fan-out needs what its strictest host needs.
         assert_eq!(
-            policy.required(CommandClass::Destructive, &["web1", "db1"]),
+            policy.required_for(CommandClass::Destructive, &["db1"], "zfs destroy tank/old"),
             2
         );
-        assert_eq!(policy.required(CommandClass::Destructive, &["unknown"]), 1);
+        assert_eq!(
+            policy.required_for(
+                CommandClass::ConfigMutation,
+                &["db1"],
+                "zfs destroy tank/old"
+            ),
+            1
+        );
+        assert_eq!(
+            policy.required_for(CommandClass::Destructive, &["web1"], "zfs destroy tank/old"),
+            1
+        );
+        // A fan-out needs what its strictest host needs.
+        assert_eq!(
+            policy.required_for(
+                CommandClass::Destructive,
+                &["web1", "db1"],
+                "zfs destroy tank/old"
+            ),
+            2
+        );
+        assert_eq!(
+            policy.required_for(
+                CommandClass::Destructive,
+                &["unknown"],
+                "zfs destroy tank/old"
+            ),
+            1
+        );
+    }
+
+    // rule: AUTHZ-3
+    #[test]
+    fn a_rule_naming_a_policy_rule_covers_exactly_the_commands_that_rule_matches() {
+        let named = Policy::parse(
+            "[[rule]]\nname = \"restart-db\"\nprefix = [\"systemctl\", \"restart\", \"postgresql\"]\nclass = \"destructive\"\nreason = \"the database\"\n",
+            "policy.toml",
+        )
+        .unwrap();
+        let rules = vec![ApproverRule {
+            class: None,
+            tag: None,
+            rule: Some("restart-db".to_owned()),
+            approvers: 3,
+        }];
+        let policy =
+            ApproverPolicy::with_commands_of(rules.clone(), BTreeMap::new(), Arc::new(named))
+                .unwrap();
+        let class = CommandClass::Destructive;
+        assert_eq!(
+            policy.required_for(class, &["db1"], "systemctl restart postgresql"),
+            3
+        );
+        assert_eq!(
+            policy.required_for(class, &["db1"], "systemctl restart nginx"),
+            1
+        );
+        let unknown = ApproverPolicy::new(rules, BTreeMap::new()).unwrap_err();
+        assert_eq!(
+            unknown,
+            ApproverPolicyError::UnknownRule {
+                index: 1,
+                name: "restart-db".to_owned()
+            }
+        );
     }
 
     // rule: AUTHZ-3
@@ -284,6 +409,7 @@ mod tests {
             vec![ApproverRule {
                 class: None,
                 tag: None,
+                rule: None,
                 approvers: 0,
             }],
             BTreeMap::new(),
@@ -294,6 +420,7 @@ mod tests {
             vec![ApproverRule {
                 class: Some(CommandClass::ReadOnly),
                 tag: None,
+                rule: None,
                 approvers: 2,
             }],
             BTreeMap::new(),

@@ -299,6 +299,26 @@ pub enum DomainEvent {
         /// Why it was refused.
         reason: String,
     },
+    /// AUTHZ-3: one operator approved a plan whose declared commands need several; the
+    /// plan still waits for the others and nothing of it runs (AUDIT-1: who, and the
+    /// request).
+    #[serde(rename = "plan.progress")]
+    PlanProgress {
+        /// The plan generation approved.
+        generation: u32,
+        /// Who approved it now.
+        approved_by: String,
+        /// AUDIT-1: the OIDC `preferred_username` of who it was, alongside the subject.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        username: Option<String>,
+        /// The id of the request that carried the decision.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        request_id: Option<String>,
+        /// How many distinct operators approved it so far.
+        approvals: u32,
+        /// How many it needs.
+        required: u32,
+    },
     /// CONTROL-2: the operator revoked the assent window before it expired (AUDIT-1: who,
     /// and the request); the window's `assent.closed` (reason `revoked`) follows.
     #[serde(rename = "assent.revoked")]
@@ -477,6 +497,7 @@ impl DomainEvent {
         "output.redacted",
         "approval.progress",
         "decision.refused",
+        "plan.progress",
     ];
 
     /// The event's kind, as the SSE `event:` field and the store's `kind` column spell it.
@@ -510,6 +531,7 @@ impl DomainEvent {
             DomainEvent::OutputRedacted { .. } => "output.redacted",
             DomainEvent::ApprovalProgress { .. } => "approval.progress",
             DomainEvent::DecisionRefused { .. } => "decision.refused",
+            DomainEvent::PlanProgress { .. } => "plan.progress",
         }
     }
 }

@@ -61,6 +61,40 @@ pub struct AssentWindow {
     pub declared: Option<DeclaredDigest>,
 }
 
+/// AUTHZ-3: the two-person rule on a plan: fixed when the plan is proposed, counted on each
+/// explicit approve decision of that plan as shown (its digest).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanApprovals {
+    /// The plan generation it counts for.
+    pub generation: u32,
+    /// How many distinct operators must approve the plan: the most any of its declared
+    /// commands needs.
+    pub required: u32,
+    /// The digest of the plan the approvals so far were given to; `None` before the first.
+    /// A plan shown with another digest starts the count again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<crate::plan_digest::PlanDigest>,
+    /// Who approved it so far, in order.
+    #[serde(default)]
+    pub approved_by: Vec<Decider>,
+}
+
+impl PlanApprovals {
+    /// Who approved the plan of `generation` as shown with `digest` so far: nobody when
+    /// these approvals were given to another generation or another digest.
+    pub fn approved_by_for(
+        &self,
+        generation: u32,
+        digest: Option<&crate::plan_digest::PlanDigest>,
+    ) -> &[Decider] {
+        if self.generation == generation && digest.is_some() && self.digest.as_ref() == digest {
+            &self.approved_by
+        } else {
+            &[]
+        }
+    }
+}
+
 /// The session row.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SessionRecord {
@@ -94,6 +128,10 @@ pub struct SessionRecord {
     /// archived.
     #[serde(default)]
     pub archived_at: Option<Timestamp>,
+    /// AUTHZ-3: how many distinct operators the current plan needs and who approved it so
+    /// far; `None` when the current plan needs one (or there is no plan).
+    #[serde(default)]
+    pub plan_approvals: Option<PlanApprovals>,
     /// How many messages the session holds (used to derive message ids).
     pub n_messages: u64,
     /// Creation time.

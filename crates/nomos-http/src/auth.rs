@@ -21,7 +21,7 @@ use crate::error::ApiError;
 use crate::oidc::{Oidc, OidcClient};
 
 /// What a caller may do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// May chat, decide approvals, resume and delete.
@@ -147,6 +147,9 @@ pub enum Auth {
         tokens: Vec<StaticToken>,
         /// OIDC, when configured.
         oidc: Option<Arc<Oidc>>,
+        /// AUTHZ-1: the named tokens of the data directory, read on every request (a
+        /// revoked one stops working at once); the admin API writes them.
+        store: Option<Arc<crate::tokens::TokenStore>>,
     },
 }
 
@@ -172,6 +175,16 @@ impl Auth {
         }
     }
 
+    /// AUTHZ-1: the token store the admin API writes, when this server keeps one.
+    pub fn token_store(&self) -> Option<&Arc<crate::tokens::TokenStore>> {
+        match self {
+            Auth::Required {
+                store: Some(store), ..
+            } => Some(store),
+            _ => None,
+        }
+    }
+
     /// The OIDC client settings the web UI signs in with, when OIDC has them.
     pub fn oidc_client(&self) -> Option<&OidcClient> {
         match self {
@@ -184,7 +197,7 @@ impl Auth {
 
     /// Checks a bearer token.
     pub async fn authenticate(&self, token: Option<&str>) -> Result<Principal, ApiError> {
-        let (tokens, oidc) = match self {
+        let (tokens, oidc, store) = match self {
             Auth::Disabled => {
                 return Ok(Principal {
                     name: "operator".to_owned(),
@@ -192,7 +205,11 @@ impl Auth {
                     role: Role::Operator,
                 });
             }
-            Auth::Required { tokens, oidc } => (tokens, oidc),
+            Auth::Required {
+                tokens,
+                oidc,
+                store,
+            } => (tokens, oidc, store),
         };
         let Some(token) = token.map(str::trim).filter(|t| !t.is_empty()) else {
             return Err(ApiError::Unauthorized(
@@ -201,6 +218,14 @@ impl Auth {
         };
         if let Some(principal) = match_static(tokens, token) {
             return Ok(principal);
+        }
+        if let Some(store) = store {
+            let stored = store
+                .tokens()
+                .map_err(|e| ApiError::Internal(format!("reading the token store: {e}")))?;
+            if let Some(principal) = match_static(&stored, token) {
+                return Ok(principal);
+            }
         }
         match oidc {
             Some(oidc) if token.matches('.').count() == 2 => oidc.verify(token).await,
@@ -290,7 +315,11 @@ mod tests {
     use super::*;
 
     fn required(tokens: Vec<StaticToken>) -> Auth {
-        Auth::Required { tokens, oidc: None }
+        Auth::Required {
+            tokens,
+            oidc: None,
+            store: None,
+        }
     }
 
     #[tokio::test]

@@ -25,6 +25,9 @@ use crate::state::AppState;
 pub enum Need {
     /// Operators only: a decision or a change.
     Operate,
+    /// Operators only, reads included: who may sign in (the named tokens of the Admin
+    /// page).
+    Administer,
     /// Operators and viewers: reads across every principal's sessions.
     ReadAll,
     /// Operators and viewers; an agent only for a session it created (the `{id}` in the
@@ -232,6 +235,20 @@ pub const ROUTES: &[RouteRule] = &[
         Need::Operate,
         "discover guests",
     ),
+    // Named tokens (the admin page).
+    rule(Method::GET, "/api/tokens", Need::Administer, "list tokens"),
+    rule(
+        Method::POST,
+        "/api/tokens",
+        Need::Administer,
+        "create a token",
+    ),
+    rule(
+        Method::DELETE,
+        "/api/tokens/{name}",
+        Need::Administer,
+        "revoke a token",
+    ),
     // Event streams.
     rule(
         Method::GET,
@@ -273,10 +290,10 @@ pub fn allows(role: Role, need: Need) -> bool {
     match (role, need) {
         (_, Need::Shared | Need::ListOwn) => true,
         (Role::Operator, _) => true,
-        (Role::Viewer, Need::Operate) => false,
+        (Role::Viewer, Need::Operate | Need::Administer) => false,
         (Role::Viewer, _) => true,
         (Role::Agent, Need::ReadOwn) => true,
-        (Role::Agent, Need::Operate | Need::ReadAll) => false,
+        (Role::Agent, Need::Operate | Need::Administer | Need::ReadAll) => false,
     }
 }
 
@@ -386,13 +403,13 @@ mod tests {
         for rule in ROUTES {
             let agent = allows(Role::Agent, rule.need);
             match rule.need {
-                Need::Operate | Need::ReadAll => assert!(!agent, "{rule:?}"),
+                Need::Operate | Need::Administer | Need::ReadAll => assert!(!agent, "{rule:?}"),
                 Need::ReadOwn | Need::ListOwn | Need::Shared => assert!(agent, "{rule:?}"),
             }
             assert!(allows(Role::Operator, rule.need), "{rule:?}");
             assert_eq!(
                 allows(Role::Viewer, rule.need),
-                rule.need != Need::Operate,
+                !matches!(rule.need, Need::Operate | Need::Administer),
                 "{rule:?}"
             );
             if rule.need == Need::Operate {

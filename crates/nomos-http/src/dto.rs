@@ -233,6 +233,11 @@ pub struct PlanDto {
     /// declared commands and previews, and the proposal itself); an explicit decision
     /// sends it back. `null` before any plan.
     pub digest: Option<String>,
+    /// AUTHZ-3: how many distinct operators must approve the current plan (more than one
+    /// when a two-person rule covers one of its declared commands).
+    pub approvers_required: u32,
+    /// AUTHZ-3: who approved the current plan as shown (its digest) so far.
+    pub approved_by: Vec<String>,
     /// Steps ordered by generation, then seq.
     pub steps: Vec<StepDto>,
 }
@@ -738,6 +743,9 @@ pub struct PlanDecided {
     pub decision: PlanDecisionDto,
     /// Where to follow the turn it started.
     pub events: String,
+    /// AUTHZ-3: set when this approval counted but the plan needs more distinct operators:
+    /// it still waits, nothing of it runs and no turn started.
+    pub awaiting: Option<AwaitingDto>,
 }
 
 /// A knowledge-graph entity.

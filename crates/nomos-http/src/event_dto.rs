@@ -445,6 +445,27 @@ pub enum EventDto {
         /// How many it needs.
         required: u32,
     },
+    /// AUTHZ-3: one operator approved a plan that needs several; it still waits and nothing
+    /// of it runs.
+    #[serde(rename = "plan.progress")]
+    PlanProgress {
+        /// The plan generation approved.
+        generation: u32,
+        /// Who approved it now.
+        approved_by: String,
+        /// AUDIT-1: the OIDC `preferred_username` of who it was.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(nullable = false)]
+        username: Option<String>,
+        /// AUDIT-1: the id of the request that carried the decision.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[schema(nullable = false)]
+        request_id: Option<String>,
+        /// How many distinct operators approved it so far.
+        approvals: u32,
+        /// How many it needs.
+        required: u32,
+    },
     /// AUTHZ-2, AUTHZ-3: a decision refused because of who made it; nothing else changed.
     #[serde(rename = "decision.refused")]
     DecisionRefused {
@@ -785,6 +806,21 @@ impl From<&DomainEvent> for EventDto {
                 required,
             } => EventDto::ApprovalProgress {
                 approval_id: approval_id.0,
+                approved_by,
+                username,
+                request_id,
+                approvals,
+                required,
+            },
+            DomainEvent::PlanProgress {
+                generation,
+                approved_by,
+                username,
+                request_id,
+                approvals,
+                required,
+            } => EventDto::PlanProgress {
+                generation,
                 approved_by,
                 username,
                 request_id,

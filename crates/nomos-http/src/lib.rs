@@ -32,6 +32,7 @@ pub mod oidc;
 pub mod openapi;
 pub mod state;
 pub mod static_ui;
+pub mod tokens;
 pub mod workers;
 
 use std::any::Any;
@@ -77,6 +78,7 @@ pub fn app(state: AppState) -> Router {
         .merge(api::knowledge::router())
         .merge(api::hosts::router())
         .merge(api::system::router())
+        .merge(api::tokens::router())
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             REQUEST_TIMEOUT,

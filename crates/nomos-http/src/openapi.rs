@@ -4,7 +4,7 @@
 use utoipa::OpenApi;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 
-use crate::api::{approvals, control, hosts, knowledge, sessions, system};
+use crate::api::{approvals, control, hosts, knowledge, sessions, system, tokens};
 use crate::{dto, error, event_dto, events};
 
 #[derive(OpenApi)]
@@ -21,6 +21,7 @@ use crate::{dto, error, event_dto, events};
         crate::api::safety::restore,
         knowledge::entities, knowledge::entity, knowledge::relations, knowledge::search,
         hosts::hosts, hosts::reachability, hosts::discover,
+        tokens::list, tokens::create, tokens::revoke,
         events::session_events, events::global_events,
         system::healthz, system::readyz, system::metrics, system::info, system::openapi,
     ),

@@ -52,12 +52,18 @@ pub fn new_session_row(
 
 /// A session row's columns in table order: id, status, goal, summary, board outcome,
 /// plan generation, assent window, knowledge, nudged at, message count, created at,
-/// last activity at (`$1` to `$13` of the session statements, the archive time last).
+/// last activity at, archived at and the plan's approvals (`$1` to `$14` of the session
+/// statements).
 pub fn session_args(s: &SessionRecord) -> Result<Vec<Arg>, StoreError> {
     let assent = s
         .assent
         .as_ref()
         .map(|a| serde_json::to_value(a).map_err(|e| crate::json_error(e, "assent window")))
+        .transpose()?;
+    let plan_approvals = s
+        .plan_approvals
+        .as_ref()
+        .map(|a| serde_json::to_value(a).map_err(|e| crate::json_error(e, "plan approvals")))
         .transpose()?;
     Ok(vec![
         Arg::Id(s.id.as_uuid()),
@@ -73,6 +79,7 @@ pub fn session_args(s: &SessionRecord) -> Result<Vec<Arg>, StoreError> {
         Arg::Time(s.created_at),
         Arg::Time(s.last_activity_at),
         Arg::OptTime(s.archived_at),
+        Arg::OptJson(plan_approvals),
     ])
 }
 

@@ -105,6 +105,7 @@ mod tests {
 {"type":"output.redacted","call_id":"call-2","tool":"run","kinds":[{"kind":"private key","count":1}]}
 {"type":"approval.progress","approval_id":"00000000-0000-0000-0000-00000000000a","approved_by":"alice","approvals":1,"required":2}
 {"type":"decision.refused","decision":"approval","principal":"alice","approval_id":"00000000-0000-0000-0000-00000000000a","reason":"alice already approved it"}
+{"type":"plan.progress","generation":2,"approved_by":"alice","approvals":1,"required":2}
 "#;
 
     fn v1_rows() -> Vec<Value> {

@@ -27,6 +27,7 @@ pub fn session<B, R: RecordRow<B>>(row: &R) -> Result<SessionRecord, StoreError>
         client: row.opt_text("client")?,
         owner: row.opt_text("created_by")?,
         archived_at: row.opt_timestamp("archived_at")?,
+        plan_approvals: row.opt_json("plan_approvals")?,
         n_messages: row.u64("n_messages")?,
         created_at: row.timestamp("created_at")?,
         last_activity_at: row.timestamp("last_activity_at")?,

@@ -103,11 +103,11 @@ pub struct Shared {
     pub all_chained_session_events: &'static str,
     /// Sets an event's hash: `$1` hash, `$2` session id, `$3` seq.
     pub set_event_hash: &'static str,
-    /// Inserts a session row at version 1: `$1` to `$13` its columns (see
-    /// [`crate::commit::session_args`]), `$14` client, `$15` the owner (`created_by`).
+    /// Inserts a session row at version 1: `$1` to `$14` its columns (see
+    /// [`crate::commit::session_args`]), `$15` client, `$16` the owner (`created_by`).
     pub insert_session: &'static str,
-    /// Rewrites a session row at a version: `$1` to `$12` its columns, `$13` the new
-    /// version, `$14` the expected one.
+    /// Rewrites a session row at a version: `$1` to `$14` its columns, `$15` the new
+    /// version, `$16` the expected one.
     pub update_session: &'static str,
     /// Bumps a session's version: `$1` the new version, `$2` id, `$3` the expected one.
     pub bump_version: &'static str,
@@ -154,13 +154,14 @@ pub static SHARED: Shared = Shared {
     insert_session:
         "INSERT INTO sessions (id, status, goal, summary, board_outcome, plan_generation,
                      assent, knowledge, nudged_at, n_messages, created_at, last_activity_at,
-                     archived_at, version, client, created_by)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 1, $14, $15)",
+                     archived_at, plan_approvals, version, client, created_by)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 1, $15,
+                     $16)",
     update_session: "UPDATE sessions SET status = $2, goal = $3, summary = $4, board_outcome = $5,
                      plan_generation = $6, assent = $7, knowledge = $8, nudged_at = $9,
                      n_messages = $10, created_at = $11, last_activity_at = $12,
-                     archived_at = $13, version = $14
-                     WHERE id = $1 AND version = $15",
+                     archived_at = $13, plan_approvals = $14, version = $15
+                     WHERE id = $1 AND version = $16",
     bump_version: "UPDATE sessions SET version = $1 WHERE id = $2 AND version = $3",
     session_version: "SELECT version FROM sessions WHERE id = $1",
 };

@@ -30,6 +30,7 @@ async fn main() -> anyhow::Result<()> {
     let auth = Auth::Required {
         tokens: vec![StaticToken::from_secret("embedder", TOKEN, Role::Operator)],
         oidc: None,
+        store: None,
     };
     let (stop, stopping) = watch::channel(false);
     let state = AppState::new(agent, auth, Arc::new(Metrics::default()), false, stopping);

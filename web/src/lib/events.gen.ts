@@ -313,6 +313,25 @@ export type EventDto =
     /** AUDIT-1: the OIDC `preferred_username` of who it was. */
     username?: string;
   }
+  /**
+   * AUTHZ-3: one operator approved a plan that needs several; it still waits and nothing
+   * of it runs.
+   */
+  | {
+    /** How many distinct operators approved it so far. */
+    approvals: number;
+    /** Who approved it now. */
+    approved_by: string;
+    /** The plan generation approved. */
+    generation: number;
+    /** AUDIT-1: the id of the request that carried the decision. */
+    request_id?: string;
+    /** How many it needs. */
+    required: number;
+    type: 'plan.progress';
+    /** AUDIT-1: the OIDC `preferred_username` of who it was. */
+    username?: string;
+  }
   /** AUTHZ-2, AUTHZ-3: a decision refused because of who made it; nothing else changed. */
   | {
     /** The approval it named, for an approval decision. */
@@ -436,6 +455,7 @@ export const EVENT_KINDS = [
   'task.closed',
   'session.archived',
   'approval.progress',
+  'plan.progress',
   'decision.refused',
 ] as const;
 

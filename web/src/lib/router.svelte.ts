@@ -1,5 +1,5 @@
 // The page's route, from the URL path: `/` (board), `/new`, `/sessions/{id}`, `/operations`,
-// `/history`, `/knowledge`, `/hosts`.
+// `/history`, `/knowledge`, `/hosts`, `/admin`.
 
 /** Where the operator is. */
 export type Route =
@@ -10,6 +10,7 @@ export type Route =
   | { page: 'history' }
   | { page: 'knowledge' }
   | { page: 'hosts' }
+  | { page: 'admin' }
   | { page: 'missing'; path: string };
 
 /** Reads a route from a path. */
@@ -21,6 +22,7 @@ export function parseRoute(path: string): Route {
   if (clean === '/history') return { page: 'history' };
   if (clean === '/knowledge') return { page: 'knowledge' };
   if (clean === '/hosts') return { page: 'hosts' };
+  if (clean === '/admin') return { page: 'admin' };
   const session = /^\/sessions\/([0-9a-fA-F-]{36})$/.exec(clean);
   if (session) return { page: 'session', id: session[1].toLowerCase() };
   return { page: 'missing', path };

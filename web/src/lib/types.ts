@@ -32,6 +32,10 @@ export interface SessionDto {
   assent_expires_at: string | null;
   /** CONTROL-6: when the operator archived it (off the board), if archived. */
   archived_at?: string | null;
+  /** MCP-2: the outside client that drives it (`name version`), if any. */
+  client?: string | null;
+  /** AUTHZ-1: the principal that created it (for a client's session, the one driving it). */
+  owner?: string | null;
   created_at: string;
   last_activity_at: string;
 }
@@ -81,6 +85,10 @@ export interface PlanDto {
   generation: number;
   /** GATE-4: the digest of the current generation's plan as shown; a decision sends it back. */
   digest?: string | null;
+  /** AUTHZ-3: how many distinct operators must approve the current plan. */
+  approvers_required?: number;
+  /** AUTHZ-3: who approved the current plan as shown so far. */
+  approved_by?: string[];
   steps: StepDto[];
 }
 
@@ -174,6 +182,10 @@ export interface ApprovalDto {
   plan_note?: string | null;
   /** GATE-10: the read-only preview run before the request was shown; part of its binding. */
   preview?: PreviewDto | null;
+  /** AUTHZ-3: how many distinct operators must approve it. */
+  approvers_required?: number;
+  /** AUTHZ-3: who approved it so far. */
+  approved_by?: string[];
 }
 
 /** GATE-10: one package an apt simulation would change. */

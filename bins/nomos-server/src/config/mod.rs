@@ -136,6 +136,59 @@ mod tests {
         assert!(err.to_string().contains("gate.approvers[0].class"), "{err}");
     }
 
+    // rule: AUTHZ-3
+    #[test]
+    fn a_two_person_rule_selects_a_named_policy_rules_commands_and_an_unknown_name_is_named() {
+        use std::sync::Arc;
+
+        use nomos_core::CommandClass;
+        use nomos_core::classify::Policy;
+        let config = check(
+            "policy_file = \"/etc/nomos/policy.toml\"\n[[gate.approvers]]\nrule = \"restart-db\"\napprovers = 2\n",
+        )
+        .unwrap();
+        assert_eq!(config.approvers[0].rule.as_deref(), Some("restart-db"));
+        let inventory = crate::runtime::load_inventory(&config).unwrap();
+        let named = Policy::parse(
+            "[[rule]]\nname = \"restart-db\"\nprefix = [\"systemctl\", \"restart\", \"postgresql\"]\nclass = \"destructive\"\nreason = \"the database\"\n",
+            "/etc/nomos/policy.toml",
+        )
+        .unwrap();
+        let approvers =
+            crate::runtime::approver_policy(&config, &inventory, Some(Arc::new(named))).unwrap();
+        let class = CommandClass::Destructive;
+        assert_eq!(
+            approvers.required_for(class, &["local"], "sudo systemctl restart postgresql"),
+            2
+        );
+        assert_eq!(
+            approvers.required_for(class, &["local"], "systemctl restart nginx"),
+            1
+        );
+        let err = crate::runtime::approver_policy(&config, &inventory, None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "gate.approvers[0].rule = \"restart-db\": the policy file /etc/nomos/policy.toml has no [[rule]] with name = \"restart-db\""
+        );
+    }
+
+    // rule: AUTHZ-4
+    #[test]
+    fn the_otlp_endpoint_is_read_from_telemetry_and_a_bad_one_is_named() {
+        let config = check("[telemetry]\notlp_endpoint = \"http://127.0.0.1:4318\"\n").unwrap();
+        assert_eq!(
+            config.otlp_logs_url.as_deref(),
+            Some("http://127.0.0.1:4318/v1/logs")
+        );
+        assert_eq!(check("").unwrap().otlp_logs_url, None);
+        let err = check("[telemetry]\notlp_endpoint = \"https://otel:4318\"\n").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("invalid telemetry.otlp_endpoint = \"https://otel:4318\""),
+            "{err}"
+        );
+    }
+
     // rule: AUTHZ-4
     #[test]
     fn channels_are_read_from_notify_and_a_webhook_without_a_secret_is_named() {

@@ -48,6 +48,17 @@ pub struct RawConfig {
     /// AUTHZ-4: where waiting requests are sent.
     #[serde(default)]
     pub notify: RawNotify,
+    /// AUTHZ-4: where decisions are exported as OTLP log records.
+    #[serde(default)]
+    pub telemetry: RawTelemetry,
+}
+
+/// `[telemetry]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTelemetry {
+    /// An OTLP/HTTP collector (`http://HOST:4318`); decisions go to `{it}/v1/logs`.
+    pub otlp_endpoint: Option<String>,
 }
 
 /// `[notify]`: the console's public URL (for the card links) and `[[notify.channels]]`.
@@ -86,8 +97,9 @@ pub struct RawGate {
     pub approvers: Vec<RawApprovers>,
 }
 
-/// `[[gate.approvers]]`: requests of `class` on hosts tagged `tag` (either may be left out)
-/// need `approvers` distinct operators.
+/// `[[gate.approvers]]`: requests of `class` on hosts tagged `tag` for commands the policy
+/// rule named `rule` matches (any of them may be left out) need `approvers` distinct
+/// operators.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawApprovers {
@@ -95,6 +107,9 @@ pub struct RawApprovers {
     pub class: Option<String>,
     /// A host tag (FLEET-1); any host when absent.
     pub tag: Option<String>,
+    /// The `name` of a `[[rule]]` of the policy file: only the commands it matches; any
+    /// command when absent.
+    pub rule: Option<String>,
     /// How many distinct operators (2 to 5).
     pub approvers: u32,
 }

@@ -102,6 +102,8 @@ pub struct Config {
     pub channels: Vec<nomos_http::channels::Channel>,
     /// AUTHZ-4: the console's URL for the channels' card links, when set.
     pub notify_base_url: Option<String>,
+    /// AUTHZ-4: the OTLP/HTTP logs URL decisions are exported to, when set.
+    pub otlp_logs_url: Option<String>,
     /// Model settings from the file (the environment wins, see `env::llm_lookup`).
     pub llm: LlmEndpoint,
     /// A scripted model's YAML file; when set, it answers instead of any endpoint.
@@ -193,9 +195,20 @@ impl Config {
             approvers.push(nomos_core::authz::ApproverRule {
                 class,
                 tag: rule.tag.clone(),
+                rule: rule.rule.clone(),
                 approvers: rule.approvers,
             });
         }
+        let otlp_logs_url = match raw.telemetry.otlp_endpoint.as_deref() {
+            None => None,
+            Some(endpoint) => Some(crate::telemetry::logs_url(endpoint).map_err(|_| {
+                invalid(
+                    "telemetry.otlp_endpoint",
+                    endpoint,
+                    "expected http://HOST[:PORT][/PATH] (an OTLP/HTTP collector; https is not built in, put a local collector in front)",
+                )
+            })?),
+        };
         let mut channels = Vec::new();
         for (idx, channel) in raw.notify.channels.iter().enumerate() {
             let key = |field: &str| format!("notify.channels[{idx}].{field}");
@@ -280,6 +293,7 @@ impl Config {
             approvers,
             channels,
             notify_base_url: raw.notify.base_url,
+            otlp_logs_url,
             llm: LlmEndpoint {
                 base_url: raw.llm.base_url,
                 model: raw.llm.model,

@@ -31,6 +31,7 @@ fn session(status: SessionStatus, plan_generation: u32) -> SessionRecord {
         client: None,
         owner: None,
         archived_at: None,
+        plan_approvals: None,
         n_messages: 0,
         created_at: at(0),
         last_activity_at: at(0),

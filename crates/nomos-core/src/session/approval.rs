@@ -117,7 +117,8 @@ impl Session {
         let approvers_required = {
             let hosts = self.hosts_of(execution_id);
             let hosts: Vec<&str> = hosts.iter().map(String::as_str).collect();
-            self.approvers.required(binding.class, &hosts)
+            self.approvers
+                .required_for(binding.class, &hosts, &binding.command)
         };
         let approval = Approval {
             id: self.record.id.approval_id(execution_id),

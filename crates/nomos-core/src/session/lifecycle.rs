@@ -172,7 +172,12 @@ impl Session {
             // AUTHZ-2: an assent by the session's own driver is no assent.
             let kind = crate::authz::DecisionKind::Assent;
             match crate::authz::check_not_requester(self.record.requester(), by, kind) {
-                Ok(()) => assented_generation = Some(self.open_assent(now, by)),
+                // AUTHZ-3: a plan several operators must approve is approved by their
+                // explicit plan decisions only.
+                Ok(()) => match self.refuse_chat_assent(now, by) {
+                    None => assented_generation = Some(self.open_assent(now, by)),
+                    Some(refusal) => refused = Some(refusal),
+                },
                 Err(refusal) => refused = Some(self.refuse_decider(now, kind, by, None, refusal)),
             }
         }

@@ -56,6 +56,7 @@ mod execution;
 mod fanout;
 mod lifecycle;
 mod plan;
+mod plan_approvers;
 mod plan_decision;
 mod plan_note;
 mod preview_start;
@@ -94,7 +95,7 @@ pub use execution::ExecutionError;
 pub use fanout::GroupRun;
 pub use lifecycle::{OperatorMessageEffect, SweepOutcome};
 pub use plan::{StepDraft, is_writeback_step};
-pub use plan_decision::{PlanDecision, PlanDecisionError, STEP_REJECTED};
+pub use plan_decision::{PlanDecided, PlanDecision, PlanDecisionError, STEP_REJECTED};
 pub use preview_start::PreviewFor;
 pub use repair::LEFTOVER_STEP_NOTE;
 pub use revoke::{CANCELLED_BY_OPERATOR, RevokeError};
@@ -214,6 +215,7 @@ impl Session {
             client: None,
             owner: None,
             archived_at: None,
+            plan_approvals: None,
             n_messages: 0,
             created_at: now,
             last_activity_at: now,

@@ -134,6 +134,8 @@ impl Session {
             });
         }
         self.steps.edit().sort_by_key(|s| (s.generation, s.seq));
+        // AUTHZ-3: how many operators this plan needs is fixed when it is proposed.
+        self.fix_plan_approvers(target);
         let revised = reason.is_some();
         self.emit(
             now,

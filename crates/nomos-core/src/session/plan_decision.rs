@@ -12,6 +12,7 @@ use crate::status::{SessionStatus, StepStatus};
 use crate::time::Timestamp;
 
 use super::Session;
+use super::plan_approvers::PlanCount;
 
 /// The note on each step of a rejected plan.
 pub const STEP_REJECTED: &str = "rejected by the operator";
@@ -35,6 +36,37 @@ impl PlanDecision {
         match self {
             PlanDecision::Approve => "approve",
             PlanDecision::Reject => "reject",
+        }
+    }
+}
+
+/// What an accepted plan decision did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanDecided {
+    /// It took effect: approve opened the window, reject closed the generation.
+    Decided {
+        /// The generation decided.
+        generation: u32,
+    },
+    /// AUTHZ-3: an approval that counted, short of the distinct operators the plan needs;
+    /// the plan still waits and nothing of it runs.
+    Awaiting {
+        /// The generation approved.
+        generation: u32,
+        /// Distinct operators who approved it so far.
+        approvals: u32,
+        /// How many it needs.
+        required: u32,
+    },
+}
+
+impl PlanDecided {
+    /// The generation the decision named.
+    pub fn generation(&self) -> u32 {
+        match self {
+            PlanDecided::Decided { generation } | PlanDecided::Awaiting { generation, .. } => {
+                *generation
+            }
         }
     }
 }
@@ -97,7 +129,11 @@ impl Session {
     /// reject marks every step of the generation `replaced` ("rejected by the operator"),
     /// cancels the approvals that wait (GATE-7), records a `plan.rejected` event with who, the request and the reason, and leaves the
     /// session `active`, so the next proposal starts a new generation. Either way a note
-    /// tells the model what was decided. Returns the generation decided.
+    /// tells the model what was decided. AUTHZ-3: a plan whose declared commands need
+    /// several distinct operators opens its window only at the Nth distinct approval of the
+    /// plan as shown; each one before it is a `plan.progress` event
+    /// ([`PlanDecided::Awaiting`]), the same operator twice is refused, and one reject ends
+    /// it.
     pub fn handle_plan_decision(
         &mut self,
         now: Timestamp,
@@ -106,7 +142,7 @@ impl Session {
         decision: PlanDecision,
         reason: Option<&str>,
         by: Option<&Decider>,
-    ) -> Result<u32, PlanDecisionError> {
+    ) -> Result<PlanDecided, PlanDecisionError> {
         self.expire_assent(now);
         self.check_plan_waits(now, generation)?;
         // AUTHZ-2: nobody decides the plan its own session proposed, whatever it names.
@@ -123,6 +159,21 @@ impl Session {
                     current: current.unwrap_or_else(|| PlanDigest::from_client("")),
                 });
             }
+        }
+        // AUTHZ-3: an approval counts once per operator; the Nth distinct one decides.
+        if decision == PlanDecision::Approve
+            && let PlanCount::Short {
+                approvals,
+                required,
+            } = self.count_plan_approval(now, digest, by)?
+        {
+            self.touch(now);
+            self.record.nudged_at = None;
+            return Ok(PlanDecided::Awaiting {
+                generation,
+                approvals,
+                required,
+            });
         }
         self.touch(now);
         self.record.nudged_at = None;
@@ -176,7 +227,7 @@ impl Session {
                 self.append_note(now, &plan_rejected_note(generation, reason));
             }
         }
-        Ok(generation)
+        Ok(PlanDecided::Decided { generation })
     }
 
     /// GATE-4 (rev. 3): the digest of the current generation's plan as it is shown

@@ -29,6 +29,7 @@ fn session(status: SessionStatus, goal: Option<&str>, last_activity_min: i64) ->
         client: None,
         owner: None,
         archived_at: None,
+        plan_approvals: None,
         n_messages: 2,
         created_at: at(0),
         last_activity_at: at(last_activity_min),

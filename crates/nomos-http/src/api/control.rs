@@ -196,7 +196,8 @@ pub async fn revoke_assent(
 /// generation does not wait (already approved, rejected, finished, or the session ended);
 /// 409 with the current plan (`PlanConflict`) when the generation is stale or the digest
 /// is missing or not the current plan's (it was proposed again since it was shown); 403
-/// for a viewer.
+/// for a viewer. AUTHZ-3: an approval short of the distinct operators the plan needs is
+/// 202 with `awaiting` and starts no turn; the same operator twice is a 403.
 #[utoipa::path(post, path = "/api/sessions/{id}/plan/decision", tag = "sessions",
     params(("id" = Uuid, Path, description = "session id")),
     request_body = PlanDecisionRequest,
@@ -241,7 +242,9 @@ pub async fn decide_plan(
         }
         Err(other) => return Err(other.into()),
     };
-    state.turns.track(report.session_id, turn);
+    if let Some(turn) = turn {
+        state.turns.track(report.session_id, turn);
+    }
     Ok((
         StatusCode::ACCEPTED,
         AppJson(PlanDecided {
@@ -249,6 +252,10 @@ pub async fn decide_plan(
             generation: report.generation,
             decision: body.decision,
             events: format!("/api/sessions/{id}/events"),
+            awaiting: report.awaiting.map(|a| crate::dto::AwaitingDto {
+                approvals: a.approvals,
+                required: a.required,
+            }),
         }),
     )
         .into_response())

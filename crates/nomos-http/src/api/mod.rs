@@ -7,3 +7,4 @@ pub mod knowledge;
 pub mod safety;
 pub mod sessions;
 pub mod system;
+pub mod tokens;

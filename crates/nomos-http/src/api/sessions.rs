@@ -296,10 +296,24 @@ pub async fn plan(
 /// The plan of `snapshot` as shown (PLAN-7), with the current generation's digest (GATE-4).
 pub(crate) fn plan_dto(snapshot: &nomos_core::ports::store::SessionSnapshot, all: bool) -> PlanDto {
     let generation = snapshot.record.plan_generation;
+    let digest = PlanDigest::of(generation, snapshot.plan_steps(false));
+    // AUTHZ-3: the count the core fixed at the proposal, and the approvals of this digest.
+    let approvals = snapshot
+        .record
+        .plan_approvals
+        .as_ref()
+        .filter(|a| a.generation == generation);
+    let approved_by = approvals
+        .map(|a| a.approved_by_for(generation, digest.as_ref()))
+        .unwrap_or_default()
+        .iter()
+        .map(|d| d.name.clone())
+        .collect();
     PlanDto {
         generation,
-        digest: PlanDigest::of(generation, snapshot.plan_steps(false))
-            .map(|digest| digest.as_str().to_owned()),
+        approvers_required: approvals.map_or(1, |a| a.required),
+        approved_by,
+        digest: digest.map(|digest| digest.as_str().to_owned()),
         steps: snapshot
             .plan_steps(all)
             .into_iter()

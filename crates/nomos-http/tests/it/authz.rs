@@ -102,7 +102,7 @@ async fn authz_1_an_agent_is_refused_every_route_it_may_not_take_naming_role_and
     for rule in ROUTES {
         let method = Method::from_bytes(rule.method.as_str().as_bytes()).unwrap();
         match rule.need {
-            Need::Operate | Need::ReadAll => {
+            Need::Operate | Need::Administer | Need::ReadAll => {
                 // Refused whatever session it names, its own included.
                 for session in [&theirs, &own] {
                     let path = path_for(rule.path, session);
@@ -151,7 +151,11 @@ async fn authz_1_an_agent_is_refused_every_route_it_may_not_take_naming_role_and
     ] {
         assert!(refused.iter().any(|r| r == must), "{must} in {refused:?}");
     }
-    eprintln!("agent-refused routes: {}", refused.len());
+    eprintln!(
+        "agent-refused routes: {} of {} in the access table",
+        refused.len(),
+        ROUTES.len()
+    );
 }
 
 // rule: AUTHZ-1
@@ -159,7 +163,11 @@ async fn authz_1_an_agent_is_refused_every_route_it_may_not_take_naming_role_and
 async fn authz_1_a_viewer_is_refused_every_route_that_operates() {
     let server = server("[]").await;
     let session = server.create_session().await;
-    for rule in ROUTES.iter().filter(|r| r.need == Need::Operate) {
+    let mut refused = 0;
+    let operators_only = ROUTES
+        .iter()
+        .filter(|r| matches!(r.need, Need::Operate | Need::Administer));
+    for rule in operators_only {
         let method = Method::from_bytes(rule.method.as_str().as_bytes()).unwrap();
         let path = path_for(rule.path, &session);
         let (status, body) = send(&server, VIEWER, &method, &path).await;
@@ -167,7 +175,19 @@ async fn authz_1_a_viewer_is_refused_every_route_that_operates() {
         let text = message(&body);
         assert!(text.contains("victor is a viewer"), "{text}");
         assert!(text.contains(rule.action), "{text}");
+        refused += 1;
     }
+    // The admin API of tokens is among them.
+    assert!(
+        ROUTES
+            .iter()
+            .filter(|r| r.path.starts_with("/api/tokens"))
+            .all(|r| r.need == Need::Administer)
+    );
+    eprintln!(
+        "viewer-refused routes: {refused} of {} in the access table",
+        ROUTES.len()
+    );
 }
 
 // rule: AUTHZ-1

@@ -21,7 +21,9 @@ mod plan_decision;
 mod redaction;
 mod sse;
 mod system;
+mod tokens;
 mod two_person;
+mod two_person_plan;
 mod who;
 
 use std::sync::Arc;
@@ -67,6 +69,7 @@ pub fn static_auth() -> Auth {
             StaticToken::from_secret("bob", SECOND_OPERATOR, Role::Operator),
         ],
         oidc: None,
+        store: None,
     }
 }
 

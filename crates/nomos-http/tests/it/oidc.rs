@@ -105,6 +105,7 @@ async fn oidc_server_with(script: &str) -> (Server, Issuer) {
     let auth = Auth::Required {
         tokens: Vec::new(),
         oidc: Some(Arc::new(oidc)),
+        store: None,
     };
     (server_with(script, auth).await, issuer)
 }

@@ -30,6 +30,7 @@ async fn two_person_server() -> Server {
                 vec![ApproverRule {
                     class: Some(CommandClass::Destructive),
                     tag: None,
+                    rule: None,
                     approvers: 2,
                 }],
                 BTreeMap::new(),

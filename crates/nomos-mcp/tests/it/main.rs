@@ -87,6 +87,7 @@ pub async fn serve(parts: Parts) -> Nomos {
             StaticToken::from_secret("bob", DECIDER, Role::Operator),
         ],
         oidc: None,
+        store: None,
     };
     let model: Arc<dyn ChatModel> = Arc::new(ScriptedModel::from_yaml_str("[]").unwrap());
     let mut config = AgentConfig::spec_defaults();

@@ -14,7 +14,7 @@ use crate::record::Decider;
 use crate::status::{ApprovalStatus, CommandClass, Decision, ExecutionStatus, StepStatus};
 use crate::time::Span;
 
-use super::super::{Action, DecisionError, PlanDecision, PlanDecisionError, Session};
+use super::super::{Action, DecisionError, PlanDecided, PlanDecision, PlanDecisionError, Session};
 use super::{Harness, assert_ok};
 
 fn by(name: &str) -> Decider {
@@ -152,7 +152,7 @@ fn the_driving_principal_may_neither_assent_by_message_nor_decide_the_plan() {
             None,
             Some(&by("alice"))
         ),
-        Ok(1)
+        Ok(PlanDecided::Decided { generation: 1 })
     );
 }
 
@@ -182,6 +182,7 @@ fn two_person(h: &mut Harness) {
         vec![ApproverRule {
             class: Some(CommandClass::Destructive),
             tag: Some("prod".to_owned()),
+            rule: None,
             approvers: 2,
         }],
         BTreeMap::from([("local".to_owned(), vec!["prod".to_owned()])]),

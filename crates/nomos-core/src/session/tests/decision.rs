@@ -54,6 +54,7 @@ fn decide_shown(
     h.now = h.now + crate::time::Span::from_millis(10);
     h.session
         .handle_plan_decision(h.now, generation, shown, decision, reason, Some(&alice()))
+        .map(|decided| decided.generation())
 }
 
 /// The notes the model will read, in order.

@@ -9,6 +9,7 @@ mod fanout;
 mod gate;
 mod properties;
 mod reference;
+mod two_person_plan;
 mod window;
 
 use uuid::Uuid;
