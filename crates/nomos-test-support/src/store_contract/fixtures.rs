@@ -387,6 +387,13 @@ pub fn every_event() -> Vec<DomainEvent> {
             approvals: 1,
             required: 2,
         },
+        DomainEvent::DecisionRefused {
+            decision: nomos_core::authz::DecisionKind::Approval,
+            principal: who(),
+            request_id: Some("req-8".to_owned()),
+            approval_id: Some(approval_id),
+            reason: "alice already approved it".to_owned(),
+        },
         DomainEvent::PlanProgress {
             generation: 2,
             approved_by: "alice".to_owned(),
@@ -394,13 +401,6 @@ pub fn every_event() -> Vec<DomainEvent> {
             request_id: Some("req-9".to_owned()),
             approvals: 1,
             required: 2,
-        },
-        DomainEvent::DecisionRefused {
-            decision: nomos_core::authz::DecisionKind::Approval,
-            principal: who(),
-            request_id: Some("req-8".to_owned()),
-            approval_id: Some(approval_id),
-            reason: "alice already approved it".to_owned(),
         },
     ]
 }
