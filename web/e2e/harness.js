@@ -33,13 +33,15 @@ export function freePort() {
 /**
  * Starts the server with the model stub; resolves once it serves. `restart` keeps its data.
  * `options.env` adds to (or replaces) the server's environment (`PATH`, `NOMOS_INVENTORY`);
- * `options.demo` configures no model, so the server runs in demo mode (the tour).
- * @param {{ env?: Record<string, string>, demo?: boolean }} [options]
+ * `options.demo` configures no model, so the server runs in demo mode (the tour);
+ * `options.config` is the text of the `nomos.toml` it reads from its working directory.
+ * @param {{ env?: Record<string, string>, demo?: boolean, config?: string }} [options]
  */
 export async function startServer(options = {}) {
   const model = await startModelStub();
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nomos-web-e2e-'));
+  if (options.config !== undefined) fs.writeFileSync(path.join(dir, 'nomos.toml'), options.config);
   const base = `http://127.0.0.1:${port}`;
   let stderr = '';
   /** @type {import('node:child_process').ChildProcess | null} */
