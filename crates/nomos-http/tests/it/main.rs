@@ -4,6 +4,7 @@
 // The harness is shared by the test modules only; it is not an API.
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
 
+mod audit;
 mod auth;
 mod authz;
 mod bad_input;
