@@ -4,6 +4,7 @@
 //! Failing to start a fixture is a test failure, so these helpers panic with a
 //! message that says what could not be started and why.
 
+pub mod audit;
 pub mod fleet;
 pub mod migrations;
 pub mod postgres;

@@ -1,47 +1,10 @@
 //! AUTHZ-1: every refusal by role is a `nomos::audit` line naming who, with which role, was
 //! refused what, beside the 403 the caller reads.
 
-use std::sync::{Arc, Mutex};
-
+use nomos_test_support::audit::capture;
 use serde_json::Value;
 
 use super::{AGENT, VIEWER, server};
-
-/// A subscriber for this thread (the test's current-thread runtime runs the server's tasks
-/// on it too) that keeps the `nomos::audit` lines as JSON objects.
-fn capture() -> (tracing::subscriber::DefaultGuard, Arc<Mutex<Vec<u8>>>) {
-    let buffer = Arc::new(Mutex::new(Vec::new()));
-    let sink = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .json()
-        .with_env_filter(tracing_subscriber::EnvFilter::new("nomos::audit=info"))
-        .with_writer(move || Sink(sink.clone()))
-        .finish();
-    (tracing::subscriber::set_default(subscriber), buffer)
-}
-
-struct Sink(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Sink {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-fn refusals(buffer: &Arc<Mutex<Vec<u8>>>) -> Vec<Value> {
-    let bytes = buffer.lock().unwrap().clone();
-    String::from_utf8(bytes)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .filter(|line| line["fields"]["message"] == "refused")
-        .map(|line| line["fields"].clone())
-        .collect()
-}
 
 // rule: AUTHZ-1
 #[tokio::test]
@@ -68,7 +31,7 @@ async fn each_refusal_by_role_is_an_audit_line_naming_the_principal_role_and_act
         .unwrap();
     assert_eq!(listed.status(), 403);
 
-    let lines = refusals(&buffer);
+    let lines = buffer.with_message("refused");
     let field = |line: &Value, name: &str| line[name].as_str().unwrap_or_default().to_owned();
     let seen: Vec<[String; 4]> = lines
         .iter()
