@@ -5,7 +5,7 @@ use nomos_core::event::TurnCause;
 use nomos_core::ports::chat::{ChatDelta, ChatRequest, ChatResponse, ModelError, ToolCall, Usage};
 use nomos_core::record::{ToolCallOutcome, ToolCallRequest};
 use nomos_core::session::{Action, StepBudget, StepVerdict, ToolInput, ToolReply, TurnEnd};
-use nomos_core::{ApprovalId, Decision, SessionId, Timestamp};
+use nomos_core::{ApprovalId, Decision, ExecutionId, SessionId, Timestamp};
 use tokio::task::JoinHandle;
 
 use crate::agent::Agent;
@@ -509,20 +509,9 @@ impl Agent {
         for action in actions {
             match action {
                 Action::Dispatch { execution_id } => {
-                    let to_record = CallToRecord {
-                        call: call.clone(),
-                        started,
-                    };
-                    let (outcome, text) = self
-                        .dispatch(
-                            id,
-                            execution_id,
-                            host.clone(),
-                            command.clone(),
-                            Some(to_record),
-                        )
-                        .await;
-                    return Ok(CallReply::new(outcome, text));
+                    return Ok(self
+                        .dispatch_for_call(id, execution_id, &host, &command, call, started)
+                        .await);
                 }
                 Action::AwaitApproval {
                     approval_id: id, ..
@@ -574,23 +563,39 @@ impl Agent {
             if let (Action::Dispatch { execution_id }, (_, Some((host, command)))) =
                 (action, &reply)
             {
-                let to_record = CallToRecord {
-                    call: call.clone(),
-                    started,
-                };
-                let (outcome, text) = self
-                    .dispatch(
-                        id,
-                        execution_id,
-                        host.clone(),
-                        command.clone(),
-                        Some(to_record),
-                    )
-                    .await;
-                return Ok(CallReply::new(outcome, text));
+                return Ok(self
+                    .dispatch_for_call(id, execution_id, host, command, call, started)
+                    .await);
             }
         }
         Ok(reply.0)
+    }
+
+    /// Runs a dispatched execution that answers the model's `call` and makes its end the
+    /// call's reply; the execution's task records the call with the command's end (TURN-4).
+    async fn dispatch_for_call(
+        &self,
+        id: SessionId,
+        execution_id: ExecutionId,
+        host: &str,
+        command: &str,
+        call: &ToolCall,
+        started: Timestamp,
+    ) -> CallReply {
+        let to_record = CallToRecord {
+            call: call.clone(),
+            started,
+        };
+        let (outcome, text) = self
+            .dispatch(
+                id,
+                execution_id,
+                host.to_owned(),
+                command.to_owned(),
+                Some(to_record),
+            )
+            .await;
+        CallReply::new(outcome, text)
     }
 
     async fn handle_extra(
