@@ -14,6 +14,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::classify::Shell;
 use crate::record::{Entity, Relationship};
 use crate::time::Timestamp;
 
@@ -242,9 +243,11 @@ pub fn is_slug_name(name: &str) -> bool {
 
 /// The command a container's node runs to run `inner` inside container `vmid`: the
 /// transport is fixed code; `inner` is passed as one single-quoted word, so the shell in
-/// the container receives exactly `inner` (EXEC-7 holds for the inner string).
+/// the container receives exactly `inner` (EXEC-7 holds for the inner string). The
+/// container's `/bin/sh` is started as every pinned shell is, with the pinned environment
+/// ([`Shell::wrap`], CLASSIFY-8).
 pub fn pct_exec(vmid: u32, inner: &str) -> String {
-    format!("pct exec {vmid} -- /bin/sh -c {}", single_quote(inner))
+    format!("pct exec {vmid} -- {}", Shell::Sh.wrap(inner))
 }
 
 /// `text` as one POSIX shell word in single quotes (`'` written as `'\''`).
@@ -424,13 +427,13 @@ VMID       Status     Lock         Name
     fn pct_exec_passes_the_inner_command_as_one_quoted_word() {
         assert_eq!(
             pct_exec(100, "uptime"),
-            "pct exec 100 -- /bin/sh -c 'uptime'"
+            "pct exec 100 -- /usr/bin/env GIT_OPTIONAL_LOCKS=0 /bin/sh -c 'uptime'"
         );
         let inner = "echo 'it''s' \"$HOME\" `id` $(date); ls | wc -l";
         let wrapped = pct_exec(101, inner);
         assert_eq!(
             wrapped,
-            r#"pct exec 101 -- /bin/sh -c 'echo '\''it'\'''\''s'\'' "$HOME" `id` $(date); ls | wc -l'"#
+            r#"pct exec 101 -- /usr/bin/env GIT_OPTIONAL_LOCKS=0 /bin/sh -c 'echo '\''it'\'''\''s'\'' "$HOME" `id` $(date); ls | wc -l'"#
         );
         // A real shell reads the quoted word back as exactly the inner command.
         let out = std::process::Command::new("sh")
@@ -442,9 +445,10 @@ VMID       Status     Lock         Name
     }
 
     /// What a real `sh` hands to `pct` as the argument after `/bin/sh -c` when it reads
-    /// the wrapper: a `pct` function prints its sixth argument.
+    /// the wrapper: a `pct` function prints its eighth argument (`exec VMID --
+    /// /usr/bin/env GIT_OPTIONAL_LOCKS=0 /bin/sh -c INNER`).
     fn inner_as_pct_receives_it(wrapper: &str) -> String {
-        let script = format!("pct() {{ printf %s \"$6\"; }}; {wrapper}");
+        let script = format!("pct() {{ shift 7; printf %s \"$1\"; }}; {wrapper}");
         let out = std::process::Command::new("sh")
             .arg("-c")
             .arg(script)
@@ -463,7 +467,7 @@ VMID       Status     Lock         Name
             vmid in 100u32..1_000_000,
         ) {
             let wrapper = pct_exec(vmid, &inner);
-            let prefix = format!("pct exec {vmid} -- /bin/sh -c '");
+            let prefix = format!("pct exec {vmid} -- /usr/bin/env GIT_OPTIONAL_LOCKS=0 /bin/sh -c '");
             proptest::prop_assert!(wrapper.starts_with(&prefix));
             proptest::prop_assert_eq!(inner_as_pct_receives_it(&wrapper), inner);
         }

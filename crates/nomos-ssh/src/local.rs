@@ -1,8 +1,9 @@
 //! The local executor: runs a command on the machine Nomos runs on.
 //!
 //! The command string is handed unchanged to `/bin/sh -c` (EXEC-7): no quoting,
-//! wrapping or prefix is added. The interpreter is named, never taken from `$SHELL`
-//! (CLASSIFY-8); the inventory's `local` host may pin `bash` (`/bin/bash -c`) or
+//! wrapping or prefix is added; the shell's environment is the server's with the pinned
+//! variables of [`Pinned::ENVIRONMENT`] set (`GIT_OPTIONAL_LOCKS=0`, CLASSIFY-9). The
+//! interpreter is named, never taken from `$SHELL` (CLASSIFY-8); the inventory's `local` host may pin `bash` (`/bin/bash -c`) or
 //! `busybox` (`busybox sh -c`), and [`Executor::shell`] says which, so the gate reads the
 //! command in that grammar.
 //!
@@ -95,7 +96,10 @@ impl LocalExecutor {
     /// CLASSIFY-8: runs commands under the pinned interpreter `shell` (`/bin/sh -c`,
     /// `/bin/bash -c`, `busybox sh -c`).
     pub fn pinned(mut self, shell: Pinned) -> LocalExecutor {
-        let (program, args) = shell.argv().split_first().unwrap_or((&DEFAULT_SHELL, &[]));
+        let (program, args) = shell
+            .interpreter()
+            .split_first()
+            .unwrap_or((&DEFAULT_SHELL, &[]));
         self.shell = (*program).to_string();
         self.shell_args = args.iter().map(|a| (*a).to_string()).collect();
         self.pinned = shell;
@@ -146,10 +150,12 @@ impl LocalExecutor {
         }
         let mut args: Vec<&str> = self.shell_args.iter().map(String::as_str).collect();
         args.extend(["-c", command]);
+        let mut env = Pinned::ENVIRONMENT.to_vec();
+        env.extend(marker.map(|marker| (MARKER_VAR, marker)));
         let program = Program {
             program: &self.shell,
             args: &args,
-            env: marker.map(|marker| (MARKER_VAR, marker)),
+            env: &env,
             announce: crate::reaper::pipe(),
         };
         let mut child = Shell::spawn(&program).map_err(|source| {
@@ -440,6 +446,23 @@ mod tests {
         let command = r#"printf '%s|' "a b" '$HOME' "it's"; echo "$0""#;
         let output = run(command).await;
         assert_eq!(output.stdout, "a b|$HOME|it's|/bin/sh\n");
+    }
+
+    // rule: CLASSIFY-9
+    #[tokio::test]
+    async fn every_pinned_shell_starts_with_git_optional_locks_off() {
+        for shell in Pinned::ALL {
+            if shell == Pinned::Busybox && std::process::Command::new("busybox").output().is_err() {
+                continue;
+            }
+            let output = LocalExecutor::new()
+                .pinned(shell)
+                .execute(r#"echo "[$GIT_OPTIONAL_LOCKS] $0""#, limits(10_000, 1000))
+                .await
+                .unwrap();
+            let interpreter = shell.interpreter().last().copied().unwrap_or_default();
+            assert_eq!(output.stdout, format!("[0] {interpreter}\n"), "{shell}");
+        }
     }
 
     // rule: EXEC-5

@@ -45,7 +45,7 @@ use tokio::net::unix::pipe;
 /// The child's stack: it calls a handful of system call wrappers and nothing else.
 const CHILD_STACK: usize = 64 * 1024;
 
-/// What to run: a program, its arguments (the first is its name) and one variable to
+/// What to run: a program, its arguments (the first is its name) and the variables to
 /// add to the server's environment.
 #[derive(Debug)]
 pub(crate) struct Program<'a> {
@@ -53,8 +53,9 @@ pub(crate) struct Program<'a> {
     pub program: &'a str,
     /// Its arguments after its name.
     pub args: &'a [&'a str],
-    /// A variable set for it on top of the server's environment.
-    pub env: Option<(&'a str, &'a str)>,
+    /// Variables set for it on top of the server's environment (a later one of a name
+    /// wins).
+    pub env: &'a [(&'a str, &'a str)],
     /// A pipe the child lists its own process group on (`reaper::watch_line`) before
     /// it runs the program.
     pub announce: Option<RawFd>,
@@ -468,16 +469,19 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// The server's environment with `extra` set (replacing a variable of that name).
-fn environment(extra: Option<(&str, &str)>) -> io::Result<Vec<CString>> {
+/// The server's environment with `extra` set (replacing variables of those names).
+fn environment(extra: &[(&str, &str)]) -> io::Result<Vec<CString>> {
     let mut vars = Vec::new();
     for (name, value) in std::env::vars_os() {
-        if extra.is_some_and(|(extra, _)| OsStr::new(extra) == name) {
+        if extra.iter().any(|(extra, _)| OsStr::new(extra) == name) {
             continue;
         }
         vars.push(pair(&name, &value)?);
     }
-    if let Some((name, value)) = extra {
+    for (idx, (name, value)) in extra.iter().enumerate() {
+        if extra[idx + 1..].iter().any(|(later, _)| later == name) {
+            continue;
+        }
         vars.push(pair(OsStr::new(name), OsStr::new(value))?);
     }
     Ok(vars)
@@ -548,7 +552,7 @@ mod tests {
         Program {
             program: "/bin/sh",
             args,
-            env: None,
+            env: &[],
             announce: None,
         }
     }
@@ -566,7 +570,7 @@ mod tests {
         let program = Program {
             program: "sh",
             args: &["-c", "ps -o pgid= -p $$; cat; echo \"[$NOMOS_SPAWN_TEST]\""],
-            env: Some(("NOMOS_SPAWN_TEST", "marked")),
+            env: &[("NOMOS_SPAWN_TEST", "marked")],
             announce: None,
         };
         let ran = run(&program).await;
@@ -594,7 +598,7 @@ mod tests {
         let program = Program {
             program: "/bin/sh",
             args: &["-c", &script],
-            env: None,
+            env: &[],
             announce: Some(write.as_raw_fd()),
         };
         let ran = run(&program).await;
@@ -612,7 +616,7 @@ mod tests {
         let program = Program {
             program: "/bin/sh",
             args: &["-c", "echo ran"],
-            env: None,
+            env: &[],
             announce: Some(write.as_raw_fd()),
         };
         // Not a program killed by SIGPIPE: a start that failed, saying why.
@@ -647,7 +651,7 @@ mod tests {
         let missing = Program {
             program: "/nonexistent/shell",
             args: &[],
-            env: None,
+            env: &[],
             announce: None,
         };
         let error = Shell::spawn(&missing).unwrap_err();
@@ -655,7 +659,7 @@ mod tests {
         let unnamed = Program {
             program: "no-such-shell-anywhere",
             args: &[],
-            env: None,
+            env: &[],
             announce: None,
         };
         assert_eq!(

@@ -67,8 +67,9 @@ pub fn pct_script() -> String {
          exec)\n\
            vmid=$2\n\
            [ \"$3\" = \"--\" ] || {{ echo 'pct exec: expected -- after the vmid' >&2; exit 2; }}\n\
-           printf %s \"$6\" > \"$(dirname \"$0\")/pct-exec.$vmid\"\n\
            shift 3\n\
+           prev=\n\
+           for arg; do [ \"$prev\" = -c ] && printf %s \"$arg\" > \"$(dirname \"$0\")/pct-exec.$vmid\"; prev=$arg; done\n\
            PVE_GUEST=$vmid; export PVE_GUEST\n\
            exec \"$@\";;\n\
          *) echo \"pct: unknown command '$1'\" >&2; exit 255;;\n\

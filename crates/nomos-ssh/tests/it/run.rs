@@ -48,6 +48,22 @@ async fn command_string_reaches_the_pinned_shell_unchanged() {
     assert_eq!(output.stderr, "");
 }
 
+// rule: CLASSIFY-9
+#[tokio::test]
+async fn every_pinned_shell_over_ssh_starts_with_git_optional_locks_off() {
+    let sshd = Sshd::shared_or_start();
+    for shell in [None, Some("bash"), Some("busybox")] {
+        if shell == Some("busybox") && std::process::Command::new("busybox").output().is_err() {
+            continue;
+        }
+        let output = pinned_executor(&sshd, shell)
+            .run(HOST, r#"echo "[$GIT_OPTIONAL_LOCKS]""#, limits(10_000))
+            .await
+            .unwrap();
+        assert_eq!(output.stdout, "[0]\n", "{shell:?}: {output:?}");
+    }
+}
+
 /// The loopback host pinned to `shell` (or to nothing: `None`).
 fn pinned_executor(sshd: &Sshd, shell: Option<&str>) -> nomos_ssh::SshExecutor {
     let line = shell.map_or(String::new(), |s| format!("shell = \"{s}\""));
@@ -68,13 +84,22 @@ fn pinned_executor(sshd: &Sshd, shell: Option<&str>) -> nomos_ssh::SshExecutor {
 fn the_exec_request_names_the_pinned_shell_with_the_command_as_one_word() {
     use nomos_core::classify::Shell;
     use nomos_ssh::ssh::exec_request;
-    assert_eq!(exec_request(Shell::Sh, "uptime"), "/bin/sh -c 'uptime'");
+    assert_eq!(
+        exec_request(Shell::Sh, "uptime"),
+        "/usr/bin/env GIT_OPTIONAL_LOCKS=0 /bin/sh -c 'uptime'"
+    );
     assert_eq!(
         exec_request(Shell::Sh, "echo 'a' {b,c}; ls"),
-        r"/bin/sh -c 'echo '\''a'\'' {b,c}; ls'"
+        r"/usr/bin/env GIT_OPTIONAL_LOCKS=0 /bin/sh -c 'echo '\''a'\'' {b,c}; ls'"
     );
-    assert_eq!(exec_request(Shell::Bash, "id"), "/bin/bash -c 'id'");
-    assert_eq!(exec_request(Shell::Busybox, "id"), "busybox sh -c 'id'");
+    assert_eq!(
+        exec_request(Shell::Bash, "id"),
+        "/usr/bin/env GIT_OPTIONAL_LOCKS=0 /bin/bash -c 'id'"
+    );
+    assert_eq!(
+        exec_request(Shell::Busybox, "id"),
+        "/usr/bin/env GIT_OPTIONAL_LOCKS=0 busybox sh -c 'id'"
+    );
 }
 
 // rule: CLASSIFY-8
