@@ -8,6 +8,9 @@
 //! read-only, so most writes fail with `EROFS`; the attempt is what refutes the verdict).
 //!
 //! What is not a change, and why:
+//! * The launcher: the root process's first program may be `env`, which starts the
+//!   interpreter with the pinned environment (`/usr/bin/env GIT_OPTIONAL_LOCKS=0 /bin/sh`);
+//!   the program it executes is the interpreter.
 //! * Opening `/dev/null`, `/dev/tty`, `/dev/std{in,out,err}`, `/dev/fd/N` or
 //!   `/proc/self/fd/N` for writing: those are the standard streams and the bit bucket.
 //! * The interpreter's own here-document files (`/tmp/sh-thd*`, created and removed by the
@@ -193,6 +196,7 @@ pub fn judge(command: &str, calls: &[Call], ending: Ending) -> Vec<Finding> {
         .collect();
     let mut interpreter = String::new();
     let mut root_started = false;
+    let mut launched = false;
     let mut root_exited = false;
     let mut findings = Vec::new();
     for call in calls {
@@ -230,8 +234,15 @@ pub fn judge(command: &str, calls: &[Call], ending: Ending) -> Vec<Finding> {
                 let path = call.arg(path_idx).and_then(string_arg).unwrap_or_default();
                 let base = basename(&path).to_owned();
                 if call.pid == root && !root_started {
-                    root_started = true;
-                    interpreter.clone_from(&base);
+                    // `/usr/bin/env VAR=VALUE SHELL` starts every pinned shell (its
+                    // environment, `Shell::argv`): the interpreter is what `env` executes,
+                    // once its search of `PATH` (`busybox`) finds it.
+                    let searching = launched && call.returned() != Some(0);
+                    if (launched || base != "env") && !searching {
+                        root_started = true;
+                        interpreter.clone_from(&base);
+                    }
+                    launched = true;
                 } else if !exec_is_seen(&cx, &base, call.arg(path_idx + 1)) {
                     let mut finding = cx.finding(Breach::ExecutesUnseen);
                     finding.program.clone_from(&base);
@@ -602,14 +613,30 @@ fn exec_is_seen(cx: &Cx<'_>, base: &str, argv: Option<&str>) -> bool {
     })
 }
 
+/// How many quoting levels of nested scripts (`bash -c '...'` in `sh -c "..."`) the judge
+/// reads through for ANSI-C strings.
+const NESTED_LEVELS: usize = 4;
+
 /// Every word of a command's text, quoted strings and substitutions included, split at
 /// anything that cannot be part of a program's name; path words give their parts too, the
-/// text of an ANSI-C string gives its decoded words (`$'\x6c\x73'` names `ls`), and `[`
+/// text of an ANSI-C string gives its decoded words (`$'\x6c\x73'` names `ls`), also when
+/// it is quoted inside the script of a nested shell (in `bash -c '$'\''\x6c\x73'\'''` the
+/// `bash` reads the string once the outer shell removed a level of quotes), and `[`
 /// standing alone is a word.
 pub fn named_words(command: &str) -> HashSet<String> {
-    let decoded = ansi_c_strings(command);
-    let mut words: HashSet<String> = [command, decoded.as_str()]
+    let mut levels = vec![command.to_owned()];
+    for _ in 0..NESTED_LEVELS {
+        let Some(last) = levels.last() else { break };
+        let next = unquote_once(last);
+        if next == *last {
+            break;
+        }
+        levels.push(next);
+    }
+    let decoded: Vec<String> = levels.iter().map(|text| ansi_c_strings(text)).collect();
+    let mut words: HashSet<String> = levels
         .iter()
+        .chain(&decoded)
         .flat_map(|text| {
             text.split(|c: char| !(c.is_alphanumeric() || matches!(c, '_' | '.' | '+' | '-')))
         })
@@ -620,6 +647,48 @@ pub fn named_words(command: &str) -> HashSet<String> {
         words.insert("[".to_owned());
     }
     words
+}
+
+/// `text` with one level of POSIX quotes removed, as a shell does before it hands a word to
+/// a nested shell: `'...'` is taken as it is, `"..."` keeps its text with `\$`, `` \` ``,
+/// `\"` and `\\` unescaped, and an unquoted `\c` is `c`.
+fn unquote_once(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                for inner in chars.by_ref() {
+                    if inner == '\'' {
+                        break;
+                    }
+                    out.push(inner);
+                }
+            }
+            '"' => {
+                while let Some(inner) = chars.next() {
+                    match inner {
+                        '"' => break,
+                        '\\' => match chars.peek() {
+                            Some(&next @ ('$' | '`' | '"' | '\\')) => {
+                                out.push(next);
+                                chars.next();
+                            }
+                            _ => out.push('\\'),
+                        },
+                        other => out.push(other),
+                    }
+                }
+            }
+            '\\' => {
+                if let Some(next) = chars.next() {
+                    out.push(next);
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The decoded text of every `$'...'` string of `command` (`\xHH`, `\NNN` octal, and the
@@ -758,6 +827,40 @@ mod tests {
         for word in ["ls", "cat", "["] {
             assert!(named.contains(word), "{word}: {named:?}");
         }
+    }
+
+    // rule: CLASSIFY-9
+    #[test]
+    fn the_env_launcher_and_its_path_search_start_the_interpreter() {
+        let launch = "5 execve(\"/usr/bin/env\", [\"/usr/bin/env\", \"GIT_OPTIONAL_LOCKS=0\", \"busybox\", \"sh\", \"-c\", \"x\"], 0x1) = 0\n\
+             5 execve(\"/usr/local/bin/busybox\", [\"busybox\", \"sh\", \"-c\", \"x\"], 0x1) = -1 ENOENT (No such file or directory)\n\
+             5 execve(\"/usr/bin/busybox\", [\"busybox\", \"sh\", \"-c\", \"x\"], 0x1) = 0\n";
+        let trace =
+            format!("{launch}5 vfork() = 6\n6 execve(\"/usr/bin/ls\", [\"ls\"], 0x1) = 0\n{END}");
+        assert_eq!(breaches("ls", &trace), vec![]);
+        // The interpreter's own here-document file is recognised after the launcher too.
+        let trace = format!(
+            "{launch}5 openat(AT_FDCWD, \"/tmp/sh-thd.ab12\", O_RDWR|O_CREAT|O_EXCL, 0600) = 3\n{END}"
+        );
+        assert_eq!(breaches("cat <<EOF", &trace), vec![]);
+        // What the interpreter executes after that is judged as before.
+        let trace =
+            format!("{launch}5 vfork() = 6\n6 execve(\"/usr/bin/id\", [\"id\"], 0x1) = 0\n{END}");
+        assert_eq!(breaches("ls", &trace), vec![Breach::ExecutesUnseen]);
+    }
+
+    // rule: CLASSIFY-9
+    #[test]
+    fn an_ansi_c_string_quoted_inside_a_nested_shells_script_names_its_program() {
+        for command in [
+            r"bash -c '$'\''\x6c\x73'\'' notes.txt'",
+            r#"bash -c "\$'\\x6c\\x73' notes.txt""#,
+            r#"sh -c 'bash -c "\$'\''\\x6c\\x73'\'' notes.txt"'"#,
+        ] {
+            let named = named_words(command);
+            assert!(named.contains("ls"), "{command}: {named:?}");
+        }
+        assert!(!named_words(r"bash -c 'echo \x6c\x73'").contains("ls"));
     }
 
     #[test]
