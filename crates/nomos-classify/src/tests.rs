@@ -1694,3 +1694,51 @@ fn classify_9_pidof_reports_an_option_it_cannot_read_on_the_console() {
     check("pidof -o %PPID -o 12,13 nginx", ReadOnly);
     check("pidof -d, nginx", ReadOnly);
 }
+
+// rule: CLASSIFY-9
+#[test]
+fn classify_9_git_status_reads_only_where_the_pinned_environment_turns_optional_locks_off() {
+    check("git status", ReadOnly);
+    check("git -C repo status --short", ReadOnly);
+    check("env git status", ReadOnly);
+    check("sudo -E git status", ReadOnly);
+    check("ssh web1 git --no-optional-locks status", ReadOnly);
+    for command in [
+        "env -i git status",
+        "env --ignore-environment LC_ALL=C git status",
+        "sudo git status",
+        "doas git -C /srv/app status",
+        "ssh web1 git status",
+        "ssh web1 'cd /srv/app && git status --short'",
+        "sh -c 'env -i git status'",
+    ] {
+        check_reason(command, ConfigMutation, "GIT_OPTIONAL_LOCKS=0");
+    }
+    for command in [
+        "GIT_OPTIONAL_LOCKS=1 git status",
+        "export GIT_OPTIONAL_LOCKS=1; git status",
+        "unset GIT_OPTIONAL_LOCKS; git status",
+        "env -u GIT_OPTIONAL_LOCKS git status",
+        "env --unset=GIT_OPTIONAL_LOCKS git status",
+    ] {
+        check_reason(command, ConfigMutation, "GIT_OPTIONAL_LOCKS");
+    }
+    // Readers that take no optional lock stay readers wherever they run.
+    check("env -i git log -1", ReadOnly);
+    check("ssh web1 git log --oneline -5", ReadOnly);
+}
+
+// rule: CLASSIFY-9
+#[test]
+fn classify_9_git_describe_dirty_writes_the_index_whatever_the_environment() {
+    for command in [
+        "git describe --dirty",
+        "git describe --always --dirty=-modified",
+        "git describe --broken",
+        "git -C repo describe --tags --dirt",
+    ] {
+        check_reason(command, ConfigMutation, "writes `.git/index`");
+    }
+    check("git describe --tags --always", ReadOnly);
+    check("git describe --contains HEAD", ReadOnly);
+}

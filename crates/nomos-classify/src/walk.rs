@@ -123,6 +123,17 @@ struct Src<'s> {
 }
 
 /// The walker's state for one classification.
+/// Whether what is being walked starts with the environment Nomos pins for every command
+/// ([`Shell::ENVIRONMENT`]: `GIT_OPTIONAL_LOCKS=0`), CLASSIFY-9.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Environment {
+    /// The command's own environment, which starts as Nomos pins it.
+    Pinned,
+    /// Run by a program that clears or resets the environment (`env -i`, `sudo`), or on
+    /// another machine (`ssh HOST CMD`, `pct exec`): the pinned variables are not there.
+    Dropped,
+}
+
 pub(crate) struct Walker<'p> {
     policy: Option<&'p Policy>,
     /// The interpreter that runs the command (CLASSIFY-8): it is read in each of its
@@ -152,6 +163,8 @@ pub(crate) struct Walker<'p> {
     system_path: Option<(String, String)>,
     /// SECRET-1: the paths the parts read.
     secrets: SecretWatch<'p>,
+    /// CLASSIFY-9: whether the pinned environment reaches what is walked.
+    environment: Environment,
 }
 
 impl<'p> Walker<'p> {
@@ -177,6 +190,7 @@ impl<'p> Walker<'p> {
             secrets: SecretWatch::new(
                 policy.map_or(SecretPaths::defaults(), |policy| policy.secret_paths()),
             ),
+            environment: Environment::Pinned,
         }
     }
 
@@ -1024,6 +1038,32 @@ impl<'i> Cx<'_, '_, '_, 'i> {
     pub(crate) fn run(&mut self, args: &[Arg<'_>]) {
         let stdin = self.stdin.clone();
         self.walker.invoke(args, self.part, &stdin);
+    }
+
+    /// Classifies an inner command that starts without the pinned environment (CLASSIFY-9):
+    /// `env -i CMD`, `sudo CMD`, `pct exec VMID -- CMD`.
+    pub(crate) fn run_without_pinned_environment(&mut self, args: &[Arg<'_>]) {
+        let outer = std::mem::replace(&mut self.walker.environment, Environment::Dropped);
+        self.run(args);
+        self.walker.environment = outer;
+    }
+
+    /// [`Cx::script_in`] for a script that starts without the pinned environment
+    /// (`ssh HOST CMD` runs it on another machine).
+    pub(crate) fn script_without_pinned_environment(
+        &mut self,
+        text: &str,
+        what: &str,
+        grammars: &[Grammar],
+    ) {
+        let outer = std::mem::replace(&mut self.walker.environment, Environment::Dropped);
+        self.script_in(text, what, grammars);
+        self.walker.environment = outer;
+    }
+
+    /// Whether the command being classified starts with the pinned environment.
+    pub(crate) fn environment(&self) -> Environment {
+        self.walker.environment
     }
 
     /// Classifies an inner command that reads the given input.

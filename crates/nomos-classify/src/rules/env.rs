@@ -2,7 +2,7 @@
 //! run a script (`bash -c`, `... | sh`, `ssh host CMD`, `eval`), and interpreters.
 
 use super::super::opts::{Opt, Opts, Spec};
-use super::super::walk::{Arg, Cx, Stdin, Subject};
+use super::super::walk::{Arg, Cx, Environment, Stdin, Subject};
 use crate::class::CommandClass;
 use crate::grammar::Grammar;
 use crate::shell::Shell;
@@ -403,12 +403,27 @@ pub(crate) fn other_root(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>], at: usiz
 
 /// Classifies `args[at..]` as the wrapped command, or reports `bare` when there is none.
 fn inner(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>], at: usize, bare: &str) {
+    inner_in(cx, args, at, bare, Environment::Pinned);
+}
+
+/// [`inner`] for a wrapper that runs the command in `environment`: `Dropped` when the
+/// wrapper clears or resets the environment (CLASSIFY-9), `Pinned` when it passes its own.
+fn inner_in(
+    cx: &mut Cx<'_, '_, '_, '_>,
+    args: &[Arg<'_>],
+    at: usize,
+    bare: &str,
+    environment: Environment,
+) {
     let program = args[0].text;
     if let Some(arg) = args[1..at.min(args.len())].iter().find(|arg| arg.dynamic) {
         let predicate = format!("has an option known only at run time (`{}`)", arg.text);
         cx.mutation(program, &predicate);
     }
     match args.get(at..) {
+        Some(rest) if !rest.is_empty() && environment == Environment::Dropped => {
+            cx.run_without_pinned_environment(rest);
+        }
         Some(rest) if !rest.is_empty() => cx.run(rest),
         _ => cx.read_only(program, bare),
     }
@@ -472,7 +487,15 @@ fn sudo(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         }
         return;
     }
-    inner(cx, args, at, "runs nothing");
+    // CLASSIFY-9: `sudo` resets the environment (`env_reset`) unless told to keep it, and
+    // `doas` always does, so the command runs without the pinned variables.
+    let keeps = program == "sudo" && (opts.short('E') || opts.long("preserve-env"));
+    let environment = if keeps {
+        Environment::Pinned
+    } else {
+        Environment::Dropped
+    };
+    inner_in(cx, args, at, "runs nothing", environment);
 }
 
 fn env(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
@@ -483,6 +506,24 @@ fn env(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     };
     let (opts, mut at) = Opts::leading(&args[1..], &spec);
     at += 1;
+    for item in &opts.items {
+        let unset = match item {
+            Opt::Short('u', value) | Opt::Long("unset", value) => value.unwrap_or_default(),
+            _ => continue,
+        };
+        if changes_program(unset) {
+            cx.mutation(
+                unset,
+                "is unset for the command, which changes what programs run or how",
+            );
+        }
+    }
+    // CLASSIFY-9: `env -i` starts the command without any variable, the pinned ones too.
+    let environment = if opts.either('i', "ignore-environment") {
+        Environment::Dropped
+    } else {
+        Environment::Pinned
+    };
     while let Some(arg) = args.get(at) {
         let Some((name, _)) = arg.text.split_once('=') else {
             break;
@@ -509,7 +550,7 @@ fn env(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         cx.script(&text, program);
         return;
     }
-    inner(cx, args, at, "prints the environment");
+    inner_in(cx, args, at, "prints the environment", environment);
 }
 
 fn flock(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
@@ -751,7 +792,8 @@ fn ssh(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
     let remote = &args[at + 2..];
     if !remote.is_empty() {
         cx.read_only(program, "runs the remote command");
-        cx.script_in(&join(remote), program, ANY_SHELL.grammars());
+        // The remote command runs in the remote host's environment, not the pinned one.
+        cx.script_without_pinned_environment(&join(remote), program, ANY_SHELL.grammars());
         return;
     }
     if opts.short('L') || opts.short('R') || opts.short('D') || opts.short('N') || opts.short('W') {

@@ -2,7 +2,7 @@
 //! pushes, hard resets, `clean -f` and discarded changes are destructive.
 
 use super::super::opts::{Opt, Opts, Spec};
-use super::super::walk::{Arg, Cx, Subject};
+use super::super::walk::{Arg, Cx, Environment, Subject};
 use crate::class::CommandClass;
 
 const READERS: &[&str] = &[
@@ -149,9 +149,36 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
         );
         return true;
     }
+    // CLASSIFY-9: `git status` refreshes the index and writes it back under
+    // `.git/index.lock` unless optional locks are off: every command starts with
+    // `GIT_OPTIONAL_LOCKS=0` (`Shell::ENVIRONMENT`), but not where that is dropped.
+    if verb == "status"
+        && cx.environment() == Environment::Dropped
+        && !global.long("no-optional-locks")
+    {
+        cx.report(
+            CommandClass::ConfigMutation,
+            Subject::Command("git", verb),
+            "writes `.git/index` under `.git/index.lock`, since it runs without \
+             `GIT_OPTIONAL_LOCKS=0`",
+        );
+        return true;
+    }
     let (class, predicate) = classify_verb(verb, &opts, positional, rest);
     cx.report(class, Subject::Command("git", verb), predicate);
     true
+}
+
+/// `git describe --dirty` and `--broken` refresh the index and write it back under
+/// `.git/index.lock` whatever `GIT_OPTIONAL_LOCKS` says (git 2.47, traced by the execution
+/// oracle, CLASSIFY-9); git takes any unambiguous prefix of a long option.
+fn refreshes_the_index(rest: &[Arg<'_>]) -> bool {
+    rest.iter()
+        .map(|arg| arg.text)
+        .take_while(|text| *text != "--")
+        .filter_map(|text| text.strip_prefix("--"))
+        .map(|long| long.split_once('=').map_or(long, |(name, _)| name))
+        .any(|name| !name.is_empty() && ("dirty".starts_with(name) || "broken".starts_with(name)))
 }
 
 /// A URL of the form `TRANSPORT::ADDRESS` in an argument (`ext::sh -c ...`, `--remote=x::y`):
@@ -233,6 +260,10 @@ fn classify_verb(
         "log" | "diff" | "show" | "whatchanged" | "range-diff" if opts.long("output") => {
             (Change, "writes its output to a file (--output)")
         }
+        "describe" if refreshes_the_index(rest) => (
+            Change,
+            "refreshes the index and writes `.git/index` (--dirty, --broken)",
+        ),
         _ if READERS.contains(&verb) => read,
         // A local or ssh remote is reached by running its `git-upload-pack`.
         "ls-remote" => (

@@ -108,7 +108,8 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
             if let Some(at) = args.iter().position(|arg| arg.text == "--")
                 && at + 1 < args.len()
             {
-                cx.run(&args[at + 1..]);
+                // The container's command gets the container's environment (CLASSIFY-9).
+                cx.run_without_pinned_environment(&args[at + 1..]);
             }
         }
         ("pct", Some("enter" | "console")) => {
