@@ -1742,3 +1742,31 @@ fn classify_9_git_describe_dirty_writes_the_index_whatever_the_environment() {
     check("git describe --tags --always", ReadOnly);
     check("git describe --contains HEAD", ReadOnly);
 }
+
+// rule: CLASSIFY-9
+#[test]
+fn classify_9_busyboxs_diff_of_an_input_that_is_not_a_regular_file_writes_a_temporary_file() {
+    for shell in Shell::ALL {
+        check_in(shell, "echo x | busybox diff - notes.txt", ConfigMutation);
+        check_in(shell, "busybox diff /dev/stdin b < a", ConfigMutation);
+        check_in(shell, "busybox diff a.conf b.conf", ReadOnly);
+    }
+    check_in(
+        Shell::Bash,
+        "busybox diff <(ls /a) notes.txt",
+        ConfigMutation,
+    );
+    // A BusyBox system's `diff` is BusyBox's: pinned `busybox`, or `/bin/sh` read as ash.
+    for shell in [Shell::Busybox, Shell::Sh] {
+        check_in(shell, "cat a | diff - b", ConfigMutation);
+        check_in(shell, "diff -u -- /dev/fd/3 b 3<a", ConfigMutation);
+        check_in(shell, "diff -u a b", ReadOnly);
+    }
+    check_in(Shell::Bash, "diff <(ls /a) <(ls /b)", ReadOnly);
+    check_in(Shell::Bash, "cat a | diff - b", ReadOnly);
+    check_in(
+        Shell::Bash,
+        "bash -c 'busybox sh -c \"diff - b\"' < a",
+        ConfigMutation,
+    );
+}

@@ -1119,6 +1119,11 @@ impl<'i> Cx<'_, '_, '_, 'i> {
         self.walker.grammar
     }
 
+    /// The interpreter the command is pinned to (CLASSIFY-8).
+    pub(crate) fn shell(&self) -> Shell {
+        self.walker.shell
+    }
+
     /// CLASSIFY-8: `name` is assigned from data (`read`, `mapfile`, `getopts`, `printf -v`).
     pub(crate) fn assigned_from_data(&mut self, name: &str) {
         self.walker.assigned_from_data(name);

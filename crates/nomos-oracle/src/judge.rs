@@ -15,7 +15,16 @@
 //!   `/proc/self/fd/N` for writing: those are the standard streams and the bit bucket.
 //! * The interpreter's own here-document files (`/tmp/sh-thd*`, created and removed by the
 //!   shell process itself, never by a program it runs), and bash's `fchmod` of such a file
-//!   once written: a shell itself changes the mode of no other descriptor.
+//!   once written: a shell itself changes the mode of no other descriptor. Such a file is
+//!   how the pinned shell makes a standard stream (the command's standard input), which
+//!   CLASSIFY-9 excepts.
+//!
+//! What is a change although it looks harmless: a temporary file a program creates and
+//! removes for itself (BusyBox's `diff` copying a pipe to `/tmp/difXXXXXX`, `sort`'s spill
+//! files, `zgrep --file`'s copy). CLASSIFY-9 excepts only `/dev/null` and the standard
+//! streams; a program's own file in `/tmp` is created, written and removed like any other
+//! (it fills the disk, follows a planted link, shows in another user's `/tmp`), so the
+//! judge counts it and the classifier does not call such a command `read_only`.
 //! * A signal to a process of the command's own tree (every pid in the trace is one: `strace
 //!   -f` follows only descendants), to its own process group (`kill 0`), or signal 0, which
 //!   sends nothing.

@@ -695,7 +695,14 @@ fn busybox(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) {
         Some(applet) if matches!(applet.text, "sh" | "ash" | "hush") && !applet.dynamic => {
             shell(cx, &args[1..], Shell::Busybox.grammars());
         }
-        Some(applet) if !applet.text.starts_with('-') => cx.run(&args[1..]),
+        Some(applet) if !applet.text.starts_with('-') => {
+            if applet.text == "diff"
+                && let Some(input) = super::text::busybox_diff_copies(&args[2..])
+            {
+                cx.mutation("busybox diff", &super::text::busybox_diff_predicate(input));
+            }
+            cx.run(&args[1..]);
+        }
         _ => cx.read_only(args[0].text, "only lists its applets"),
     }
 }

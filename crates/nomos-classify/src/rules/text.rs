@@ -1,12 +1,25 @@
-//! Text tools with dangerous flags: `find`, `sed`, `sort`, `uniq`, `awk`, `xxd`, `yq`.
+//! Text tools with dangerous flags: `find`, `sed`, `sort`, `uniq`, `awk`, `xxd`, `yq`, and
+//! BusyBox's `diff` of an input that is not a regular file.
 
 use super::super::opts::{Opt, Opts, Spec};
 use super::super::walk::{Arg, Cx};
 use super::sed::{self, SedEffect};
+use crate::grammar::Grammar;
+use crate::shell::Shell;
 
 /// Handles text tools; `false` when `args[0]` is none of them.
 pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
     let program = args[0].text;
+    // A system whose shell is BusyBox ash (`shell = "busybox"`, a nested `busybox sh`, or
+    // the pinned `/bin/sh` on Alpine, which is why `sh` is read as ash too) has BusyBox's
+    // `diff`; only a host pinned to bash is taken to have GNU diffutils.
+    if program == "diff"
+        && (cx.shell() != Shell::Bash || cx.grammar() == Grammar::Ash)
+        && let Some(input) = busybox_diff_copies(&args[1..])
+    {
+        cx.mutation(program, &busybox_diff_predicate(input));
+        return true;
+    }
     match program {
         "find" => find(cx, args),
         "sed" | "gsed" => sed(cx, args),
@@ -243,4 +256,34 @@ fn awk_may_act(source: &str) -> bool {
         at += 1;
     }
     false
+}
+
+/// The input of BusyBox's `diff` that it copies to a file of its own under `/tmp` before it
+/// compares (CLASSIFY-9: traced as `openat("/tmp/difXXXXXX", O_CREAT)` and `unlink`): one
+/// that is not a regular file, as `-` (standard input), `/dev/stdin`, `/dev/fd/N` or a
+/// process substitution `<(...)`. That temporary file is a file the command creates and
+/// removes, which CLASSIFY-9 counts like any other: nothing exempts a program's own
+/// scratch files, so such a `diff` is not `read_only`.
+pub(crate) fn busybox_diff_copies<'a>(args: &[Arg<'a>]) -> Option<&'a str> {
+    let mut operands = false;
+    args.iter().map(|arg| arg.text).find(|text| {
+        if *text == "--" {
+            operands = true;
+            return false;
+        }
+        (operands || !text.starts_with('-') || *text == "-")
+            && (*text == "-"
+                || *text == "/dev/stdin"
+                || text.starts_with("/dev/fd/")
+                || text.starts_with("/proc/self/fd/")
+                || text.starts_with("<(")
+                || text.starts_with(">("))
+    })
+}
+
+/// Why BusyBox's `diff` of `input` is not `read_only`.
+pub(crate) fn busybox_diff_predicate(input: &str) -> String {
+    format!(
+        "copies `{input}`, which is not a regular file, to a temporary file in /tmp (BusyBox's diff)"
+    )
 }
