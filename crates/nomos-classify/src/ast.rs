@@ -297,6 +297,78 @@ impl Word {
     }
 }
 
+impl Expansion {
+    /// Whether a `case` command is in this substitution, at any depth.
+    pub fn holds_case(&self) -> bool {
+        match self {
+            Expansion::Command(list) | Expansion::Process(list) => list.holds_case(),
+            Expansion::Backtick(script) => script.body.holds_case(),
+            Expansion::Parameter | Expansion::Arithmetic => false,
+        }
+    }
+}
+
+impl List {
+    /// Whether a `case` command is in this list, at any depth (substitutions included).
+    pub fn holds_case(&self) -> bool {
+        self.items.iter().any(|item| {
+            std::iter::once(&item.and_or.first)
+                .chain(item.and_or.rest.iter().map(|(_, pipeline)| pipeline))
+                .flat_map(|pipeline| &pipeline.commands)
+                .any(Command::holds_case)
+        })
+    }
+}
+
+impl Command {
+    fn holds_case(&self) -> bool {
+        match self {
+            Command::Simple(simple) => simple
+                .assignments
+                .iter()
+                .chain(&simple.words)
+                .any(Word::holds_case),
+            Command::Compound(compound, _) => compound.holds_case(),
+            Command::FunctionDef(def) => def.body.holds_case(),
+        }
+    }
+}
+
+impl Compound {
+    fn holds_case(&self) -> bool {
+        match self {
+            Compound::Case { .. } => true,
+            Compound::Group(list) | Compound::Subshell(list) => list.holds_case(),
+            Compound::If {
+                branches,
+                otherwise,
+            } => {
+                branches
+                    .iter()
+                    .any(|(condition, body)| condition.holds_case() || body.holds_case())
+                    || otherwise.as_ref().is_some_and(List::holds_case)
+            }
+            Compound::Loop {
+                condition, body, ..
+            } => condition.holds_case() || body.holds_case(),
+            Compound::For { words, body, .. } => {
+                words.iter().any(Word::holds_case) || body.holds_case()
+            }
+            Compound::ArithFor { header, body } => {
+                header.iter().any(Expansion::holds_case) || body.holds_case()
+            }
+            Compound::Test(words) => words.iter().any(Word::holds_case),
+            Compound::Arith(expansions) => expansions.iter().any(Expansion::holds_case),
+        }
+    }
+}
+
+impl Word {
+    fn holds_case(&self) -> bool {
+        self.expansions.iter().any(Expansion::holds_case)
+    }
+}
+
 /// Whether `text` is a valid shell variable name.
 pub fn is_name(text: &str) -> bool {
     let mut bytes = text.bytes();

@@ -172,6 +172,15 @@ impl Grammar {
         self == Grammar::Bash
     }
 
+    /// `$(( ... ))` whose text holds a `case` command (in a `$(...)`, a backtick or a
+    /// `${...}` substitution) is not arithmetic but `$( ( ... ) )`, a command substitution
+    /// of a subshell whose words run as a command: bash 5.2 runs `1` for
+    /// `$(( 1 + $(case x in x) echo 2;; esac) ))` (found by the execution oracle,
+    /// CLASSIFY-9); dash and BusyBox ash compute it.
+    pub fn reads_case_in_arithmetic_as_a_subshell(self) -> bool {
+        self == Grammar::Bash
+    }
+
     /// Whether bash's arithmetic evaluator runs the code in subscripts (`a[$(cmd)]`) of the
     /// text it evaluates.
     pub fn evaluates_subscripts(self) -> bool {

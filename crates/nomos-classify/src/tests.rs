@@ -1770,3 +1770,33 @@ fn classify_9_busyboxs_diff_of_an_input_that_is_not_a_regular_file_writes_a_temp
         ConfigMutation,
     );
 }
+
+// rule: CLASSIFY-8
+// rule: CLASSIFY-9
+#[test]
+fn classify_8_bash_reads_arithmetic_holding_a_case_as_a_subshell_whose_words_run() {
+    for command in [
+        "a=(1 2); echo $(( a[$(case x in x) which ls;; esac)] ))",
+        "echo $(( 1 + $(case x in x) echo 2;; esac) ))",
+        "echo $(( 1 + `case $v in (1) echo 2;; esac` ))",
+        "echo $(( 1 + ${x:-$(case x in x) echo 2;; esac)} ))",
+        "x=$(( $(case x in x) echo id;; esac) )); echo $x",
+    ] {
+        check_in(Shell::Bash, command, ConfigMutation);
+        let sh = classify_in(command, Shell::Sh);
+        assert_ne!(sh.class, ReadOnly, "`{command}` in sh: {}", sh.reason);
+    }
+    // Without a `case`, or as the `(( ))` command, bash computes it.
+    check_in(Shell::Bash, "echo $(( 1 + $(echo 2) ))", ReadOnly);
+    check_in(
+        Shell::Bash,
+        "(( x = 1 + $(case y in y) echo 2;; esac) ))",
+        ReadOnly,
+    );
+    // Dash and BusyBox ash compute it too.
+    check_in(
+        Shell::Busybox,
+        "echo $(( 1 + $(case x in x) echo 2;; esac) ))",
+        ReadOnly,
+    );
+}

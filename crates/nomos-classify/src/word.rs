@@ -187,7 +187,10 @@ impl Parser<'_> {
             Some(b'(') if self.peek_at(2) == Some(b'(') => {
                 self.pos += 3;
                 let mut inner = Vec::new();
-                if self.scan_arith(&mut inner)? {
+                let arithmetic = self.scan_arith(&mut inner)?
+                    && !(self.grammar.reads_case_in_arithmetic_as_a_subshell()
+                        && inner.iter().any(Expansion::holds_case));
+                if arithmetic {
                     mark(word);
                     word.expansions.extend(inner);
                     word.expansions.push(Expansion::Arithmetic);
