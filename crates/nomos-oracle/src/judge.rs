@@ -630,8 +630,8 @@ const NESTED_LEVELS: usize = 4;
 /// anything that cannot be part of a program's name; path words give their parts too, the
 /// text of an ANSI-C string gives its decoded words (`$'\x6c\x73'` names `ls`), also when
 /// it is quoted inside the script of a nested shell (in `bash -c '$'\''\x6c\x73'\'''` the
-/// `bash` reads the string once the outer shell removed a level of quotes), and `[`
-/// standing alone is a word.
+/// `bash` reads the string once the outer shell removed a level of quotes), and `[` or `:`
+/// standing alone is a word (`xargs :` runs `:`).
 pub fn named_words(command: &str) -> HashSet<String> {
     let mut levels = vec![command.to_owned()];
     for _ in 0..NESTED_LEVELS {
@@ -652,8 +652,13 @@ pub fn named_words(command: &str) -> HashSet<String> {
         .filter(|word| !word.is_empty())
         .map(str::to_owned)
         .collect();
-    if command.split_whitespace().any(|word| word == "[") {
-        words.insert("[".to_owned());
+    // A word of punctuation alone names a program too: `[`, and `:` run by `xargs :`.
+    for level in &levels {
+        for word in level.split_whitespace() {
+            if matches!(word, "[" | ":" | "[[") {
+                words.insert(word.to_owned());
+            }
+        }
     }
     words
 }
@@ -832,8 +837,8 @@ mod tests {
 
     #[test]
     fn an_ansi_c_string_and_a_lone_bracket_name_their_programs() {
-        let named = named_words("$'\\x6c\\x73' -l; $'\\143at' x; echo x | xargs [ -f x");
-        for word in ["ls", "cat", "["] {
+        let named = named_words("$'\\x6c\\x73' -l; $'\\143at' x; echo x | xargs [ -f x; xargs : x");
+        for word in ["ls", "cat", "[", ":"] {
             assert!(named.contains(word), "{word}: {named:?}");
         }
     }
