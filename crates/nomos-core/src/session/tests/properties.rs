@@ -109,8 +109,26 @@ const CLASSIFY6_PARTS: &[(&str, Label)] = &[
 ];
 const CLASSIFY6_PARTS_ENABLED: bool = true;
 
+/// Whether a wrapper passes the environment every command starts with
+/// (`GIT_OPTIONAL_LOCKS=0`, CLASSIFY-9) on to its command.
+#[derive(Clone, Copy, Debug)]
+enum PinnedEnvironment {
+    Kept,
+    /// `sudo` resets the environment.
+    Reset,
+}
+
 /// Wrappers that run their command unchanged (CLASSIFY-2); `{}` is the command.
-const WRAPPERS: &[&str] = &["sudo {}", "timeout 30 {}", "nice {}", "env LC_ALL=C {}"];
+const WRAPPERS: &[(&str, PinnedEnvironment)] = &[
+    ("sudo {}", PinnedEnvironment::Reset),
+    ("timeout 30 {}", PinnedEnvironment::Kept),
+    ("nice {}", PinnedEnvironment::Kept),
+    ("env LC_ALL=C {}", PinnedEnvironment::Kept),
+];
+
+/// Read-only parts that take an optional lock unless `GIT_OPTIONAL_LOCKS=0` is set: under a
+/// wrapper that resets the environment they write (CLASSIFY-9).
+const OPTIONAL_LOCK_PARTS: &[&str] = &["git status"];
 
 /// Shell wrappers that take the command as one quoted word (CLASSIFY-2).
 const SHELL_WRAPPERS: &[&str] = &["bash -c '{}'", "sh -c '{}'"];
@@ -161,7 +179,12 @@ fn labelled_part() -> impl Strategy<Value = Cmd> {
     (prop::sample::select(parts), assignment, wrapper).prop_map(
         |((text, label), assignment, wrapper)| {
             let mut cmd = Cmd { text, label };
-            if let Some(wrapper) = wrapper {
+            if let Some((wrapper, environment)) = wrapper {
+                if matches!(environment, PinnedEnvironment::Reset)
+                    && OPTIONAL_LOCK_PARTS.contains(&cmd.text.as_str())
+                {
+                    cmd.label = cmd.label.max(Label::Config);
+                }
                 cmd.text = wrapper.replace("{}", &cmd.text);
             }
             if let Some((prefix, prefix_label)) = assignment {
