@@ -8,6 +8,7 @@
 
 mod audit;
 mod backup;
+mod canary;
 mod faults;
 mod fleet;
 mod flow;
