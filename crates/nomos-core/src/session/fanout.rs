@@ -11,7 +11,7 @@ use crate::fanout::{
 };
 use crate::id::ExecutionId;
 use crate::record::KnowledgeLoop;
-use crate::status::ExecutionStatus;
+use crate::status::{ApprovalStatus, ExecutionStatus};
 use crate::sweep::QUEUED_AT_RESTART_REASON;
 use crate::time::Timestamp;
 
@@ -53,6 +53,10 @@ impl Session {
         let class = run.classification.class;
         if let Some(refused) = self.gate_refusal(now, class) {
             return refused;
+        }
+        let members: Vec<&str> = run.hosts.iter().map(String::as_str).collect();
+        if let Some(held) = self.held_for_canary(&members, &run.command) {
+            return held;
         }
         if self.record.knowledge == KnowledgeLoop::Untouched {
             self.record.knowledge = KnowledgeLoop::Discovered;
@@ -243,6 +247,29 @@ impl Session {
             approval_id: approval.id,
             execution_id: first,
         });
+    }
+
+    /// FLEET-5: the refusal of `command` on any of `hosts` while they wait for the
+    /// operator's approval of the rest of a fan-out after its canary: the model that was
+    /// told to wait may not run them one by one or in another group.
+    pub(crate) fn held_for_canary(&self, hosts: &[&str], command: &str) -> Option<ToolReply> {
+        self.approvals.iter().find_map(|approval| {
+            let waiting = approval.status == ApprovalStatus::Pending
+                && matches!(approval.binding.origin, RequestOrigin::AfterCanary { .. })
+                && approval.binding.command == command;
+            if !waiting {
+                return None;
+            }
+            let fanout = self.fanout_of(approval.execution_id)?;
+            let host = fanout
+                .phase_of(approval.execution_id)
+                .iter()
+                .find(|h| hosts.contains(&h.host.as_str()))?;
+            Some(ToolReply::refused(text::held_for_canary(
+                &approval.id.to_string(),
+                &host.host,
+            )))
+        })
     }
 
     /// Whether a fan-out has hosts that may still run (queued or running).

@@ -212,6 +212,14 @@ pub fn canary_approval_requested(
     )
 }
 
+/// FLEET-5: the command waits on this host for the operator's approval of the rest of a
+/// fan-out after its canary; running it again is refused.
+pub fn held_for_canary(approval_id: &str, host: &str) -> String {
+    format!(
+        "Refused: `{host}` is one of the hosts that wait for the operator's approval {approval_id} of the rest after the canary, for this same command. It did not run. STOP and wait for the operator's decision; do not run it again, on this host or in another group."
+    )
+}
+
 /// GATE-5, GATE-9: an approval request, saying why it was asked.
 pub fn approval_requested_for(
     approval_id: &str,

@@ -297,3 +297,72 @@ fn the_canary_passes_only_when_every_canary_host_exited_zero() {
     assert_eq!(canary_verdict(&[Cancelled]), CanaryVerdict::Failed(vec![0]));
     assert_eq!(canary_verdict(&[Queued]), CanaryVerdict::Running);
 }
+
+// rule: FLEET-5
+#[test]
+fn while_the_rest_wait_the_same_command_on_one_of_them_is_refused_alone_or_in_a_group() {
+    let mut h = Harness::windowed();
+    executing(&mut h);
+    let reply = canary_run(
+        &mut h,
+        4,
+        "apt-get upgrade -y",
+        CommandClass::ConfigMutation,
+        1,
+    );
+    let Some(Action::StartFanout { fanout_id }) = reply.action else {
+        panic!("{reply:?}");
+    };
+    let started = h.session.advance_fanout(h.now, fanout_id);
+    finish(&mut h, started[0], 0);
+    h.session.advance_fanout(h.now, fanout_id);
+    let rest = h.session.approvals()[0].id;
+    let executions = h.session.executions().len();
+    // A careless model that was told to wait runs the rest itself, one host at a time.
+    let alone = h.tool(ToolInput::Run {
+        host: "lxc:h03".to_owned(),
+        command: "apt-get upgrade -y".to_owned(),
+        classification: Classification::new(CommandClass::ConfigMutation, "test"),
+        preview: None,
+    });
+    assert_eq!(alone.action, None, "{alone:?}");
+    assert!(alone.text.contains(&rest.to_string()), "{}", alone.text);
+    assert!(alone.text.contains("lxc:h03"), "{}", alone.text);
+    // ... or as a group of its own, without a canary.
+    let mut regroup = canary_run(
+        &mut h,
+        4,
+        "apt-get upgrade -y",
+        CommandClass::ConfigMutation,
+        0,
+    );
+    assert_eq!(regroup.action, None, "{regroup:?}");
+    assert!(regroup.text.starts_with("Refused"), "{}", regroup.text);
+    assert_eq!(
+        h.session.executions().len(),
+        executions,
+        "nothing new was made"
+    );
+    // Another command on those hosts is not held.
+    regroup = h.tool(ToolInput::Run {
+        host: "lxc:h03".to_owned(),
+        command: "uptime".to_owned(),
+        classification: Classification::new(CommandClass::ReadOnly, "test"),
+        preview: None,
+    });
+    assert!(
+        matches!(regroup.action, Some(Action::Dispatch { .. })),
+        "{regroup:?}"
+    );
+    // Once the rest is decided, nothing is held any more.
+    h.session
+        .handle_decision(h.now, rest, Decision::Deny, Some("ops"))
+        .unwrap();
+    let again = h.tool(ToolInput::Run {
+        host: "lxc:h03".to_owned(),
+        command: "apt-get upgrade -y".to_owned(),
+        classification: Classification::new(CommandClass::ConfigMutation, "test"),
+        preview: None,
+    });
+    assert!(!again.text.contains("after the canary"), "{}", again.text);
+}
