@@ -3,7 +3,8 @@
 //!
 //! The driver runs in a task of its own, like every dispatch (EXEC-2): each host's end is
 //! recorded, and the window advanced, in one commit; hosts that end together share it.
-//! The model's `run` call is recorded at the end with the per-host table.
+//! The model's `run` call is recorded at the end with the per-host table. Each host's
+//! output streams live while it runs (FLEET-7), keyed by its execution.
 
 use std::collections::HashMap;
 
@@ -236,11 +237,17 @@ impl Agent {
             };
             for (execution_id, host, command) in started {
                 let executor = self.inner.executor.clone();
+                // FLEET-7, EXEC-10: each host streams into its own live output, with its
+                // own coalescing and cap; all of it is out before its end is recorded.
+                let (live, published) =
+                    crate::live::live_output(self.inner.bus.clone(), id, execution_id);
                 let handle = running.spawn(async move {
                     // EXEC-7, EXEC-8: the exact string, marked with the execution's id.
                     let result = executor
-                        .run_marked(&host, &command, limits, &execution_id.to_string())
+                        .run_streamed(&host, &command, limits, &execution_id.to_string(), live)
                         .await;
+                    let _ =
+                        tokio::time::timeout(std::time::Duration::from_secs(2), published).await;
                     (execution_id, host, result)
                 });
                 tasks.insert(handle.id(), execution_id);
