@@ -68,6 +68,16 @@ impl Agent {
             &members,
             &group.command,
         );
+        // FLEET-6, GATE-10: a group that will wait for the operator is previewed on each
+        // host it asks for (the canary's, when there is one), in the window's batches.
+        let previewed = &hosts[..if canary > 0 {
+            canary as usize
+        } else {
+            hosts.len()
+        }];
+        let previews = self
+            .previews_for_group(id, previewed, &group.command, &classification, limits)
+            .await?;
         let input = ToolInput::RunGroup(GroupRun {
             group: group.target.label(),
             hosts,
@@ -75,6 +85,7 @@ impl Agent {
             classification,
             limits,
             canary,
+            previews,
         });
         let policy = self.inner.config.approvals;
         // The reply carries the one action the call queued; the shell acts on it once,

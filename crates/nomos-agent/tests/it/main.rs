@@ -11,6 +11,7 @@ mod backup;
 mod canary;
 mod faults;
 mod fleet;
+mod fleet_preview;
 mod flow;
 mod guests;
 mod live;

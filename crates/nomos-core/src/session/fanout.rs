@@ -10,6 +10,7 @@ use crate::fanout::{
     canary_verdict, host_state,
 };
 use crate::id::ExecutionId;
+use crate::preview::{Preview, PreviewResult, group_previews};
 use crate::record::KnowledgeLoop;
 use crate::status::{ApprovalStatus, ExecutionStatus};
 use crate::sweep::QUEUED_AT_RESTART_REASON;
@@ -35,6 +36,9 @@ pub struct GroupRun {
     /// FLEET-5: how many of the first hosts run alone before the rest wait (0: none), as
     /// [`crate::fanout::canary_size`] decided it.
     pub canary: u32,
+    /// FLEET-6, GATE-10: each host's preview, run because the group would wait for the
+    /// operator (the canary's hosts only, when there is a canary); empty for none.
+    pub previews: Vec<(String, PreviewResult)>,
 }
 
 impl Session {
@@ -51,6 +55,11 @@ impl Session {
     /// FLEET-1: the gate for a group, decided once for the command.
     pub(crate) fn run_group(&mut self, now: Timestamp, call_id: &str, run: GroupRun) -> ToolReply {
         let class = run.classification.class;
+        // GATE-10 (rev. 3): previews recorded before they ran end here, whatever the gate
+        // decides below.
+        for (_, result) in &run.previews {
+            self.finish_previews(now, result);
+        }
         if let Some(refused) = self.gate_refusal(now, class) {
             return refused;
         }
@@ -121,8 +130,19 @@ impl Session {
         if needs_approval {
             // GATE-7: one request; its binding names the exact host set (FLEET-5: the
             // canary's, when there is one).
-            let approval =
-                self.request_approval(now, first, origin.unwrap_or(RequestOrigin::OwnClass), None);
+            // FLEET-6: one preview for the request, its hosts grouped by what they say.
+            let per_host: Vec<(String, Preview)> = run
+                .previews
+                .iter()
+                .map(|(host, result)| (host.clone(), self.record_preview(now, host, result)))
+                .collect();
+            let preview = group_previews(per_host);
+            let approval = self.request_approval(
+                now,
+                first,
+                origin.unwrap_or(RequestOrigin::OwnClass),
+                preview,
+            );
             let expires_at = approval.expires_at.to_rfc3339();
             let reply = if canary > 0 {
                 text::canary_approval_requested(

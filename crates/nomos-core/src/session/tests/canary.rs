@@ -28,6 +28,7 @@ fn canary_run(
         classification: Classification::new(class, "test"),
         limits: FanoutLimits::spec_defaults(),
         canary,
+        previews: Vec::new(),
     }))
 }
 

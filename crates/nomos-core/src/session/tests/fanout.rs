@@ -28,6 +28,7 @@ fn group(
         classification: Classification::new(class, "test"),
         limits,
         canary: 0,
+        previews: Vec::new(),
     }))
 }
 
