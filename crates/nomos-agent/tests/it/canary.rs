@@ -1,55 +1,29 @@
 //! A fan-out's canary against real hosts (FLEET-5): one sshd per host on loopback, the
 //! canary first and alone, then the other hosts on one approval of the rest.
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use nomos_agent::{Access, Agent, AgentConfig};
+use nomos_agent::Access;
 use nomos_core::declared::RequestOrigin;
 use nomos_core::fanout::{HostState, host_state};
 use nomos_core::ports::store::Store;
 use nomos_core::record::ToolCallOutcome;
 use nomos_core::{ApprovalStatus, Decision, SessionId, Span};
-use nomos_llm::ScriptedModel;
 use nomos_sqlite::SqliteStore;
-use nomos_ssh::{FleetExecutor, Inventory, SshConfig};
-use nomos_test_support::fleet::{HostSpec, TestFleet};
-use tempfile::TempDir;
+use nomos_test_support::fleet::HostSpec;
+
+use super::fleet::{FleetWorld, fleet_world};
 
 const UPGRADE: &str = "apt-get upgrade -y";
 const PLAN: &str = r#"{"steps": [{"title": "upgrade the web hosts", "commands": [{"host": "tag:web", "command": "apt-get upgrade -y"}]}]}"#;
-struct World {
-    agent: Agent,
-    store: Arc<SqliteStore>,
-    _fleet: TestFleet,
-    _dir: TempDir,
+async fn world(specs: Vec<HostSpec>) -> FleetWorld {
+    fleet_world(specs, |config| {
+        config.exec_limits.timeout = Span::from_millis(10_000);
+        // The operator's policy: a group on `web` hosts runs a canary first.
+        config.canary_tags = vec!["web".to_owned()];
+    })
+    .await
 }
 
-async fn world(specs: Vec<HostSpec>) -> World {
-    let fleet = TestFleet::start(specs);
-    let inventory = Inventory::parse(&fleet.inventory_toml(), "fleet.toml").unwrap();
-    let ssh = SshConfig::new(&fleet.known_hosts_path).with_connect_timeout(Duration::from_secs(5));
-    let executor = FleetExecutor::new(inventory, ssh);
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open_in_data_dir(dir.path()).await.unwrap());
-    let model = Arc::new(ScriptedModel::from_yaml_str("[]").unwrap());
-    let mut config = AgentConfig::spec_defaults();
-    config.backup.root = dir.path().join("backup").display().to_string();
-    config.exec_limits.timeout = Span::from_millis(10_000);
-    // The operator's policy: a group on `web` hosts runs a canary first.
-    config.canary_tags = vec!["web".to_owned()];
-    let agent = Agent::builder(store.clone(), Arc::new(executor), model)
-        .config(config)
-        .build();
-    World {
-        agent,
-        store,
-        _fleet: fleet,
-        _dir: dir,
-    }
-}
-
-async fn call(world: &World, id: SessionId, name: &str, args: &str) -> nomos_agent::CallReply {
+async fn call(world: &FleetWorld, id: SessionId, name: &str, args: &str) -> nomos_agent::CallReply {
     world
         .agent
         .call_tool(id, Access::Operate, name, args)
@@ -58,7 +32,7 @@ async fn call(world: &World, id: SessionId, name: &str, args: &str) -> nomos_age
 }
 
 /// A session whose plan declared the upgrade on `tag:web`, approved and running.
-async fn executing(world: &World) -> SessionId {
+async fn executing(world: &FleetWorld) -> SessionId {
     let id = world
         .agent
         .create_client_session("canary-test 1")

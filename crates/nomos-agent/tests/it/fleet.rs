@@ -17,14 +17,18 @@ use tempfile::TempDir;
 
 const DOCKER_PS: &str = "echo 'CONTAINER ID   IMAGE   STATUS'; echo \"c0ffee   nginx   Up 3 days ($(basename $(dirname $(dirname $0))))\"";
 
-struct FleetWorld {
-    agent: Agent,
-    store: Arc<SqliteStore>,
-    fleet: TestFleet,
+/// Real hosts behind the SSH executor, an agent and its store (shared by the fleet tests).
+pub(super) struct FleetWorld {
+    pub(super) agent: Agent,
+    pub(super) store: Arc<SqliteStore>,
+    pub(super) fleet: TestFleet,
     _dir: TempDir,
 }
 
-async fn fleet_world(specs: Vec<HostSpec>, tune: impl FnOnce(&mut AgentConfig)) -> FleetWorld {
+pub(super) async fn fleet_world(
+    specs: Vec<HostSpec>,
+    tune: impl FnOnce(&mut AgentConfig),
+) -> FleetWorld {
     let fleet = TestFleet::start(specs);
     let inventory = Inventory::parse(&fleet.inventory_toml(), "fleet.toml").unwrap();
     let mut ssh =

@@ -1,18 +1,13 @@
 //! FLEET-6 against real hosts: a fan-out that waits for the operator is previewed on every
 //! host, and its request groups the hosts by what their previews say, outliers first.
 
-use std::sync::Arc;
-use std::time::Duration;
-
-use nomos_agent::{Access, Agent, AgentConfig};
+use nomos_agent::Access;
 use nomos_core::ports::store::Store;
 use nomos_core::record::ExecutionKind;
 use nomos_core::{SessionId, Span};
-use nomos_llm::ScriptedModel;
-use nomos_sqlite::SqliteStore;
-use nomos_ssh::{FleetExecutor, Inventory, SshConfig};
-use nomos_test_support::fleet::{HostSpec, TestFleet};
-use tempfile::TempDir;
+use nomos_test_support::fleet::HostSpec;
+
+use super::fleet::{FleetWorld, fleet_world};
 
 /// `apt-get`: with `-s`, Debian's simulation of an upgrade of three packages (and, on an
 /// outlier, the removal of `libfoo` too); without `-s`, it leaves a mark and fails.
@@ -36,36 +31,14 @@ esac"#
     )
 }
 
-struct World {
-    agent: Agent,
-    store: Arc<SqliteStore>,
-    fleet: TestFleet,
-    _dir: TempDir,
+async fn world(specs: Vec<HostSpec>) -> FleetWorld {
+    fleet_world(specs, |config| {
+        config.exec_limits.timeout = Span::from_millis(10_000);
+    })
+    .await
 }
 
-async fn world(specs: Vec<HostSpec>) -> World {
-    let fleet = TestFleet::start(specs);
-    let inventory = Inventory::parse(&fleet.inventory_toml(), "fleet.toml").unwrap();
-    let ssh = SshConfig::new(&fleet.known_hosts_path).with_connect_timeout(Duration::from_secs(5));
-    let executor = FleetExecutor::new(inventory, ssh);
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SqliteStore::open_in_data_dir(dir.path()).await.unwrap());
-    let model = Arc::new(ScriptedModel::from_yaml_str("[]").unwrap());
-    let mut config = AgentConfig::spec_defaults();
-    config.backup.root = dir.path().join("backup").display().to_string();
-    config.exec_limits.timeout = Span::from_millis(10_000);
-    let agent = Agent::builder(store.clone(), Arc::new(executor), model)
-        .config(config)
-        .build();
-    World {
-        agent,
-        store,
-        fleet,
-        _dir: dir,
-    }
-}
-
-async fn call(world: &World, id: SessionId, name: &str, args: &str) -> nomos_agent::CallReply {
+async fn call(world: &FleetWorld, id: SessionId, name: &str, args: &str) -> nomos_agent::CallReply {
     world
         .agent
         .call_tool(id, Access::Operate, name, args)

@@ -32,6 +32,16 @@ fn canary_run(
     }))
 }
 
+/// A careless model's `run` of `command` on one host.
+fn run_on(h: &mut Harness, host: &str, command: &str, class: CommandClass) -> super::ToolReply {
+    h.tool(ToolInput::Run {
+        host: host.to_owned(),
+        command: command.to_owned(),
+        classification: Classification::new(class, "test"),
+        preview: None,
+    })
+}
+
 /// A session whose approved plan is running its first step, so a `config_mutation`
 /// runs inside the window.
 fn executing(h: &mut Harness) {
@@ -320,12 +330,12 @@ fn while_the_rest_wait_the_same_command_on_one_of_them_is_refused_alone_or_in_a_
     let rest = h.session.approvals()[0].id;
     let executions = h.session.executions().len();
     // A careless model that was told to wait runs the rest itself, one host at a time.
-    let alone = h.tool(ToolInput::Run {
-        host: "lxc:h03".to_owned(),
-        command: "apt-get upgrade -y".to_owned(),
-        classification: Classification::new(CommandClass::ConfigMutation, "test"),
-        preview: None,
-    });
+    let alone = run_on(
+        &mut h,
+        "lxc:h03",
+        "apt-get upgrade -y",
+        CommandClass::ConfigMutation,
+    );
     assert_eq!(alone.action, None, "{alone:?}");
     assert!(alone.text.contains(&rest.to_string()), "{}", alone.text);
     assert!(alone.text.contains("lxc:h03"), "{}", alone.text);
@@ -345,12 +355,7 @@ fn while_the_rest_wait_the_same_command_on_one_of_them_is_refused_alone_or_in_a_
         "nothing new was made"
     );
     // Another command on those hosts is not held.
-    regroup = h.tool(ToolInput::Run {
-        host: "lxc:h03".to_owned(),
-        command: "uptime".to_owned(),
-        classification: Classification::new(CommandClass::ReadOnly, "test"),
-        preview: None,
-    });
+    regroup = run_on(&mut h, "lxc:h03", "uptime", CommandClass::ReadOnly);
     assert!(
         matches!(regroup.action, Some(Action::Dispatch { .. })),
         "{regroup:?}"
@@ -359,11 +364,11 @@ fn while_the_rest_wait_the_same_command_on_one_of_them_is_refused_alone_or_in_a_
     h.session
         .handle_decision(h.now, rest, Decision::Deny, Some("ops"))
         .unwrap();
-    let again = h.tool(ToolInput::Run {
-        host: "lxc:h03".to_owned(),
-        command: "apt-get upgrade -y".to_owned(),
-        classification: Classification::new(CommandClass::ConfigMutation, "test"),
-        preview: None,
-    });
+    let again = run_on(
+        &mut h,
+        "lxc:h03",
+        "apt-get upgrade -y",
+        CommandClass::ConfigMutation,
+    );
     assert!(!again.text.contains("after the canary"), "{}", again.text);
 }
