@@ -60,6 +60,9 @@ pub struct AgentConfig {
     pub fanout: FanoutLimits,
     /// FLEET-2: the most `max_parallel` a call may ask for (`[agent] fanout_max_parallel`).
     pub fanout_max_parallel: u32,
+    /// FLEET-5: a group with a host carrying one of these tags runs a canary of one host
+    /// first unless the call asks for a larger one (`[agent] canary_tags`).
+    pub canary_tags: Vec<String>,
     /// AUTHZ-3: how many distinct operators each request needs (`[[gate.approvers]]`; one
     /// each by default).
     pub approvers: Arc<nomos_core::authz::ApproverPolicy>,
@@ -112,6 +115,7 @@ impl AgentConfig {
             approvals: ApprovalPolicy::AwaitOperator,
             fanout: FanoutLimits::spec_defaults(),
             fanout_max_parallel: 100,
+            canary_tags: Vec::new(),
             approvers: Arc::default(),
             backup: nomos_core::safety::BackupConfig::spec_defaults(),
         }
@@ -133,6 +137,7 @@ impl std::fmt::Debug for AgentConfig {
             .field("model_output_bytes", &self.model_output_bytes)
             .field("fanout", &self.fanout)
             .field("fanout_max_parallel", &self.fanout_max_parallel)
+            .field("canary_tags", &self.canary_tags)
             .field("approvers", &self.approvers)
             .finish_non_exhaustive()
     }

@@ -4,6 +4,7 @@
 //! read-only ones) and records each run as an execution of kind `preview`.
 
 use nomos_core::SessionId;
+use nomos_core::fanout::FanoutLimits;
 use nomos_core::preview::{PreviewPlan, PreviewRan, PreviewResult};
 use nomos_core::session::{PreviewFor, Session};
 
@@ -105,6 +106,48 @@ impl Agent {
         }
         self.run_preview(id, host, command, Request::Run(classification))
             .await
+    }
+
+    /// FLEET-6: the preview of a group's `run` on each of `hosts`, when the core says the
+    /// group would wait for the operator (any host would), at most `max_parallel` at once;
+    /// empty when it would not wait, nobody will see it, or it has no preview form.
+    pub(crate) async fn previews_for_group(
+        &self,
+        id: SessionId,
+        hosts: &[String],
+        command: &str,
+        classification: &nomos_core::Classification,
+        limits: FanoutLimits,
+    ) -> Result<Vec<(String, PreviewResult)>, AgentError> {
+        if self.inner.config.approvals == ApprovalPolicy::RefuseWithoutOperator
+            || (self.inner.config.previewer)(command).is_none()
+        {
+            return Ok(Vec::new());
+        }
+        let snapshot = self.session(id).await?;
+        let session = Session::from_snapshot(snapshot, self.inner.config.session);
+        let now = self.now();
+        if !hosts
+            .iter()
+            .any(|host| session.run_would_wait(now, host, classification, command))
+        {
+            return Ok(Vec::new());
+        }
+        let mut previews = Vec::with_capacity(hosts.len());
+        for batch in hosts.chunks(limits.max_parallel.max(1) as usize) {
+            let runs = futures::future::join_all(
+                batch
+                    .iter()
+                    .map(|host| self.run_preview(id, host, command, Request::Run(classification))),
+            )
+            .await;
+            for (host, result) in batch.iter().zip(runs) {
+                if let Some(result) = result? {
+                    previews.push((host.clone(), result));
+                }
+            }
+        }
+        Ok(previews)
     }
 
     /// GATE-10 (rev. 3): the previews of the declared `config_mutation` commands of the

@@ -364,12 +364,14 @@ impl Agent {
                 command,
                 max_parallel,
                 max_failures,
+                canary,
             }) => {
                 let group = crate::tools::fanout::GroupCall {
                     target,
                     command,
                     max_parallel,
                     max_failures,
+                    canary,
                 };
                 return self.handle_run_group(id, call, started, group).await;
             }

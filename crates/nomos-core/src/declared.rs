@@ -185,6 +185,11 @@ pub enum RequestOrigin {
         /// The step that declared it.
         step_seq: u32,
     },
+    /// FLEET-5: the rest of a fan-out whose canary passed, waiting to run.
+    AfterCanary {
+        /// How many canary hosts ran and passed.
+        hosts: u32,
+    },
 }
 
 impl RequestOrigin {
@@ -201,6 +206,9 @@ impl RequestOrigin {
             RequestOrigin::Declared { step_seq } => Some(format!(
                 "declared by step {step_seq} of the approved plan; its class needs its own approval"
             )),
+            RequestOrigin::AfterCanary { hosts } => Some(format!(
+                "the canary ({hosts} host(s)) passed; approve to run the same command on the rest"
+            )),
         }
     }
 
@@ -213,6 +221,7 @@ impl RequestOrigin {
                 step_seq.map(|s| s.to_string()).unwrap_or_default()
             ),
             RequestOrigin::Declared { step_seq } => format!("declared:{step_seq}"),
+            RequestOrigin::AfterCanary { hosts } => format!("after_canary:{hosts}"),
         }
     }
 }

@@ -7,6 +7,10 @@
 //! most one approval bound to the command and the exact host set, creates one execution
 //! per host and starts them in a rolling window of `max_parallel`; once `max_failures`
 //! hosts failed no new host starts and the rest are skipped.
+//!
+//! FLEET-5: a fan-out may have a canary, its first N hosts. They run alone; when every one
+//! of them passed, the rest wait for an approval of their own, bound to the same command
+//! and the remaining host set; when one did not pass, the rest are skipped.
 
 use serde::{Deserialize, Serialize};
 
@@ -103,6 +107,14 @@ pub struct Fanout {
     pub limits: FanoutLimits,
     /// When it was requested.
     pub created_at: Timestamp,
+    /// FLEET-5: how many hosts, from the first, run before the rest wait for the
+    /// operator; 0 for none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub canary: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Fanout {
@@ -114,6 +126,107 @@ impl Fanout {
     /// The host slugs, in start order.
     pub fn host_slugs(&self) -> Vec<String> {
         self.hosts.iter().map(|h| h.host.clone()).collect()
+    }
+
+    /// FLEET-5: the hosts that run first, alone (none without a canary).
+    pub fn canary_hosts(&self) -> &[FanoutHost] {
+        &self.hosts[..self.canary_len()]
+    }
+
+    /// FLEET-5: the hosts that wait for the canary (all of them without one).
+    pub fn rest_hosts(&self) -> &[FanoutHost] {
+        &self.hosts[self.canary_len()..]
+    }
+
+    /// FLEET-5: the hosts one approval that names `execution_id` covers: the canary when
+    /// it is one of the canary's, the rest when it is one of theirs, every host when the
+    /// fan-out has no canary.
+    pub fn phase_of(&self, execution_id: ExecutionId) -> &[FanoutHost] {
+        let split = self.canary_len();
+        if split == 0 {
+            return &self.hosts;
+        }
+        match self
+            .hosts
+            .iter()
+            .position(|h| h.execution_id == execution_id)
+        {
+            Some(at) if at < split => &self.hosts[..split],
+            Some(_) => &self.hosts[split..],
+            None => &self.hosts,
+        }
+    }
+
+    fn canary_len(&self) -> usize {
+        (self.canary as usize).min(self.hosts.len())
+    }
+}
+
+/// FLEET-5: how many hosts of a group of `hosts` run first. A call's `canary` is taken as
+/// given, from 0 (none) to one less than the group; without one, a group of more than one
+/// host that a policy tag covers (`required_by`) gets a canary of one host. A call that
+/// asks for no canary where the policy requires one is refused, naming the tag.
+pub fn canary_size(
+    requested: Option<u32>,
+    required_by: Option<&str>,
+    hosts: usize,
+) -> Result<u32, GroupError> {
+    match (requested, required_by) {
+        (Some(0), Some(tag)) if hosts > 1 => Err(GroupError::Limit(format!(
+            "a canary is required for hosts tagged `{tag}`: give `canary` of at least 1, or leave it out for 1"
+        ))),
+        (Some(n), _) if n > 0 && n as usize >= hosts => Err(GroupError::Limit(format!(
+            "`canary` must be less than the group's {hosts} host(s), got {n}: a canary leaves at least one host for the rest"
+        ))),
+        (Some(n), _) => Ok(n),
+        (None, Some(_)) if hosts > 1 => Ok(1),
+        (None, _) => Ok(0),
+    }
+}
+
+/// FLEET-5: the first of the policy's canary tags that a host of the group carries.
+pub fn canary_required_by<'a>(
+    hosts: &[String],
+    inventory: &[HostInfo],
+    canary_tags: &'a [String],
+) -> Option<&'a str> {
+    canary_tags
+        .iter()
+        .find(|tag| {
+            inventory
+                .iter()
+                .filter(|h| hosts.contains(&h.slug))
+                .any(|h| h.tags.contains(tag))
+        })
+        .map(String::as_str)
+}
+
+/// FLEET-5: how the canary of a fan-out stands, from its hosts' states.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CanaryVerdict {
+    /// A canary host has not ended yet.
+    Running,
+    /// Every canary host ran and exited 0.
+    Passed,
+    /// These canary hosts ended without passing (failed, skipped or cancelled).
+    Failed(Vec<usize>),
+}
+
+/// FLEET-5: the verdict over the canary's states: passed only when every host is `ok`.
+pub fn canary_verdict(states: &[HostState]) -> CanaryVerdict {
+    if states.iter().any(|s| !s.is_terminal()) {
+        return CanaryVerdict::Running;
+    }
+    let failed: Vec<usize> = states
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| **s != HostState::Ok)
+        .map(|(i, _)| i)
+        .collect();
+    if failed.is_empty() {
+        CanaryVerdict::Passed
+    } else {
+        CanaryVerdict::Failed(failed)
     }
 }
 
@@ -230,6 +343,14 @@ impl HostState {
     pub fn is_failure(&self) -> bool {
         *self == HostState::Failed
     }
+
+    /// Whether the host is done: it ran, or it never will.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            HostState::Ok | HostState::Failed | HostState::Skipped | HostState::Cancelled
+        )
+    }
 }
 
 /// The error text of a host skipped by FLEET-2; [`host_state`] reads it back.
@@ -297,14 +418,34 @@ pub fn summary_table(fanout: &Fanout, executions: &[Execution], cap: usize) -> S
         .filter(|(_, s)| **s == HostState::Skipped)
         .map(|((h, _), _)| h.host.as_str())
         .collect();
-    let tail = if skipped.is_empty() {
-        String::new()
-    } else {
-        format!(
+    let split = fanout.canary_hosts().len();
+    let canary = (split > 0).then(|| canary_verdict(&states[..split]));
+    let tail = match (&canary, skipped.is_empty()) {
+        (Some(CanaryVerdict::Failed(_)), false) => format!(
+            "\nnot started (the canary did not pass): {}",
+            skipped.join(", ")
+        ),
+        (_, false) => format!(
             "\nnot started (max_failures = {} reached): {}",
             fanout.limits.max_failures,
             skipped.join(", ")
-        )
+        ),
+        (Some(CanaryVerdict::Passed), true)
+            if states[split..]
+                .iter()
+                .all(|s| *s == HostState::PendingApproval) =>
+        {
+            format!(
+                "\ncanary passed on {}; the other {} host(s) have not run: they wait for the operator's approval of the rest. STOP and wait for the operator; do not run the command again.",
+                rows[..split]
+                    .iter()
+                    .map(|(h, _)| h.host.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                rows.len() - split
+            )
+        }
+        _ => String::new(),
     };
     for detail in [Detail::Lines(120), Detail::Lines(40), Detail::None] {
         let body: Vec<String> = rows

@@ -20,13 +20,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::classification::Classification;
 use crate::classify::preview::{
-    PackageChange, PreviewForm, PreviewParser, parse_apt_simulation, unified_diff,
+    PackageAction, PackageChange, PreviewForm, PreviewParser, parse_apt_simulation, unified_diff,
 };
+
+mod fleet;
+
 use crate::id::ExecutionId;
 use crate::ports::exec::ExecLimits;
 use crate::record::ExecOutput;
 use crate::status::CommandClass;
 use crate::time::{Span, Timestamp};
+pub use fleet::{PreviewGroup, group_previews};
 
 /// GATE-10: a preview's own bounds: 15 seconds and 16 KiB of each stream by default.
 pub fn default_preview_limits() -> ExecLimits {
@@ -187,6 +191,10 @@ pub struct Preview {
     /// For `sed -i`: the file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// FLEET-6: for a fan-out, the hosts grouped by what their previews say, the smallest
+    /// group first; the fields above are the first group's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<PreviewGroup>,
 }
 
 impl Preview {
@@ -287,6 +295,7 @@ impl Preview {
             packages,
             diff,
             file: plan.form.file.clone(),
+            groups: Vec::new(),
         }
     }
 }

@@ -510,6 +510,27 @@ pub struct PreviewDto {
     pub diff: Option<String>,
     /// For `sed -i`: the file.
     pub file: Option<String>,
+    /// FLEET-6: for a fan-out, its hosts grouped by what their previews say, the smallest
+    /// group first (the fields above are the first group's); empty for one host.
+    #[serde(default)]
+    pub groups: Vec<PreviewGroupDto>,
+}
+
+/// FLEET-6: hosts of a fan-out whose previews read the same.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct PreviewGroupDto {
+    /// The hosts, in the fan-out's order.
+    pub hosts: Vec<String>,
+    /// One line: how many hosts, and what their preview says ("18 hosts: 3 package(s) upgraded").
+    pub summary: String,
+    /// `shown` or `failed`.
+    pub outcome: String,
+    /// The first host's runs.
+    pub runs: Vec<PreviewRunDto>,
+    /// The packages an apt simulation says would change.
+    pub packages: Vec<PackageChangeDto>,
+    /// For `sed -i`: the diff.
+    pub diff: Option<String>,
 }
 
 /// One preview command's run.
@@ -546,54 +567,76 @@ pub struct PackageChangeDto {
     pub to: Option<String>,
 }
 
-impl From<&nomos_core::preview::Preview> for PreviewDto {
-    fn from(preview: &nomos_core::preview::Preview) -> Self {
-        use nomos_core::classify::PackageAction;
-        use nomos_core::preview::{PreviewOutcome, PreviewRunStatus};
-        PreviewDto {
-            parser: preview.parser.as_str().to_owned(),
-            outcome: match preview.outcome {
-                PreviewOutcome::Shown => "shown",
-                PreviewOutcome::Failed => "failed",
+fn outcome_text(outcome: nomos_core::preview::PreviewOutcome) -> String {
+    use nomos_core::preview::PreviewOutcome;
+    match outcome {
+        PreviewOutcome::Shown => "shown",
+        PreviewOutcome::Failed => "failed",
+    }
+    .to_owned()
+}
+
+fn run_dtos(runs: &[nomos_core::preview::PreviewRun]) -> Vec<PreviewRunDto> {
+    use nomos_core::preview::PreviewRunStatus;
+    runs.iter()
+        .map(|run| PreviewRunDto {
+            command: run.command.clone(),
+            status: match run.status {
+                PreviewRunStatus::Ran => "ran",
+                PreviewRunStatus::Failed => "failed",
+                PreviewRunStatus::NotRun => "not_run",
             }
             .to_owned(),
-            runs: preview
-                .runs
-                .iter()
-                .map(|run| PreviewRunDto {
-                    command: run.command.clone(),
-                    status: match run.status {
-                        PreviewRunStatus::Ran => "ran",
-                        PreviewRunStatus::Failed => "failed",
-                        PreviewRunStatus::NotRun => "not_run",
-                    }
-                    .to_owned(),
-                    execution_id: run.execution_id.map(|id| id.0),
-                    exit_code: run.exit_code,
-                    stdout: run.stdout.clone(),
-                    stderr: run.stderr.clone(),
-                    cut: run.cut,
-                    error: run.error.clone(),
-                })
-                .collect(),
-            packages: preview
-                .packages
-                .iter()
-                .map(|p| PackageChangeDto {
-                    action: match p.action {
-                        PackageAction::Install => "install",
-                        PackageAction::Upgrade => "upgrade",
-                        PackageAction::Remove => "remove",
-                        PackageAction::Purge => "purge",
-                    }
-                    .to_owned(),
-                    name: p.name.clone(),
-                    from: p.from.clone(),
-                    to: p.to.clone(),
-                })
-                .collect(),
+            execution_id: run.execution_id.map(|id| id.0),
+            exit_code: run.exit_code,
+            stdout: run.stdout.clone(),
+            stderr: run.stderr.clone(),
+            cut: run.cut,
+            error: run.error.clone(),
+        })
+        .collect()
+}
+
+fn package_dtos(packages: &[nomos_core::classify::PackageChange]) -> Vec<PackageChangeDto> {
+    use nomos_core::classify::PackageAction;
+    packages
+        .iter()
+        .map(|p| PackageChangeDto {
+            action: match p.action {
+                PackageAction::Install => "install",
+                PackageAction::Upgrade => "upgrade",
+                PackageAction::Remove => "remove",
+                PackageAction::Purge => "purge",
+            }
+            .to_owned(),
+            name: p.name.clone(),
+            from: p.from.clone(),
+            to: p.to.clone(),
+        })
+        .collect()
+}
+
+impl From<&nomos_core::preview::Preview> for PreviewDto {
+    fn from(preview: &nomos_core::preview::Preview) -> Self {
+        PreviewDto {
+            parser: preview.parser.as_str().to_owned(),
+            outcome: outcome_text(preview.outcome),
+            runs: run_dtos(&preview.runs),
+            packages: package_dtos(&preview.packages),
             diff: preview.diff.clone(),
             file: preview.file.clone(),
+            groups: preview
+                .groups
+                .iter()
+                .map(|group| PreviewGroupDto {
+                    hosts: group.hosts.clone(),
+                    summary: group.summary.clone(),
+                    outcome: outcome_text(group.outcome),
+                    runs: run_dtos(&group.runs),
+                    packages: package_dtos(&group.packages),
+                    diff: group.diff.clone(),
+                })
+                .collect(),
         }
     }
 }

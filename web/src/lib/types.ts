@@ -216,6 +216,20 @@ export interface PreviewDto {
   packages: PackageChangeDto[];
   diff: string | null;
   file: string | null;
+  /** FLEET-6: a fan-out's hosts grouped by what their previews say, smallest group first;
+   * the fields above are the first group's. Empty for one host. */
+  groups?: PreviewGroupDto[];
+}
+
+/** FLEET-6: hosts of a fan-out whose previews read the same. */
+export interface PreviewGroupDto {
+  hosts: string[];
+  /** "18 hosts: 3 package(s) upgraded". */
+  summary: string;
+  outcome: 'shown' | 'failed' | string;
+  runs: PreviewRunDto[];
+  packages: PackageChangeDto[];
+  diff: string | null;
 }
 
 /** CONTROL-3: one open assent window. */

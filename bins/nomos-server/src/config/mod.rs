@@ -79,6 +79,15 @@ mod tests {
         assert_eq!(config.sweep_interval, Span::from_mins(5));
     }
 
+    // rule: FLEET-5
+    #[test]
+    fn fleet_5_canary_tags_are_read_and_an_empty_one_is_refused_by_its_index() {
+        let config = check("[agent]\ncanary_tags = [\"prod\", \"tag:db\"]\n").unwrap();
+        assert_eq!(config.canary_tags, vec!["prod".to_owned(), "db".to_owned()]);
+        let err = check("[agent]\ncanary_tags = [\"prod\", \" \"]\n").unwrap_err();
+        assert!(err.to_string().contains("agent.canary_tags[1]"), "{err}");
+    }
+
     // rule: TURN-9
     // rule: SAFE-2
     #[test]

@@ -154,6 +154,10 @@ pub struct RawAgent {
     pub backup_max_mib: Option<u64>,
     /// SAFE-2: backups older than this many days are removed (default 30).
     pub backup_max_age_days: Option<u32>,
+    /// FLEET-5: a group with a host carrying one of these tags runs on one host first
+    /// and waits for the operator before the rest.
+    #[serde(default)]
+    pub canary_tags: Vec<String>,
 }
 
 /// `[auth]`.

@@ -116,6 +116,8 @@ pub struct Config {
     pub model_output_bytes: Option<usize>,
     /// SAFE-2: where backups go on each host and how much of them it keeps.
     pub backup: nomos_core::safety::BackupConfig,
+    /// FLEET-5: the tags whose groups run a canary first (`[agent] canary_tags`).
+    pub canary_tags: Vec<String>,
     /// Authentication.
     pub auth: AuthSetting,
     /// Sweep interval.
@@ -272,6 +274,18 @@ impl Config {
         if let Some(days) = raw.agent.backup_max_age_days {
             backup.max_age_days = days;
         }
+        let mut canary_tags = Vec::with_capacity(raw.agent.canary_tags.len());
+        for (at, tag) in raw.agent.canary_tags.into_iter().enumerate() {
+            let tag = tag.trim().trim_start_matches("tag:").to_owned();
+            if tag.is_empty() {
+                return Err(invalid(
+                    &format!("agent.canary_tags[{at}]"),
+                    "\"\"",
+                    "a tag name must not be empty".to_owned(),
+                ));
+            }
+            canary_tags.push(tag);
+        }
         let interval = raw.sweep.interval_secs.unwrap_or(300);
         if interval == 0 {
             return Err(invalid(
@@ -309,6 +323,7 @@ impl Config {
             context_tokens,
             model_output_bytes,
             backup,
+            canary_tags,
             auth,
             sweep_interval: Span::from_secs(interval as i64),
             sweep: sweep_settings(&raw.sweep),

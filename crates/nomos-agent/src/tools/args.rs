@@ -38,6 +38,8 @@ pub enum Call {
         max_parallel: Option<u32>,
         /// FLEET-2: per-call override of the failures that stop the fan-out.
         max_failures: Option<u32>,
+        /// FLEET-5: how many hosts run first, alone, before the rest wait.
+        canary: Option<u32>,
     },
     /// `discover_guests` (FLEET-3): a Proxmox node's containers and VMs.
     DiscoverGuests {
@@ -282,6 +284,8 @@ struct RunArgs {
     max_parallel: Option<u32>,
     #[serde(default)]
     max_failures: Option<u32>,
+    #[serde(default)]
+    canary: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -450,6 +454,7 @@ pub fn parse_call(name: &str, arguments: &str) -> Result<Call, ArgsError> {
                         command: args.command,
                         max_parallel: args.max_parallel,
                         max_failures: args.max_failures,
+                        canary: args.canary,
                     },
                     None => Call::Run {
                         host,
@@ -461,6 +466,7 @@ pub fn parse_call(name: &str, arguments: &str) -> Result<Call, ArgsError> {
                     command: args.command,
                     max_parallel: args.max_parallel,
                     max_failures: args.max_failures,
+                    canary: args.canary,
                 },
             }
         }

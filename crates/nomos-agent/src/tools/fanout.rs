@@ -3,12 +3,14 @@
 //!
 //! The driver runs in a task of its own, like every dispatch (EXEC-2): each host's end is
 //! recorded, and the window advanced, in one commit; hosts that end together share it.
-//! The model's `run` call is recorded at the end with the per-host table.
+//! The model's `run` call is recorded at the end with the per-host table. Each host's
+//! output streams live while it runs (FLEET-7), keyed by its execution.
 
 use std::collections::HashMap;
 
 use nomos_core::fanout::{
-    FanoutId, FanoutLimits, GroupError, resolve_list, resolve_tag, summary_table,
+    FanoutId, FanoutLimits, GroupError, canary_required_by, canary_size, resolve_list, resolve_tag,
+    summary_table,
 };
 use nomos_core::ports::chat::ToolCall;
 use nomos_core::ports::exec::ExecError;
@@ -30,6 +32,7 @@ pub(crate) struct GroupCall {
     pub command: String,
     pub max_parallel: Option<u32>,
     pub max_failures: Option<u32>,
+    pub canary: Option<u32>,
 }
 
 impl Agent {
@@ -43,7 +46,7 @@ impl Agent {
         group: GroupCall,
     ) -> Result<CallReply, AgentError> {
         let resolved = self.resolve_group(&group);
-        let (hosts, limits) = match resolved {
+        let (hosts, limits, canary) = match resolved {
             Ok(found) => found,
             Err(error) => {
                 return self
@@ -65,12 +68,24 @@ impl Agent {
             &members,
             &group.command,
         );
+        // FLEET-6, GATE-10: a group that will wait for the operator is previewed on each
+        // host it asks for (the canary's, when there is one), in the window's batches.
+        let previewed = &hosts[..if canary > 0 {
+            canary as usize
+        } else {
+            hosts.len()
+        }];
+        let previews = self
+            .previews_for_group(id, previewed, &group.command, &classification, limits)
+            .await?;
         let input = ToolInput::RunGroup(GroupRun {
             group: group.target.label(),
             hosts,
             command: group.command.clone(),
             classification,
             limits,
+            canary,
+            previews,
         });
         let policy = self.inner.config.approvals;
         // The reply carries the one action the call queued; the shell acts on it once,
@@ -128,7 +143,10 @@ impl Agent {
         }
     }
 
-    fn resolve_group(&self, group: &GroupCall) -> Result<(Vec<String>, FanoutLimits), GroupError> {
+    fn resolve_group(
+        &self,
+        group: &GroupCall,
+    ) -> Result<(Vec<String>, FanoutLimits, u32), GroupError> {
         let inventory = self.inner.executor.hosts();
         let hosts = match &group.target {
             GroupTarget::Tag(tag) => resolve_tag(tag, &inventory)?,
@@ -141,7 +159,10 @@ impl Agent {
             group.max_parallel,
             group.max_failures,
         )?;
-        Ok((hosts, limits))
+        // FLEET-5: the core decides the canary from the call and the policy's tags.
+        let required_by = canary_required_by(&hosts, &inventory, &config.canary_tags);
+        let canary = canary_size(group.canary, required_by, hosts.len())?;
+        Ok((hosts, limits, canary))
     }
 
     /// FLEET-2: runs a fan-out the core let start, to its end, and returns the per-host
@@ -170,6 +191,7 @@ impl Agent {
         call: Option<CallToRecord>,
     ) -> (ToolCallOutcome, String) {
         let limits = self.inner.config.exec_limits;
+        let policy = self.inner.config.approvals;
         let mut running: JoinSet<(ExecutionId, String, Result<ExecOutput, ExecError>)> =
             JoinSet::new();
         let mut tasks: HashMap<tokio::task::Id, ExecutionId> = HashMap::new();
@@ -188,12 +210,25 @@ impl Agent {
                     session.advance_fanout(now, fanout_id);
                     // The dispatches it queued are acted on below, after this commit
                     // returns (a conflict drops the session and decides again).
-                    let started: Vec<ExecutionId> = std::iter::from_fn(|| session.poll_action())
-                        .filter_map(|action| match action {
-                            Action::Dispatch { execution_id } => Some(execution_id),
-                            _ => None,
-                        })
-                        .collect();
+                    let mut started: Vec<ExecutionId> = Vec::new();
+                    while let Some(action) = session.poll_action() {
+                        match action {
+                            Action::Dispatch { execution_id } => started.push(execution_id),
+                            // FLEET-5: the rest after a canary wait for the operator; with
+                            // nobody to answer, they are denied in this same commit.
+                            Action::AwaitApproval { approval_id, .. }
+                                if policy == ApprovalPolicy::RefuseWithoutOperator =>
+                            {
+                                crate::turn::deny_for_no_operator(
+                                    session,
+                                    now,
+                                    approval_id,
+                                    String::new(),
+                                );
+                            }
+                            _ => {}
+                        }
+                    }
                     started
                         .iter()
                         .filter_map(|e| session.execution(*e))
@@ -213,11 +248,17 @@ impl Agent {
             };
             for (execution_id, host, command) in started {
                 let executor = self.inner.executor.clone();
+                // FLEET-7, EXEC-10: each host streams into its own live output, with its
+                // own coalescing and cap; all of it is out before its end is recorded.
+                let (live, published) =
+                    crate::live::live_output(self.inner.bus.clone(), id, execution_id);
                 let handle = running.spawn(async move {
                     // EXEC-7, EXEC-8: the exact string, marked with the execution's id.
                     let result = executor
-                        .run_marked(&host, &command, limits, &execution_id.to_string())
+                        .run_streamed(&host, &command, limits, &execution_id.to_string(), live)
                         .await;
+                    let _ =
+                        tokio::time::timeout(std::time::Duration::from_secs(2), published).await;
                     (execution_id, host, result)
                 });
                 tasks.insert(handle.id(), execution_id);

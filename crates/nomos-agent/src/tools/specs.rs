@@ -89,14 +89,15 @@ pub fn builtin_specs() -> Vec<ToolSpec> {
         ),
         spec(
             "run",
-            "Run one shell command on one host, or on a group of hosts at once: `host: \"tag:NAME\"` (every host with that tag) or `hosts: [...]`. Read-only commands run at once. Commands that change state run only after the operator approved the plan; destructive commands also need their own approval (one request covers every host of a group): when this tool says approval was requested, STOP and wait. The exact command string you give is what runs. A group runs in batches of max_parallel and stops starting hosts after max_failures failed; its result is one row per host.",
+            "Run one shell command on one host, or on a group of hosts at once: `host: \"tag:NAME\"` (every host with that tag) or `hosts: [...]`. Read-only commands run at once. Commands that change state run only after the operator approved the plan; destructive commands also need their own approval (one request covers every host of a group): when this tool says approval was requested, STOP and wait. The exact command string you give is what runs. A group runs in batches of max_parallel and stops starting hosts after max_failures failed; with canary it runs on the first hosts only and the rest wait for the operator; its result is one row per host.",
             object(
                 json!({
                     "host": { "type": "string", "description": "Host slug from list_hosts, e.g. lxc:nextcloud or local; or tag:NAME for every host with that tag." },
                     "hosts": { "type": "array", "items": { "type": "string" }, "description": "Several host slugs; instead of host." },
                     "command": { "type": "string" },
                     "max_parallel": { "type": "integer", "minimum": 1, "description": "Group only: hosts at once (default 10)." },
-                    "max_failures": { "type": "integer", "minimum": 1, "description": "Group only: failed hosts after which no new host starts (default 1)." }
+                    "max_failures": { "type": "integer", "minimum": 1, "description": "Group only: failed hosts after which no new host starts (default 1)." },
+                    "canary": { "type": "integer", "minimum": 0, "description": "Group only: run on this many hosts first and stop; the rest run after the operator saw them pass and approved (default 0, or 1 where the operator's policy requires a canary)." }
                 }),
                 &["command"],
             ),

@@ -17,14 +17,18 @@ use tempfile::TempDir;
 
 const DOCKER_PS: &str = "echo 'CONTAINER ID   IMAGE   STATUS'; echo \"c0ffee   nginx   Up 3 days ($(basename $(dirname $(dirname $0))))\"";
 
-struct FleetWorld {
-    agent: Agent,
-    store: Arc<SqliteStore>,
-    fleet: TestFleet,
+/// Real hosts behind the SSH executor, an agent and its store (shared by the fleet tests).
+pub(super) struct FleetWorld {
+    pub(super) agent: Agent,
+    pub(super) store: Arc<SqliteStore>,
+    pub(super) fleet: TestFleet,
     _dir: TempDir,
 }
 
-async fn fleet_world(specs: Vec<HostSpec>, tune: impl FnOnce(&mut AgentConfig)) -> FleetWorld {
+pub(super) async fn fleet_world(
+    specs: Vec<HostSpec>,
+    tune: impl FnOnce(&mut AgentConfig),
+) -> FleetWorld {
     let fleet = TestFleet::start(specs);
     let inventory = Inventory::parse(&fleet.inventory_toml(), "fleet.toml").unwrap();
     let mut ssh =
@@ -258,4 +262,88 @@ async fn one_approval_runs_a_destructive_command_on_every_host_of_the_set() {
             .map(|e| (e.host.clone(), e.status, e.error.clone()))
             .collect::<Vec<_>>()
     );
+}
+
+// rule: FLEET-7
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_host_of_a_fan_out_streams_its_own_output_while_it_runs() {
+    use nomos_agent::LiveEvent;
+    use nomos_core::event::DomainEvent;
+    use std::collections::HashMap;
+
+    let specs: Vec<HostSpec> = (1..=3)
+        .map(|i| {
+            HostSpec::up(&format!("lxc:s{i}"), &["stream"]).program(
+                "docker",
+                &format!("for n in 1 2 3; do echo s{i}-line$n; sleep 0.3; done"),
+            )
+        })
+        .collect();
+    let world = fleet_world(specs, |_| {}).await;
+    let id = world
+        .agent
+        .create_client_session("fleet-test 1")
+        .await
+        .unwrap();
+    let mut events = world.agent.bus().subscribe();
+    let agent = world.agent.clone();
+    let call = tokio::spawn(async move {
+        agent
+            .call_tool(
+                id,
+                Access::Operate,
+                "run",
+                r#"{"host": "tag:stream", "command": "docker logs app"}"#,
+            )
+            .await
+            .unwrap()
+    });
+    // What each execution streamed by the time its end was recorded.
+    let mut live: HashMap<nomos_core::ExecutionId, Vec<String>> = HashMap::new();
+    let mut at_end: HashMap<nomos_core::ExecutionId, Vec<String>> = HashMap::new();
+    while at_end.len() < 3 {
+        match tokio::time::timeout(Duration::from_secs(30), events.recv())
+            .await
+            .expect("the fan-out ends")
+            .unwrap()
+        {
+            LiveEvent::ExecutionOutput {
+                session_id,
+                execution_id,
+                text,
+                ..
+            } if session_id == id => live.entry(execution_id).or_default().push(text),
+            LiveEvent::Committed(record) if record.session_id == id => {
+                if let DomainEvent::ExecutionStatusChanged {
+                    execution_id,
+                    status: ExecutionStatus::Completed,
+                    ..
+                } = record.event
+                {
+                    at_end.insert(
+                        execution_id,
+                        live.get(&execution_id).cloned().unwrap_or_default(),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    let reply = call.await.unwrap();
+    assert!(reply.text.contains("3 ok"), "{}", reply.text);
+    let snapshot = world.store.load_session(id).await.unwrap().unwrap();
+    for execution in &snapshot.executions {
+        let seen = &at_end[&execution.id];
+        let slug = execution.host.trim_start_matches("lxc:");
+        assert!(
+            seen.len() >= 2,
+            "{slug} streamed in one piece, not while it ran: {seen:?}"
+        );
+        assert_eq!(
+            seen.concat(),
+            format!("{slug}-line1\n{slug}-line2\n{slug}-line3\n"),
+            "each host's row holds its own output, whole, before its end"
+        );
+        assert_eq!(seen.concat(), execution.output.as_ref().unwrap().stdout);
+    }
 }

@@ -8,8 +8,10 @@
 
 mod audit;
 mod backup;
+mod canary;
 mod faults;
 mod fleet;
+mod fleet_preview;
 mod flow;
 mod guests;
 mod live;

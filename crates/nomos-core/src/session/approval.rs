@@ -151,7 +151,13 @@ impl Session {
         let execution = self.executions.iter().find(|e| e.id == execution_id);
         // FLEET-1: a fan-out's approval binds to the exact host set.
         let host = match self.fanout_of(execution_id) {
-            Some(fanout) => crate::fanout::host_set_binding(&fanout.host_slugs()),
+            Some(fanout) => crate::fanout::host_set_binding(
+                &fanout
+                    .phase_of(execution_id)
+                    .iter()
+                    .map(|h| h.host.clone())
+                    .collect::<Vec<_>>(),
+            ),
             None => execution.map(|e| e.host.clone()).unwrap_or_default(),
         };
         ApprovalBinding {
@@ -167,7 +173,11 @@ impl Session {
     /// The hosts an execution's request covers: a fan-out's host set, or its one host.
     fn hosts_of(&self, execution_id: ExecutionId) -> Vec<String> {
         match self.fanout_of(execution_id) {
-            Some(fanout) => fanout.host_slugs(),
+            Some(fanout) => fanout
+                .phase_of(execution_id)
+                .iter()
+                .map(|h| h.host.clone())
+                .collect(),
             None => self
                 .executions
                 .iter()
@@ -446,7 +456,8 @@ impl Session {
             ExecutionStatus::Cancelled => Some(why.to_owned()),
             _ => None,
         };
-        for id in self.covered_by_approval(execution_id) {
+        let approved = next == ExecutionStatus::Approved;
+        for id in self.covered_by_approval(execution_id, approved) {
             self.move_execution(now, id, next, error.clone());
         }
     }

@@ -1,15 +1,18 @@
 //! `run` on a group (FLEET-1, FLEET-2): one classification, at most one approval bound to
 //! the command and the exact host set, one execution per host, started in a rolling
-//! window that stops after `max_failures` failed hosts.
+//! window that stops after `max_failures` failed hosts; with a canary (FLEET-5), its hosts
+//! first and alone, then the rest on an approval of their own.
 
 use crate::classification::Classification;
 use crate::declared::RequestOrigin;
 use crate::fanout::{
-    Fanout, FanoutHost, FanoutId, FanoutLimits, HostState, SKIPPED_PREFIX, host_state,
+    CanaryVerdict, Fanout, FanoutHost, FanoutId, FanoutLimits, HostState, SKIPPED_PREFIX,
+    canary_verdict, host_state,
 };
 use crate::id::ExecutionId;
+use crate::preview::{Preview, PreviewResult, group_previews};
 use crate::record::KnowledgeLoop;
-use crate::status::ExecutionStatus;
+use crate::status::{ApprovalStatus, ExecutionStatus};
 use crate::sweep::QUEUED_AT_RESTART_REASON;
 use crate::time::Timestamp;
 
@@ -30,6 +33,12 @@ pub struct GroupRun {
     pub classification: Classification,
     /// The rolling window's limits.
     pub limits: FanoutLimits,
+    /// FLEET-5: how many of the first hosts run alone before the rest wait (0: none), as
+    /// [`crate::fanout::canary_size`] decided it.
+    pub canary: u32,
+    /// FLEET-6, GATE-10: each host's preview, run because the group would wait for the
+    /// operator (the canary's hosts only, when there is a canary); empty for none.
+    pub previews: Vec<(String, PreviewResult)>,
 }
 
 impl Session {
@@ -46,8 +55,17 @@ impl Session {
     /// FLEET-1: the gate for a group, decided once for the command.
     pub(crate) fn run_group(&mut self, now: Timestamp, call_id: &str, run: GroupRun) -> ToolReply {
         let class = run.classification.class;
+        // GATE-10 (rev. 3): previews recorded before they ran end here, whatever the gate
+        // decides below.
+        for (_, result) in &run.previews {
+            self.finish_previews(now, result);
+        }
         if let Some(refused) = self.gate_refusal(now, class) {
             return refused;
+        }
+        let members: Vec<&str> = run.hosts.iter().map(String::as_str).collect();
+        if let Some(held) = self.held_for_canary(&members, &run.command) {
+            return held;
         }
         if self.record.knowledge == KnowledgeLoop::Untouched {
             self.record.knowledge = KnowledgeLoop::Discovered;
@@ -74,8 +92,15 @@ impl Session {
                 .id
                 .derive(&format!("fanout/{}", self.fanouts.len() + 1)),
         );
+        // FLEET-5: the hosts after the canary wait for an approval of their own.
+        let canary = (run.canary as usize).min(run.hosts.len().saturating_sub(1));
         let mut hosts = Vec::with_capacity(run.hosts.len());
-        for host in &run.hosts {
+        for (at, host) in run.hosts.iter().enumerate() {
+            let status = if canary > 0 && at >= canary {
+                ExecutionStatus::PendingApproval
+            } else {
+                status
+            };
             let execution_id = self.new_execution(
                 now,
                 call_id,
@@ -100,16 +125,39 @@ impl Session {
             hosts,
             limits: run.limits,
             created_at: now,
+            canary: canary as u32,
         });
         if needs_approval {
-            // GATE-7: one request; its binding names the exact host set.
-            let approval =
-                self.request_approval(now, first, origin.unwrap_or(RequestOrigin::OwnClass), None);
-            let reply = text::fanout_approval_requested(
-                &approval.id.to_string(),
-                run.hosts.len(),
-                &approval.expires_at.to_rfc3339(),
+            // GATE-7: one request; its binding names the exact host set (FLEET-5: the
+            // canary's, when there is one).
+            // FLEET-6: one preview for the request, its hosts grouped by what they say.
+            let per_host: Vec<(String, Preview)> = run
+                .previews
+                .iter()
+                .map(|(host, result)| (host.clone(), self.record_preview(now, host, result)))
+                .collect();
+            let preview = group_previews(per_host);
+            let approval = self.request_approval(
+                now,
+                first,
+                origin.unwrap_or(RequestOrigin::OwnClass),
+                preview,
             );
+            let expires_at = approval.expires_at.to_rfc3339();
+            let reply = if canary > 0 {
+                text::canary_approval_requested(
+                    &approval.id.to_string(),
+                    canary,
+                    run.hosts.len() - canary,
+                    &expires_at,
+                )
+            } else {
+                text::fanout_approval_requested(
+                    &approval.id.to_string(),
+                    run.hosts.len(),
+                    &expires_at,
+                )
+            };
             let action = Action::AwaitApproval {
                 approval_id: approval.id,
                 execution_id: first,
@@ -132,10 +180,39 @@ impl Session {
         };
         let limits = fanout.limits;
         let members: Vec<ExecutionId> = fanout.hosts.iter().map(|h| h.execution_id).collect();
+        let slugs = fanout.host_slugs();
+        let split = fanout.canary_hosts().len();
         let states: Vec<HostState> = members
             .iter()
             .map(|id| self.execution(*id).map_or(HostState::Cancelled, host_state))
             .collect();
+        if split > 0 {
+            let rest: Vec<ExecutionId> = members[split..].to_vec();
+            match canary_verdict(&states[..split]) {
+                CanaryVerdict::Running => {}
+                CanaryVerdict::Passed => {
+                    self.request_rest_after_canary(now, split, &rest, &states[split..]);
+                }
+                CanaryVerdict::Failed(which) => {
+                    let hosts: Vec<&str> = which.iter().map(|&i| slugs[i].as_str()).collect();
+                    let reason = format!(
+                        "{SKIPPED_PREFIX}the canary did not pass on {}",
+                        hosts.join(", ")
+                    );
+                    for (id, state) in rest.iter().zip(&states[split..]) {
+                        if *state == HostState::PendingApproval {
+                            self.move_execution(
+                                now,
+                                *id,
+                                ExecutionStatus::Cancelled,
+                                Some(reason.clone()),
+                            );
+                        }
+                    }
+                    return Vec::new();
+                }
+            }
+        }
         let failed = states.iter().filter(|s| s.is_failure()).count() as u32;
         let queued: Vec<ExecutionId> = members
             .iter()
@@ -162,6 +239,57 @@ impl Session {
             }
         }
         started
+    }
+
+    /// FLEET-5: once the canary passed, the rest wait for one approval bound to the same
+    /// command and the remaining host set, asked once (a decided or pending request for
+    /// them is never asked again).
+    fn request_rest_after_canary(
+        &mut self,
+        now: Timestamp,
+        canary: usize,
+        rest: &[ExecutionId],
+        states: &[HostState],
+    ) {
+        let Some(&first) = rest.first() else {
+            return;
+        };
+        let waiting = states.iter().all(|s| *s == HostState::PendingApproval);
+        let asked = self.approvals.iter().any(|a| a.execution_id == first);
+        if !waiting || asked {
+            return;
+        }
+        let origin = RequestOrigin::AfterCanary {
+            hosts: canary as u32,
+        };
+        let approval = self.request_approval(now, first, origin, None);
+        self.queue(Action::AwaitApproval {
+            approval_id: approval.id,
+            execution_id: first,
+        });
+    }
+
+    /// FLEET-5: the refusal of `command` on any of `hosts` while they wait for the
+    /// operator's approval of the rest of a fan-out after its canary: the model that was
+    /// told to wait may not run them one by one or in another group.
+    pub(crate) fn held_for_canary(&self, hosts: &[&str], command: &str) -> Option<ToolReply> {
+        self.approvals.iter().find_map(|approval| {
+            let waiting = approval.status == ApprovalStatus::Pending
+                && matches!(approval.binding.origin, RequestOrigin::AfterCanary { .. })
+                && approval.binding.command == command;
+            if !waiting {
+                return None;
+            }
+            let fanout = self.fanout_of(approval.execution_id)?;
+            let host = fanout
+                .phase_of(approval.execution_id)
+                .iter()
+                .find(|h| hosts.contains(&h.host.as_str()))?;
+            Some(ToolReply::refused(text::held_for_canary(
+                &approval.id.to_string(),
+                &host.host,
+            )))
+        })
     }
 
     /// Whether a fan-out has hosts that may still run (queued or running).
@@ -213,11 +341,29 @@ impl Session {
         ))
     }
 
-    /// The executions an approval of `execution_id` moves: the whole fan-out when the
-    /// execution belongs to one, or the execution alone.
-    pub(crate) fn covered_by_approval(&self, execution_id: ExecutionId) -> Vec<ExecutionId> {
+    /// The executions an approval of `execution_id` moves: the execution alone, or for a
+    /// fan-out the hosts of its phase when approved (FLEET-5: the canary, or the rest)
+    /// and every host still waiting when not (a denied canary denies the rest with it).
+    pub(crate) fn covered_by_approval(
+        &self,
+        execution_id: ExecutionId,
+        approved: bool,
+    ) -> Vec<ExecutionId> {
         match self.fanout_of(execution_id) {
-            Some(fanout) => fanout.hosts.iter().map(|h| h.execution_id).collect(),
+            Some(fanout) if approved => fanout
+                .phase_of(execution_id)
+                .iter()
+                .map(|h| h.execution_id)
+                .collect(),
+            Some(fanout) => fanout
+                .hosts
+                .iter()
+                .map(|h| h.execution_id)
+                .filter(|id| {
+                    self.execution(*id)
+                        .is_some_and(|e| e.status == ExecutionStatus::PendingApproval)
+                })
+                .collect(),
             None => vec![execution_id],
         }
     }

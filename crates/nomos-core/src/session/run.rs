@@ -31,6 +31,9 @@ impl Session {
         if let Some(refused) = self.gate_refusal(now, class) {
             return refused;
         }
+        if let Some(held) = self.held_for_canary(&[host.as_str()], &command) {
+            return held;
+        }
         // WRITEBACK-1: `run` is a discovery tool.
         if self.record.knowledge == KnowledgeLoop::Untouched {
             self.record.knowledge = KnowledgeLoop::Discovered;

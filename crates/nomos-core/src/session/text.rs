@@ -200,6 +200,26 @@ pub fn fanout_approval_requested(approval_id: &str, hosts: usize, expires_at: &s
     )
 }
 
+/// FLEET-5: a fan-out with a canary needs the operator's approval to start it.
+pub fn canary_approval_requested(
+    approval_id: &str,
+    canary: usize,
+    rest: usize,
+    expires_at: &str,
+) -> String {
+    format!(
+        "Approval requested (id {approval_id}): this command needs the operator's explicit approval; this request covers the canary ({canary} host(s)), and the other {rest} host(s) run only after the canary passed and the operator approved them too. STOP and wait; do not call run for it again. The request expires at {expires_at}; no answer means denied."
+    )
+}
+
+/// FLEET-5: the command waits on this host for the operator's approval of the rest of a
+/// fan-out after its canary; running it again is refused.
+pub fn held_for_canary(approval_id: &str, host: &str) -> String {
+    format!(
+        "Refused: `{host}` is one of the hosts that wait for the operator's approval {approval_id} of the rest after the canary, for this same command. It did not run. STOP and wait for the operator's decision; do not run it again, on this host or in another group."
+    )
+}
+
 /// GATE-5, GATE-9: an approval request, saying why it was asked.
 pub fn approval_requested_for(
     approval_id: &str,
@@ -215,6 +235,9 @@ pub fn approval_requested_for(
         ),
         RequestOrigin::Declared { step_seq } => format!(
             "Approval requested (id {approval_id}): step {step_seq} declared this command, and as {class} it still needs the operator's own approval. STOP and wait; do not call run for it again. The request expires at {expires_at}; no answer means denied."
+        ),
+        RequestOrigin::AfterCanary { hosts } => format!(
+            "Approval requested (id {approval_id}): the canary ({hosts} host(s)) passed, and the rest of the group waits for the operator's approval. STOP and wait; do not call run for it again. The request expires at {expires_at}; no answer means denied."
         ),
     }
 }

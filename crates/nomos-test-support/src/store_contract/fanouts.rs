@@ -36,6 +36,8 @@ pub async fn fanouts_round_trip_with_their_executions(store: &dyn Store) {
             max_failures: 1,
         },
         created_at: at(4),
+        // FLEET-5: the canary is part of the record a store keeps.
+        canary: 1,
     };
     let receipt = store
         .commit(Commit {

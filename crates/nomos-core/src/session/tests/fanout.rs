@@ -10,7 +10,7 @@ use crate::status::{ApprovalStatus, CommandClass, Decision, ExecutionStatus, Ste
 use super::super::{Action, GroupRun, ToolInput};
 use super::Harness;
 
-fn hosts(n: usize) -> Vec<String> {
+pub(super) fn hosts(n: usize) -> Vec<String> {
     (1..=n).map(|i| format!("lxc:h{i:02}")).collect()
 }
 
@@ -27,10 +27,12 @@ fn group(
         command: command.to_owned(),
         classification: Classification::new(class, "test"),
         limits,
+        canary: 0,
+        previews: Vec::new(),
     }))
 }
 
-fn finish(h: &mut Harness, id: ExecutionId, exit: i32) {
+pub(super) fn finish(h: &mut Harness, id: ExecutionId, exit: i32) {
     let output = ExecOutput {
         exit_code: Some(exit),
         stdout: format!("line one\nexit {exit}"),
@@ -42,7 +44,7 @@ fn finish(h: &mut Harness, id: ExecutionId, exit: i32) {
         .unwrap();
 }
 
-fn states(h: &Harness) -> Vec<HostState> {
+pub(super) fn states(h: &Harness) -> Vec<HostState> {
     let fanout = &h.session.fanouts()[0];
     fanout
         .hosts

@@ -396,6 +396,7 @@ fn binding_hash_covers_why_it_was_asked_and_the_preview_and_a_plain_request_hash
         packages: Vec::new(),
         diff: Some("+Inst x".into()),
         file: None,
+        groups: Vec::new(),
     };
     let previewed = ApprovalBinding {
         preview: Some(preview.clone()),

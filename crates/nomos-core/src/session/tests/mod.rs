@@ -2,6 +2,7 @@
 //! property tests of its invariants.
 
 mod authz;
+mod canary;
 mod control;
 mod decision;
 mod examples;
