@@ -208,6 +208,7 @@ fn agent_config(config: &Config, policy: Option<Arc<Policy>>) -> AgentConfig {
         agent.model_output_bytes = bytes;
     }
     agent.backup = config.backup.clone();
+    agent.snapshot = config.snapshot;
     let sweep = &config.sweep;
     let set = |value: Option<Span>, default: Span| value.unwrap_or(default);
     agent.sweep.idle_after = set(sweep.idle_after, agent.sweep.idle_after);

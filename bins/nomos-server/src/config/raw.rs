@@ -154,6 +154,8 @@ pub struct RawAgent {
     pub backup_max_mib: Option<u64>,
     /// SAFE-2: backups older than this many days are removed (default 30).
     pub backup_max_age_days: Option<u32>,
+    /// SAFE-1: how many Nomos snapshots each Proxmox guest keeps (default 3).
+    pub snapshot_keep: Option<u64>,
 }
 
 /// `[auth]`.

@@ -116,6 +116,8 @@ pub struct Config {
     pub model_output_bytes: Option<usize>,
     /// SAFE-2: where backups go on each host and how much of them it keeps.
     pub backup: nomos_core::safety::BackupConfig,
+    /// SAFE-1: how many Nomos snapshots each Proxmox guest keeps.
+    pub snapshot: nomos_core::snapshot::SnapshotConfig,
     /// Authentication.
     pub auth: AuthSetting,
     /// Sweep interval.
@@ -272,6 +274,10 @@ impl Config {
         if let Some(days) = raw.agent.backup_max_age_days {
             backup.max_age_days = days;
         }
+        let mut snapshot = nomos_core::snapshot::SnapshotConfig::spec_defaults();
+        if let Some(keep) = at_least("agent.snapshot_keep", raw.agent.snapshot_keep, 1)? {
+            snapshot.keep = keep;
+        }
         let interval = raw.sweep.interval_secs.unwrap_or(300);
         if interval == 0 {
             return Err(invalid(
@@ -309,6 +315,7 @@ impl Config {
             context_tokens,
             model_output_bytes,
             backup,
+            snapshot,
             auth,
             sweep_interval: Span::from_secs(interval as i64),
             sweep: sweep_settings(&raw.sweep),
