@@ -209,6 +209,7 @@ fn agent_config(config: &Config, policy: Option<Arc<Policy>>) -> AgentConfig {
     }
     agent.backup = config.backup.clone();
     agent.canary_tags = config.canary_tags.clone();
+    agent.snapshot = config.snapshot;
     let sweep = &config.sweep;
     let set = |value: Option<Span>, default: Span| value.unwrap_or(default);
     agent.sweep.idle_after = set(sweep.idle_after, agent.sweep.idle_after);

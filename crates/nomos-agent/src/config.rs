@@ -69,6 +69,8 @@ pub struct AgentConfig {
     /// SAFE-2: where a change's files are backed up on its host, and the host's caps
     /// (`[safety] backup_root`, `backup_max_mib`, `backup_max_age_days`).
     pub backup: nomos_core::safety::BackupConfig,
+    /// SAFE-1: how many Nomos snapshots each Proxmox guest keeps (`[agent] snapshot_keep`).
+    pub snapshot: nomos_core::snapshot::SnapshotConfig,
 }
 
 /// Who answers approval requests (GATE-7). An embedding without an operator never waits
@@ -118,6 +120,7 @@ impl AgentConfig {
             canary_tags: Vec::new(),
             approvers: Arc::default(),
             backup: nomos_core::safety::BackupConfig::spec_defaults(),
+            snapshot: nomos_core::snapshot::SnapshotConfig::spec_defaults(),
         }
     }
 }

@@ -79,7 +79,7 @@ impl Agent {
             // SAFE-2: the safety nets the core asks for run first; a net that failed
             // stopped the change, which the core already ended `failed`.
             let stopped = agent
-                .run_safety_nets(control.as_deref(), id, execution_id, limits)
+                .run_safety_nets(control.as_deref(), id, execution_id, &host, limits)
                 .await;
             // EXEC-7: exactly the string that was classified and shown. EXEC-8: marked
             // with the execution's id, so a restart can stop what is left of it.

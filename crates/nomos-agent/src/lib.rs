@@ -66,7 +66,7 @@ pub use history::INTERRUPTED_RESULT;
 pub use reconcile::TurnInterruption;
 pub use replica::{Heartbeat, Replication};
 pub use revoke::OpenWindow;
-pub use safety::RestoreRequestError;
+pub use safety::{RestoreRequestError, RollbackRequestError};
 pub use sweeper::{SweepReport, Workers};
 pub use tools::guests::NodeDiscovery;
 pub use turn::TurnReport;

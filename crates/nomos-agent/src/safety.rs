@@ -1,17 +1,30 @@
-//! SAFE-2 in the runtime: the safety nets the core decides around a change are run just
-//! before the change, on the host the core names, with the script the core built; the
-//! core records each end and says whether the change may go on. Restore is an operator
-//! request: its preview runs first (read-only, GATE-10), then the core files the request,
-//! which an operator approves like any other.
+//! SAFE-1, SAFE-2 in the runtime: the safety nets the core decides around a change (a
+//! snapshot of its Proxmox guest, the prune of older ones, a backup of the files it
+//! writes) are run just before the change, on the host the core names, with the command
+//! the core built; the core records each end and says whether the change may go on.
+//! Restore and Rollback are operator requests: the preview runs first (read-only,
+//! GATE-10), then the core files the request, which an operator approves like any other.
 
 use nomos_core::id::{ApprovalId, ExecutionId, SessionId};
 use nomos_core::ports::exec::ExecLimits;
 use nomos_core::preview::{PreviewPlan, PreviewRan, PreviewResult};
-use nomos_core::session::{RestoreError, SafetyRun, SafetyVerdict};
+use nomos_core::safety::NetsConfig;
+use nomos_core::session::{MAX_NETS, RestoreError, RollbackError, SafetyRun, SafetyVerdict};
 
 use crate::agent::Agent;
 use crate::cancel::{RunEnd, TurnControl};
 use crate::error::AgentError;
+
+/// Why a Rollback request was not filed.
+#[derive(Debug, thiserror::Error)]
+pub enum RollbackRequestError {
+    /// The core refused it.
+    #[error(transparent)]
+    Refused(#[from] RollbackError),
+    /// The store or the session could not be reached.
+    #[error(transparent)]
+    Agent(#[from] AgentError),
+}
 
 /// Why a Restore request was not filed.
 #[derive(Debug, thiserror::Error)]
@@ -33,13 +46,19 @@ impl Agent {
         control: Option<&TurnControl>,
         id: SessionId,
         change: ExecutionId,
+        host: &str,
         limits: ExecLimits,
     ) -> Option<String> {
-        let config = self.inner.config.backup.clone();
-        for n_done in 0.. {
+        let config = NetsConfig {
+            backup: self.inner.config.backup.clone(),
+            snapshot: self.inner.config.snapshot,
+        };
+        // SAFE-1: what the executor knows of the host; the core decides from it.
+        let facts = self.inner.executor.host_safety(host);
+        for n_done in 0..MAX_NETS {
             let next = self
                 .mutate(id, |session, now| {
-                    session.handle_safety_next(now, change, n_done, &config)
+                    session.handle_safety_next(now, change, n_done, &config, &facts)
                 })
                 .await;
             let run: SafetyRun = match next {
@@ -78,7 +97,7 @@ impl Agent {
                 }
                 Err(error) => {
                     tracing::error!(%change, %error, "could not record a safety net's end");
-                    return Some(format!("could not record the backup: {error}"));
+                    return Some(format!("could not record a safety net's end: {error}"));
                 }
             }
         }
@@ -103,27 +122,76 @@ impl Agent {
             .execution(backup)
             .map(|e| e.host.clone())
             .unwrap_or_default();
-        let config = &self.inner.config;
         // GATE-10: the diffs run only when the classifier finds them read-only.
-        let plan = PreviewPlan::new(
-            &nomos_core::safety::restore_script(&manifest),
-            nomos_core::safety::restore_preview_form(&manifest),
-            |c| {
-                crate::shells::classify_for(
-                    &config.classifier,
-                    self.inner.executor.as_ref(),
-                    &[host.as_str()],
-                    c,
-                )
-            },
-        );
+        let preview = self
+            .run_preview_form(
+                &host,
+                &nomos_core::safety::restore_script(&manifest),
+                nomos_core::safety::restore_preview_form(&manifest),
+            )
+            .await;
+        let decided = self
+            .mutate(id, |session, now| {
+                session.handle_restore_request(now, backup, Some(preview.clone()))
+            })
+            .await?;
+        Ok(decided?)
+    }
+
+    /// SAFE-1: files the operator's Rollback to the snapshot the net `net` took: the
+    /// guest's snapshot listing runs first on its node (read-only, GATE-10), then the core
+    /// records the request, which waits for an operator's approval like any other.
+    pub async fn request_rollback(
+        &self,
+        id: SessionId,
+        net: ExecutionId,
+    ) -> Result<ApprovalId, RollbackRequestError> {
+        let snapshot = self.session(id).await?;
+        let session =
+            nomos_core::session::Session::from_snapshot(snapshot, self.inner.config.session);
+        let taken = session
+            .taken_snapshot(net)
+            .ok_or(RollbackError::NotASnapshot(net))?;
+        let node = session
+            .execution(net)
+            .map(|e| e.host.clone())
+            .unwrap_or_default();
+        let form = nomos_core::snapshot::rollback_preview_form(&taken);
+        let preview = self
+            .run_preview_form(&node, &nomos_core::snapshot::rollback_command(&taken), form)
+            .await;
+        let decided = self
+            .mutate(id, |session, now| {
+                session.handle_rollback_request(now, net, Some(preview.clone()))
+            })
+            .await?;
+        Ok(decided?)
+    }
+
+    /// GATE-10: a net request's preview, each command run only when it classifies
+    /// read-only on `host`.
+    async fn run_preview_form(
+        &self,
+        host: &str,
+        command: &str,
+        form: nomos_core::classify::preview::PreviewForm,
+    ) -> PreviewResult {
+        let config = &self.inner.config;
+        let plan = PreviewPlan::new(command, form, |c| {
+            crate::shells::classify_for(
+                &config.classifier,
+                self.inner.executor.as_ref(),
+                &[host],
+                c,
+            )
+        });
         let mut runs = Vec::new();
         for command in plan.runnable() {
             let started_at = self.now();
             let result = self
                 .inner
                 .executor
-                .run(&host, command, config.preview_limits)
+                .run(host, command, config.preview_limits)
                 .await
                 .map_err(|e| e.to_string());
             runs.push(PreviewRan {
@@ -133,12 +201,6 @@ impl Agent {
                 execution_id: None,
             });
         }
-        let preview = PreviewResult { plan, runs };
-        let decided = self
-            .mutate(id, |session, now| {
-                session.handle_restore_request(now, backup, Some(preview.clone()))
-            })
-            .await?;
-        Ok(decided?)
+        PreviewResult { plan, runs }
     }
 }

@@ -721,6 +721,24 @@ fn event_entry(record: &EventRecord) -> Option<ActivityEntry> {
                 SafetyAction::RestoreRequested { .. } => {
                     (EntryState::Pending, "Restore requested".to_owned(), None)
                 }
+                SafetyAction::SnapshotTaken {
+                    guest,
+                    node,
+                    vmid,
+                    name,
+                } => (
+                    EntryState::Done,
+                    format!("Snapshot {name} of {guest} taken"),
+                    Some(format!("vmid {vmid} on {node}")),
+                ),
+                SafetyAction::SnapshotPruned { name } => (
+                    EntryState::Info,
+                    format!("Removed the old snapshot {name}"),
+                    None,
+                ),
+                SafetyAction::RollbackRequested { .. } => {
+                    (EntryState::Pending, "Rollback requested".to_owned(), None)
+                }
             };
             ActivityEntry {
                 detail,

@@ -455,6 +455,27 @@ pub enum SafetyAction {
         /// The approval the restore waits for.
         approval_id: ApprovalId,
     },
+    /// SAFE-1: a snapshot of the change's guest was taken on its node.
+    SnapshotTaken {
+        /// The guest's host slug.
+        guest: String,
+        /// The node it was taken on.
+        node: String,
+        /// The guest's id.
+        vmid: u32,
+        /// The snapshot's name (`nomos-...`).
+        name: String,
+    },
+    /// SAFE-1: an older Nomos snapshot of the guest was deleted (the count kept per guest).
+    SnapshotPruned {
+        /// The snapshot's name.
+        name: String,
+    },
+    /// SAFE-1: the operator asked to roll the guest back; the request waits for approval.
+    RollbackRequested {
+        /// The approval the rollback waits for.
+        approval_id: ApprovalId,
+    },
 }
 
 /// SECRET-2: one kind of secret redacted from a tool result, and how many.

@@ -52,6 +52,7 @@ pub mod redaction;
 pub mod resume;
 pub mod safety;
 pub mod session;
+pub mod snapshot;
 pub mod status;
 pub mod sweep;
 pub mod time;

@@ -17,6 +17,28 @@ use crate::classify::preview::{PreviewForm, PreviewParser, quote_always};
 use crate::classify::{WriteKind, WriteTargets};
 use crate::id::ExecutionId;
 
+/// The reason prefix of a backup net's execution.
+pub const BACKUP_REASON: &str = "SAFE-2: backup";
+
+/// What the safety nets around a change are configured with (SAFE-1, SAFE-2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetsConfig {
+    /// SAFE-2's backups.
+    pub backup: BackupConfig,
+    /// SAFE-1's snapshots.
+    pub snapshot: crate::snapshot::SnapshotConfig,
+}
+
+impl NetsConfig {
+    /// The defaults of both.
+    pub fn spec_defaults() -> NetsConfig {
+        NetsConfig {
+            backup: BackupConfig::spec_defaults(),
+            snapshot: crate::snapshot::SnapshotConfig::spec_defaults(),
+        }
+    }
+}
+
 /// Whether changes are backed up (SAFE-2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackupMode {

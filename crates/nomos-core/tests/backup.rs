@@ -7,10 +7,11 @@
 use nomos_core::classify::classify;
 use nomos_core::event::{DomainEvent, SafetyAction};
 use nomos_core::record::{ExecOutput, ExecutionKind};
-use nomos_core::safety::BackupConfig;
+use nomos_core::safety::{BackupConfig, NetsConfig};
 use nomos_core::session::{
     Action, Revision, SafetyVerdict, Session, SessionConfig, StepDraft, ToolInput,
 };
+use nomos_core::snapshot::HostSafety;
 use nomos_core::{CommandClass, ExecutionId, ExecutionStatus, SessionId, Span, Timestamp};
 
 struct Chat {
@@ -19,13 +20,20 @@ struct Chat {
     calls: u32,
 }
 
-fn config() -> BackupConfig {
-    BackupConfig {
-        mode: nomos_core::safety::BackupMode::BeforeChange,
-        root: "/srv/backup".to_owned(),
-        max_kib: 1024,
-        max_age_days: 7,
+fn config() -> NetsConfig {
+    NetsConfig {
+        backup: BackupConfig {
+            mode: nomos_core::safety::BackupMode::BeforeChange,
+            root: "/srv/backup".to_owned(),
+            max_kib: 1024,
+            max_age_days: 7,
+        },
+        snapshot: nomos_core::snapshot::SnapshotConfig::spec_defaults(),
     }
+}
+
+fn not_a_guest() -> HostSafety {
+    HostSafety::default()
 }
 
 fn ok(stdout: &str) -> Result<ExecOutput, String> {
@@ -114,13 +122,13 @@ fn a_change_that_names_its_files_gets_one_backup_and_a_read_gets_none() {
     let read = chat.run("cat /etc/app.conf");
     assert_eq!(
         chat.session
-            .handle_safety_next(chat.now, read, 0, &config()),
+            .handle_safety_next(chat.now, read, 0, &config(), &not_a_guest()),
         None
     );
     let change = chat.run("sed -i s/a/b/ /etc/app.conf");
     let net = chat
         .session
-        .handle_safety_next(chat.now, change, 0, &config())
+        .handle_safety_next(chat.now, change, 0, &config(), &not_a_guest())
         .expect("a backup before the sed");
     assert!(net.command.contains("'/etc/app.conf'"), "{}", net.command);
     assert!(
@@ -136,7 +144,7 @@ fn a_change_that_names_its_files_gets_one_backup_and_a_read_gets_none() {
     // One backup per change: once it ran, the change needs no other net.
     assert_eq!(
         chat.session
-            .handle_safety_next(chat.now, change, 1, &config()),
+            .handle_safety_next(chat.now, change, 1, &config(), &not_a_guest()),
         None
     );
     let stdout = format!(
@@ -167,7 +175,7 @@ fn a_failed_backup_stops_the_change_and_says_why() {
     let change = chat.run("echo mode=new > /etc/app.conf");
     let net = chat
         .session
-        .handle_safety_next(chat.now, change, 0, &config())
+        .handle_safety_next(chat.now, change, 0, &config(), &not_a_guest())
         .unwrap();
     let failed = Ok(ExecOutput {
         exit_code: Some(1),
@@ -197,7 +205,7 @@ fn restore_is_a_destructive_request_that_waits_for_its_own_approval() {
     let change = chat.run("sed -i s/a/b/ /etc/app.conf");
     let net = chat
         .session
-        .handle_safety_next(chat.now, change, 0, &config())
+        .handle_safety_next(chat.now, change, 0, &config(), &not_a_guest())
         .unwrap();
     let stdout = format!(
         "file\t/etc/app.conf\t/srv/backup/{change}/1\t1234\t5678\t640\t5\t{}\n",
@@ -238,7 +246,7 @@ fn restore_is_a_destructive_request_that_waits_for_its_own_approval() {
     // A restore guards nothing itself: it gets no backup of its own.
     assert_eq!(
         chat.session
-            .handle_safety_next(chat.now, restore.id, 0, &config()),
+            .handle_safety_next(chat.now, restore.id, 0, &config(), &not_a_guest()),
         None
     );
 }

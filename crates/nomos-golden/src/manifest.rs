@@ -89,6 +89,20 @@ pub struct HostFixture {
     /// FLEET-3: a Proxmox node whose guests `discover_guests` may ask for.
     #[serde(default)]
     pub proxmox: bool,
+    /// SAFE-1: `before-change` on a node snapshots its guests before a change (the
+    /// simulated node answers the snapshot commands itself).
+    #[serde(default)]
+    pub snapshot: Option<SnapshotFixture>,
+}
+
+/// SAFE-1: a host fixture's `snapshot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SnapshotFixture {
+    /// Snapshot before a change.
+    BeforeChange,
+    /// No snapshot.
+    Never,
 }
 
 /// An entity.

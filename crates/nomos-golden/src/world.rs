@@ -9,10 +9,11 @@ use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo};
 use nomos_core::ports::store::{Store, StoreError};
 use nomos_core::proxmox::{Guest, GuestKind};
 use nomos_core::record::{Entity, ExecOutput, KnowledgeEntry, Relationship};
+use nomos_core::snapshot::{GuestRef, HostSafety, SnapshotPolicy};
 use nomos_core::{Span, Timestamp};
 use tokio::sync::Notify;
 
-use crate::manifest::World;
+use crate::manifest::{SnapshotFixture, World};
 
 /// What a command not in the fixture world prints.
 pub const UNKNOWN_COMMAND_STDERR: &str = "command not in the fixture world";
@@ -25,6 +26,10 @@ pub struct SimulatedExecutor {
     /// guest answers from the canned outputs under its own slug and the inner command).
     nodes: Vec<String>,
     guests: Arc<Mutex<Vec<HostInfo>>>,
+    /// SAFE-1: the nodes whose guests are snapshotted before a change, and the guests
+    /// a discovery found, with their node and id.
+    snapshot_nodes: Vec<String>,
+    guest_refs: Arc<Mutex<Vec<(String, GuestRef)>>>,
     outputs: HashMap<(String, String), Canned>,
     ran: Arc<Mutex<Vec<(String, String)>>>,
     hung: Arc<Notify>,
@@ -84,6 +89,13 @@ impl SimulatedExecutor {
                 .map(|h| h.slug.clone())
                 .collect(),
             guests: Arc::default(),
+            snapshot_nodes: world
+                .hosts
+                .iter()
+                .filter(|h| h.proxmox && h.snapshot == Some(SnapshotFixture::BeforeChange))
+                .map(|h| h.slug.clone())
+                .collect(),
+            guest_refs: Arc::default(),
             outputs,
             ran: Arc::default(),
             hung: Arc::new(Notify::new()),
@@ -130,13 +142,28 @@ impl Executor for SimulatedExecutor {
                 Err(ExecError::Other("unreachable".to_owned()))
             }
             Some(canned) => Ok(canned.output.clone()),
-            None => Ok(ExecOutput {
-                exit_code: Some(127),
-                stderr: format!("{UNKNOWN_COMMAND_STDERR}: {command}"),
-                duration_ms: 1,
-                ..ExecOutput::default()
-            }),
+            None if self.snapshot_nodes.iter().any(|n| n == host) => {
+                Ok(snapshot_verb(command).unwrap_or_else(|| unknown(command)))
+            }
+            None => Ok(unknown(command)),
         }
+    }
+
+    fn host_safety(&self, host: &str) -> HostSafety {
+        let guest = self
+            .guest_refs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .find(|(slug, _)| slug == host)
+            .map(|(_, guest)| guest.clone());
+        let snapshot = match &guest {
+            Some(guest) if self.snapshot_nodes.contains(&guest.node) => {
+                SnapshotPolicy::BeforeChange
+            }
+            _ => SnapshotPolicy::Never,
+        };
+        HostSafety { snapshot, guest }
     }
 
     fn hosts(&self) -> Vec<HostInfo> {
@@ -162,6 +189,22 @@ impl Executor for SimulatedExecutor {
         if !self.nodes.iter().any(|n| n == node) {
             return Err(ExecError::Other(format!("{node} is not a Proxmox node")));
         }
+        let mut refs = self
+            .guest_refs
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        refs.retain(|(_, guest)| guest.node != node);
+        refs.extend(guests.iter().map(|guest| {
+            (
+                guest.slug(),
+                GuestRef {
+                    node: node.to_owned(),
+                    vmid: guest.vmid,
+                    kind: guest.kind,
+                },
+            )
+        }));
+        drop(refs);
         let mut known = self.guests.lock().unwrap_or_else(PoisonError::into_inner);
         for guest in guests {
             let slug = guest.slug();
@@ -185,6 +228,37 @@ impl Executor for SimulatedExecutor {
             .filter(|slug| !self.hosts.iter().any(|h| &h.slug == slug))
             .collect())
     }
+}
+
+/// What a command not in the fixture world prints.
+fn unknown(command: &str) -> ExecOutput {
+    ExecOutput {
+        exit_code: Some(127),
+        stderr: format!("{UNKNOWN_COMMAND_STDERR}: {command}"),
+        duration_ms: 1,
+        ..ExecOutput::default()
+    }
+}
+
+/// SAFE-1: a simulated node answers its snapshot commands (a snapshot and the listing
+/// that follows it, a deletion, a rollback) with success.
+fn snapshot_verb(command: &str) -> Option<ExecOutput> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let stdout = match words.as_slice() {
+        [tool, "snapshot", _, name, ..] if *tool == "pct" || *tool == "qm" => {
+            format!("`-> {name} 2026-12-01 10:00:00 no-description\n `-> current You are here!\n")
+        }
+        [tool, "delsnapshot" | "rollback", _, _] if *tool == "pct" || *tool == "qm" => {
+            String::new()
+        }
+        _ => return None,
+    };
+    Some(ExecOutput {
+        exit_code: Some(0),
+        stdout,
+        duration_ms: 5,
+        ..ExecOutput::default()
+    })
 }
 
 /// Writes the world's entities, relationships and knowledge into a fresh store.

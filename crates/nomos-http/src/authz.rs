@@ -177,6 +177,12 @@ pub const ROUTES: &[RouteRule] = &[
         Need::Operate,
         "restore a backup",
     ),
+    rule(
+        Method::POST,
+        "/api/sessions/{id}/executions/{execution_id}/rollback",
+        Need::Operate,
+        "roll a guest back to a snapshot",
+    ),
     rule(Method::GET, "/api/grants", Need::ReadAll, "read the grants"),
     rule(
         Method::GET,

@@ -530,6 +530,27 @@ pub enum SafetyActionDto {
         /// The approval it waits for.
         approval_id: Uuid,
     },
+    /// SAFE-1: a snapshot of the change's Proxmox guest was taken on its node.
+    SnapshotTaken {
+        /// The guest's host slug.
+        guest: String,
+        /// The node it was taken on.
+        node: String,
+        /// The guest's id.
+        vmid: u32,
+        /// The snapshot's name (`nomos-...`).
+        name: String,
+    },
+    /// SAFE-1: an older Nomos snapshot of the guest was deleted.
+    SnapshotPruned {
+        /// The snapshot's name.
+        name: String,
+    },
+    /// SAFE-1: the operator asked for a Rollback; it waits for approval.
+    RollbackRequested {
+        /// The approval it waits for.
+        approval_id: Uuid,
+    },
 }
 
 /// SAFE-2: one file a backup copied.
@@ -638,6 +659,25 @@ impl From<&DomainEvent> for EventDto {
                         SafetyAction::Stopped { reason } => SafetyActionDto::Stopped { reason },
                         SafetyAction::RestoreRequested { approval_id } => {
                             SafetyActionDto::RestoreRequested {
+                                approval_id: approval_id.0,
+                            }
+                        }
+                        SafetyAction::SnapshotTaken {
+                            guest,
+                            node,
+                            vmid,
+                            name,
+                        } => SafetyActionDto::SnapshotTaken {
+                            guest,
+                            node,
+                            vmid,
+                            name,
+                        },
+                        SafetyAction::SnapshotPruned { name } => {
+                            SafetyActionDto::SnapshotPruned { name }
+                        }
+                        SafetyAction::RollbackRequested { approval_id } => {
+                            SafetyActionDto::RollbackRequested {
                                 approval_id: approval_id.0,
                             }
                         }

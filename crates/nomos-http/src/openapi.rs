@@ -19,6 +19,7 @@ use crate::{dto, error, event_dto, events};
         control::stop, control::revoke_assent, control::decide_plan, control::cancel_approval, control::grants,
         control::session_approvals, control::close, control::archive, control::unarchive,
         crate::api::safety::restore,
+        crate::api::safety::rollback,
         knowledge::entities, knowledge::entity, knowledge::relations, knowledge::search,
         hosts::hosts, hosts::reachability, hosts::discover,
         tokens::list, tokens::create, tokens::revoke,

@@ -15,6 +15,7 @@ use nomos_core::classify::Shell;
 use nomos_core::ports::exec::{ExecError, ExecLimits, Executor, HostInfo, OutputSink};
 use nomos_core::proxmox::{Guest, GuestKind, pct_exec};
 use nomos_core::record::ExecOutput;
+use nomos_core::snapshot::{GuestRef, HostSafety, SnapshotPolicy};
 
 use crate::inventory::{Inventory, Target};
 use crate::local::LocalExecutor;
@@ -274,6 +275,30 @@ impl Executor for FleetExecutor {
 
     fn proxmox_nodes(&self) -> Vec<String> {
         self.inventory.proxmox_nodes()
+    }
+
+    fn host_safety(&self, host: &str) -> HostSafety {
+        // SAFE-1: a guest the inventory lists keeps its own policy; one reached through its
+        // node has the node's.
+        let guest = self
+            .read_guests()
+            .values()
+            .flatten()
+            .find(|guest| guest.slug() == host)
+            .cloned();
+        let snapshot = match (&guest, self.inventory.host(host)) {
+            (_, Some(_)) => self.inventory.snapshot_policy(host),
+            (Some(guest), None) => self.inventory.snapshot_policy(&guest.node),
+            (None, None) => SnapshotPolicy::Never,
+        };
+        HostSafety {
+            snapshot,
+            guest: guest.map(|guest| GuestRef {
+                node: guest.node,
+                vmid: guest.vmid,
+                kind: guest.kind,
+            }),
+        }
     }
 
     fn set_guests(&self, node: &str, guests: &[Guest]) -> Result<Vec<String>, ExecError> {

@@ -16,11 +16,16 @@
 //! tags = ["proxmox"]
 //! proxmox = true           # a Proxmox VE node: its guests can be discovered (FLEET-3)
 //! shell = "bash"           # the interpreter commands run under: sh (default), bash, busybox
+//! snapshot = "before-change"  # SAFE-1: on a node, its guests are snapshotted before a change
 //!
 //! [[host]]
 //! slug = "lxc:nextcloud"
 //! address = "10.0.0.31"
 //! jump = "host:hubris"     # reached through an SSH tunnel from host:hubris
+//! tags = ["prod"]
+//!
+//! [tags.prod]
+//! snapshot = "before-change"  # SAFE-1: every host tagged `prod` that is a Proxmox guest
 //! ```
 //!
 //! Slugs are `local` or `KIND:NAME` (`lxc:nextcloud`, `vm:db`, `host:hubris`); the
@@ -40,13 +45,14 @@
 //!
 //! `fixtures/inventory.example.toml` shows every field with a comment.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use nomos_core::classify::Shell;
 use nomos_core::ports::exec::{ExecError, HostInfo};
 use nomos_core::record::Entity;
+use nomos_core::snapshot::{SnapshotPolicy, UnknownSnapshotPolicy};
 use nomos_core::time::Timestamp;
 use serde::Deserialize;
 
@@ -61,6 +67,8 @@ pub const DEFAULT_PORT: u16 = 22;
 pub struct Inventory {
     origin: String,
     hosts: Vec<Host>,
+    /// SAFE-1: the snapshot policy of each tag that sets one (`[tags.NAME]`).
+    tag_snapshots: BTreeMap<String, SnapshotPolicy>,
 }
 
 /// One host of the inventory.
@@ -76,6 +84,9 @@ pub struct Host {
     pub proxmox: bool,
     /// CLASSIFY-8: the interpreter its commands run under (`shell = ...`; `sh` by default).
     pub shell: Shell,
+    /// SAFE-1: `snapshot = "before-change"` (for a Proxmox node: its guests reached
+    /// through it).
+    pub snapshot: SnapshotPolicy,
     /// How commands reach it.
     pub target: Target,
 }
@@ -135,6 +146,16 @@ pub enum InventoryError {
         /// The parser's message, with line and column.
         message: String,
     },
+    /// One `[tags.NAME]` table is wrong.
+    #[error("{origin}: tag `{tag}`: {problem}")]
+    Tag {
+        /// The file (or other origin) of the text.
+        origin: String,
+        /// The tag.
+        tag: String,
+        /// What is wrong with it.
+        problem: UnknownSnapshotPolicy,
+    },
     /// One host entry is wrong.
     #[error("{origin}: host `{host}`: {problem}")]
     Host {
@@ -156,6 +177,9 @@ pub enum HostProblem {
     /// `shell` names no interpreter Nomos pins (CLASSIFY-8).
     #[error("{0}")]
     BadShell(#[from] nomos_core::classify::UnknownShell),
+    /// `snapshot` is not a policy Nomos knows (SAFE-1).
+    #[error("{0}")]
+    BadSnapshot(#[from] UnknownSnapshotPolicy),
     /// The slug is not `local` or `KIND:NAME`.
     #[error("bad slug: {reason}")]
     BadSlug {
@@ -226,6 +250,14 @@ struct RawInventory {
     defaults: RawDefaults,
     #[serde(default, rename = "host")]
     hosts: Vec<RawHost>,
+    #[serde(default)]
+    tags: BTreeMap<String, RawTag>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTag {
+    snapshot: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -255,6 +287,7 @@ struct RawHost {
     #[serde(default)]
     proxmox: bool,
     shell: Option<String>,
+    snapshot: Option<String>,
 }
 
 impl Inventory {
@@ -291,9 +324,20 @@ impl Inventory {
             hosts.push(host);
         }
 
+        let mut tag_snapshots = BTreeMap::new();
+        for (tag, table) in raw.tags {
+            let Some(text) = table.snapshot else { continue };
+            let policy = text.parse().map_err(|problem| InventoryError::Tag {
+                origin: origin.to_string(),
+                tag: tag.clone(),
+                problem,
+            })?;
+            tag_snapshots.insert(tag, policy);
+        }
         let inventory = Inventory {
             origin: origin.to_string(),
             hosts,
+            tag_snapshots,
         };
         inventory
             .check_jumps()
@@ -329,6 +373,27 @@ impl Inventory {
         Inventory {
             origin: origin.to_string(),
             hosts,
+            tag_snapshots: BTreeMap::new(),
+        }
+    }
+
+    /// SAFE-1: the snapshot policy of `slug`: its own `snapshot`, else
+    /// `before-change` when one of its tags' `[tags.NAME]` asks for it.
+    pub fn snapshot_policy(&self, slug: &str) -> SnapshotPolicy {
+        let Some(host) = self.host(slug) else {
+            return SnapshotPolicy::Never;
+        };
+        if host.snapshot == SnapshotPolicy::BeforeChange {
+            return host.snapshot;
+        }
+        let by_tag = host
+            .tags
+            .iter()
+            .any(|tag| self.tag_snapshots.get(tag.as_str()) == Some(&SnapshotPolicy::BeforeChange));
+        if by_tag {
+            SnapshotPolicy::BeforeChange
+        } else {
+            host.snapshot
         }
     }
 
@@ -503,6 +568,10 @@ fn build_host(
         Some(name) => name.parse::<Shell>()?,
         None => Shell::default(),
     };
+    let snapshot = match &entry.snapshot {
+        Some(text) => text.parse::<SnapshotPolicy>()?,
+        None => SnapshotPolicy::default(),
+    };
     if slug == LOCAL_SLUG {
         let fields: [(&'static str, bool); 7] = [
             ("address", entry.address.is_some()),
@@ -522,6 +591,7 @@ fn build_host(
             tags: entry.tags,
             proxmox: entry.proxmox,
             shell,
+            snapshot,
             target: Target::Local,
         });
     }
@@ -551,6 +621,7 @@ fn build_host(
         tags: entry.tags,
         proxmox: entry.proxmox,
         shell,
+        snapshot,
         target: Target::Ssh(SshTarget {
             address,
             port,
@@ -910,6 +981,8 @@ jump = "host:hubris"
             "address",
             "jump",
             "proxmox",
+            "shell",
+            "snapshot",
         ];
         for field in fields {
             let shown = text.lines().any(|line| {
@@ -918,6 +991,39 @@ jump = "host:hubris"
             });
             assert!(shown, "the example does not show `{field}`");
         }
+    }
+
+    // rule: SAFE-1
+    #[test]
+    fn snapshot_comes_from_the_host_or_a_tag_and_a_bad_value_is_named_with_its_file() {
+        let text = "[defaults]\nuser='root'\n[[host]]\nslug='host:pve'\naddress='10.0.0.2'\n\
+                    snapshot='before-change'\n[[host]]\nslug='vm:db'\naddress='10.0.0.3'\n\
+                    tags=['prod']\n[[host]]\nslug='vm:web'\naddress='10.0.0.4'\n\
+                    [tags.prod]\nsnapshot='before-change'\n";
+        let inventory = Inventory::parse(text, "fleet.toml").unwrap();
+        assert_eq!(
+            inventory.snapshot_policy("host:pve"),
+            SnapshotPolicy::BeforeChange
+        );
+        assert_eq!(
+            inventory.snapshot_policy("vm:db"),
+            SnapshotPolicy::BeforeChange
+        );
+        assert_eq!(inventory.snapshot_policy("vm:web"), SnapshotPolicy::Never);
+        let bad_host = "[[host]]\nslug='host:pve'\naddress='a'\nuser='u'\nsnapshot='always'\n";
+        let message = problem(bad_host);
+        assert!(
+            message.starts_with("fleet.toml: host `host:pve`: bad snapshot `always`"),
+            "{message}"
+        );
+        let bad_tag = "[tags.prod]\nsnapshot='before_change'\n";
+        let message = problem(bad_tag);
+        assert!(
+            message.starts_with("fleet.toml: tag `prod`: bad snapshot `before_change`"),
+            "{message}"
+        );
+        let unknown = "[tags.prod]\nsnapshots='before-change'\n";
+        assert!(problem(unknown).contains("snapshots"));
     }
 
     // rule: FLEET-3

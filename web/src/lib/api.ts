@@ -168,6 +168,14 @@ export class Api {
     return this.request('POST', `/api/approvals/${encodeURIComponent(approvalId)}/cancel`);
   }
 
+  /** SAFE-1, SAFE-2: files a backup's Restore or a snapshot's Rollback; it waits for approval. */
+  requestUndo(sessionId: string, executionId: string, action: 'restore' | 'rollback'): Promise<{ approval_id: string }> {
+    return this.request(
+      'POST',
+      `/api/sessions/${encodeURIComponent(sessionId)}/executions/${encodeURIComponent(executionId)}/${action}`,
+    );
+  }
+
   /** CONTROL-3: open assent windows and pending approvals. */
   grants(): Promise<GrantsDto> {
     return this.request('GET', '/api/grants');

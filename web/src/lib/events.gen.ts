@@ -412,6 +412,30 @@ export type SafetyActionDto =
     action: 'restore_requested';
     /** The approval it waits for. */
     approval_id: string;
+  }
+  /** SAFE-1: a snapshot of the change's Proxmox guest was taken on its node. */
+  | {
+    action: 'snapshot_taken';
+    /** The guest's host slug. */
+    guest: string;
+    /** The snapshot's name (`nomos-...`). */
+    name: string;
+    /** The node it was taken on. */
+    node: string;
+    /** The guest's id. */
+    vmid: number;
+  }
+  /** SAFE-1: an older Nomos snapshot of the guest was deleted. */
+  | {
+    action: 'snapshot_pruned';
+    /** The snapshot's name. */
+    name: string;
+  }
+  /** SAFE-1: the operator asked for a Rollback; it waits for approval. */
+  | {
+    action: 'rollback_requested';
+    /** The approval it waits for. */
+    approval_id: string;
   };
 
 /** SESSION-1: a session's status. */

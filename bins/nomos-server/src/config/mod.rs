@@ -103,6 +103,16 @@ mod tests {
         assert!(err.to_string().contains("agent.backup_root"), "{err}");
     }
 
+    // rule: SAFE-1
+    #[test]
+    fn the_snapshots_kept_per_guest_are_read_and_at_least_one() {
+        assert_eq!(check("").unwrap().snapshot.keep, 3);
+        let config = check("[agent]\nsnapshot_keep = 5\n").unwrap();
+        assert_eq!(config.snapshot.keep, 5);
+        let err = check("[agent]\nsnapshot_keep = 0\n").unwrap_err();
+        assert!(err.to_string().contains("agent.snapshot_keep"), "{err}");
+    }
+
     #[test]
     fn the_context_size_and_the_models_share_of_a_result_are_read_and_bounded() {
         let config =

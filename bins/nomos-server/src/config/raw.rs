@@ -158,6 +158,8 @@ pub struct RawAgent {
     /// and waits for the operator before the rest.
     #[serde(default)]
     pub canary_tags: Vec<String>,
+    /// SAFE-1: how many Nomos snapshots each Proxmox guest keeps (default 3).
+    pub snapshot_keep: Option<u64>,
 }
 
 /// `[auth]`.

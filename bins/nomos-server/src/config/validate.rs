@@ -118,6 +118,8 @@ pub struct Config {
     pub backup: nomos_core::safety::BackupConfig,
     /// FLEET-5: the tags whose groups run a canary first (`[agent] canary_tags`).
     pub canary_tags: Vec<String>,
+    /// SAFE-1: how many Nomos snapshots each Proxmox guest keeps.
+    pub snapshot: nomos_core::snapshot::SnapshotConfig,
     /// Authentication.
     pub auth: AuthSetting,
     /// Sweep interval.
@@ -286,6 +288,10 @@ impl Config {
             }
             canary_tags.push(tag);
         }
+        let mut snapshot = nomos_core::snapshot::SnapshotConfig::spec_defaults();
+        if let Some(keep) = at_least("agent.snapshot_keep", raw.agent.snapshot_keep, 1)? {
+            snapshot.keep = keep;
+        }
         let interval = raw.sweep.interval_secs.unwrap_or(300);
         if interval == 0 {
             return Err(invalid(
@@ -324,6 +330,7 @@ impl Config {
             model_output_bytes,
             backup,
             canary_tags,
+            snapshot,
             auth,
             sweep_interval: Span::from_secs(interval as i64),
             sweep: sweep_settings(&raw.sweep),

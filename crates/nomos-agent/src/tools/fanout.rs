@@ -192,8 +192,7 @@ impl Agent {
     ) -> (ToolCallOutcome, String) {
         let limits = self.inner.config.exec_limits;
         let policy = self.inner.config.approvals;
-        let mut running: JoinSet<(ExecutionId, String, Result<ExecOutput, ExecError>)> =
-            JoinSet::new();
+        let mut running: JoinSet<(ExecutionId, String, HostRun)> = JoinSet::new();
         let mut tasks: HashMap<tokio::task::Id, ExecutionId> = HashMap::new();
         let mut ended: Vec<(ExecutionId, Result<ExecOutput, String>)> = Vec::new();
         loop {
@@ -247,19 +246,31 @@ impl Agent {
                 }
             };
             for (execution_id, host, command) in started {
-                let executor = self.inner.executor.clone();
-                // FLEET-7, EXEC-10: each host streams into its own live output, with its
-                // own coalescing and cap; all of it is out before its end is recorded.
-                let (live, published) =
-                    crate::live::live_output(self.inner.bus.clone(), id, execution_id);
+                let agent = self.clone();
                 let handle = running.spawn(async move {
+                    // SAFE-1, SAFE-2: each host's nets run before its change; a net that
+                    // failed ended that host's change `failed`, and it does not run.
+                    if agent
+                        .run_safety_nets(None, id, execution_id, &host, limits)
+                        .await
+                        .is_some()
+                    {
+                        return (execution_id, host, HostRun::StoppedByNet);
+                    }
                     // EXEC-7, EXEC-8: the exact string, marked with the execution's id.
-                    let result = executor
+                    // FLEET-7, EXEC-10: each host streams into its own live output, with
+                    // its own coalescing and cap; all of it is out before its end is
+                    // recorded.
+                    let (live, published) =
+                        crate::live::live_output(agent.inner.bus.clone(), id, execution_id);
+                    let result = agent
+                        .inner
+                        .executor
                         .run_streamed(&host, &command, limits, &execution_id.to_string(), live)
                         .await;
                     let _ =
                         tokio::time::timeout(std::time::Duration::from_secs(2), published).await;
-                    (execution_id, host, result)
+                    (execution_id, host, HostRun::Ran(result))
                 });
                 tasks.insert(handle.id(), execution_id);
             }
@@ -272,7 +283,12 @@ impl Agent {
             }
             for joined in batch {
                 match joined {
-                    Ok((task, (execution_id, host, result))) => {
+                    Ok((task, (execution_id, _, HostRun::StoppedByNet))) => {
+                        // The core ended it `failed` when its net failed.
+                        tasks.remove(&task);
+                        tracing::info!(%execution_id, "a fan-out host's change was stopped by its safety net");
+                    }
+                    Ok((task, (execution_id, host, HostRun::Ran(result)))) => {
                         tasks.remove(&task);
                         tracing::info!(
                             target: "nomos::audit",
@@ -325,6 +341,14 @@ impl Agent {
             ),
         }
     }
+}
+
+/// How one host's task of a fan-out ended.
+enum HostRun {
+    /// The command ran (or could not be run) with this result.
+    Ran(Result<ExecOutput, ExecError>),
+    /// SAFE-1, SAFE-2: its safety net failed, so the core ended it `failed` and it never ran.
+    StoppedByNet,
 }
 
 fn exit_text(result: &Result<ExecOutput, ExecError>) -> String {

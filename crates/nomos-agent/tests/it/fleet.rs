@@ -7,7 +7,7 @@ use std::time::Duration;
 use nomos_agent::{Access, Agent, AgentConfig};
 use nomos_core::fanout::{HostState, host_state};
 use nomos_core::ports::store::Store;
-use nomos_core::record::ToolCallOutcome;
+use nomos_core::record::{ExecutionKind, ToolCallOutcome};
 use nomos_core::{Decision, ExecutionStatus, SessionId, Span};
 use nomos_llm::ScriptedModel;
 use nomos_sqlite::SqliteStore;
@@ -345,5 +345,81 @@ async fn each_host_of_a_fan_out_streams_its_own_output_while_it_runs() {
             "each host's row holds its own output, whole, before its end"
         );
         assert_eq!(seen.concat(), execution.output.as_ref().unwrap().stdout);
+    }
+}
+
+// rule: SAFE-2
+// rule: FLEET-2
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_host_of_a_group_run_is_backed_up_before_its_change() {
+    let specs: Vec<HostSpec> = (1..=2)
+        .map(|i| HostSpec::up(&format!("lxc:w{i}"), &["web"]))
+        .collect();
+    let world = fleet_world(specs, |_| {}).await;
+    let files = tempfile::tempdir().unwrap();
+    let path = files.path().join("app.conf");
+    std::fs::write(&path, "mode=old\n").unwrap();
+    let id = world
+        .agent
+        .create_client_session("fleet-test backup")
+        .await
+        .unwrap();
+    let call = |name: &'static str, args: String| {
+        let agent = world.agent.clone();
+        async move {
+            agent
+                .call_tool(id, Access::Operate, name, &args)
+                .await
+                .unwrap()
+        }
+    };
+    call("set_goal", r#"{"goal": "the mode is new"}"#.to_owned()).await;
+    call(
+        "propose_plan",
+        r#"{"steps": [{"title": "switch the mode on the web hosts"}]}"#.to_owned(),
+    )
+    .await;
+    world.agent.send_message(id, "yes, go ahead").await.unwrap();
+    call(
+        "update_plan_step",
+        r#"{"seq": 1, "status": "running"}"#.to_owned(),
+    )
+    .await;
+    let command = format!("sed -i s/mode=old/mode=new/ {}", path.display());
+    let args = serde_json::json!({ "host": "tag:web", "command": command }).to_string();
+    let reply = call("run", args).await;
+    if let Some(approval_id) = reply.approval_id {
+        world
+            .agent
+            .decide(approval_id, Decision::Approve, Some("ops"))
+            .await
+            .unwrap();
+    }
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "mode=new\n");
+    let snapshot = world.store.load_session(id).await.unwrap().unwrap();
+    let changes: Vec<_> = snapshot
+        .executions
+        .iter()
+        .filter(|e| e.kind == ExecutionKind::Command && e.command == command)
+        .collect();
+    assert_eq!(changes.len(), 2, "{:?}", snapshot.executions);
+    for change in changes {
+        assert_eq!(change.status, ExecutionStatus::Completed, "{change:?}");
+        let backup = snapshot
+            .executions
+            .iter()
+            .find(|e| {
+                e.kind == ExecutionKind::Safety
+                    && e.reason
+                        .ends_with(&format!("before execution {}", change.id))
+            })
+            .unwrap_or_else(|| panic!("no backup for {}", change.host));
+        assert_eq!(backup.host, change.host, "backed up on its own host");
+        assert_eq!(backup.status, ExecutionStatus::Completed, "{backup:?}");
+        assert!(backup.finished_at.unwrap() <= change.finished_at.unwrap());
+        assert!(
+            backup.output.as_ref().unwrap().stdout.contains("app.conf"),
+            "{backup:?}"
+        );
     }
 }

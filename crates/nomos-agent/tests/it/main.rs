@@ -17,6 +17,7 @@ mod guests;
 mod live;
 mod models;
 mod previews;
+mod snapshot;
 mod sweeps;
 mod turns;
 mod verify;

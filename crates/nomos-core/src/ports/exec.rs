@@ -211,4 +211,14 @@ pub trait Executor: Send + Sync {
             "this executor cannot reach the guests of {node}"
         )))
     }
+
+    /// SAFE-1: what this executor knows of `host` that the safety nets depend on: the
+    /// snapshot policy the inventory gives it (its own entry, one of its tags, or for a
+    /// guest reached through its node, the node's) and the Proxmox guest it is, when a
+    /// discovery found it. The core decides from this; the default knows nothing, so no
+    /// snapshot is taken.
+    fn host_safety(&self, host: &str) -> crate::snapshot::HostSafety {
+        let _ = host;
+        crate::snapshot::HostSafety::default()
+    }
 }

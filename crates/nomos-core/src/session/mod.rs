@@ -65,6 +65,7 @@ mod revoke;
 mod rows;
 mod run;
 mod safety;
+mod snapshot;
 mod stop;
 pub mod text;
 mod tool;
@@ -99,7 +100,8 @@ pub use plan_decision::{PlanDecided, PlanDecision, PlanDecisionError, STEP_REJEC
 pub use preview_start::PreviewFor;
 pub use repair::LEFTOVER_STEP_NOTE;
 pub use revoke::{CANCELLED_BY_OPERATOR, RevokeError};
-pub use safety::{RestoreError, SafetyRun, SafetyVerdict};
+pub use safety::{MAX_NETS, RestoreError, SafetyRun, SafetyVerdict};
+pub use snapshot::RollbackError;
 pub use stop::{OPERATOR_STOPPED_NOTE, STOPPED_BY_OPERATOR, StopEffect, TurnState};
 pub use tool::{Action, ExtraToolKind, KnowledgeUse, Revision, ToolInput, ToolReply};
 pub use turn::{StepBudget, StepVerdict, TurnEnd};

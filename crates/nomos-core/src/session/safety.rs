@@ -1,13 +1,15 @@
-//! SAFE-2 in the session: the safety nets the core decides around a change, recorded as
-//! executions of kind `safety`, and the Restore request.
+//! SAFE-1, SAFE-2 in the session: the safety nets the core decides around a change,
+//! recorded as executions of kind `safety`, and the Restore request (the Rollback is in
+//! `session/snapshot.rs`).
 //!
 //! Protocol, for the shell that is about to run a change it was handed (`Action::Dispatch`):
 //! ask [`Session::handle_safety_next`] with the number of nets already run for that change
 //! (0 first); run the [`SafetyRun`] it returns, if any, on its host; report its end through
 //! [`Session::handle_safety_finished`]; repeat until `None`, or until the verdict is
 //! [`SafetyVerdict::Stop`], in which case the change was ended `failed` with the reason and
-//! must not run. Each net is decided from the change alone (its class and the files the
-//! classifier names), so asking again after a reload gives the same answer.
+//! must not run. Each net is decided from the change and the nets recorded for it (its class,
+//! its host's snapshot policy, the files the classifier names), so asking again after a
+//! reload gives the same answer.
 
 use crate::classification::Classification;
 use crate::classify::write_targets;
@@ -16,9 +18,13 @@ use crate::id::{ApprovalId, ExecutionId};
 use crate::preview::PreviewResult;
 use crate::record::{ExecOutput, Execution, ExecutionKind};
 use crate::safety::{
-    BackupConfig, BackupManifest, BackupMode, backup_candidates, backup_script, restore_script,
+    BACKUP_REASON, BackupManifest, BackupMode, NetsConfig, backup_candidates, backup_script,
+    restore_script,
 };
-use crate::status::{CommandClass, ExecutionStatus};
+use crate::snapshot::{
+    ApprovedBy, HostSafety, PRUNE_REASON, SNAPSHOT_REASON, parse_snapshot_command, snapshot_due,
+};
+use crate::status::{ApprovalStatus, CommandClass, ExecutionStatus};
 use crate::time::Timestamp;
 
 use super::Session;
@@ -48,6 +54,20 @@ pub enum SafetyVerdict {
     },
 }
 
+/// A net's longest run of nets before one change (snapshot, prune, backup, and room for
+/// what SAFE-3 arms); the shell's loop stops there whatever the core says.
+pub const MAX_NETS: usize = 8;
+
+/// The first line of a failed net's error output (else of its output), for the reason.
+fn first_words(stderr: &str, stdout: &str) -> String {
+    let text = if stderr.trim().is_empty() {
+        stdout
+    } else {
+        stderr
+    };
+    text.trim().chars().take(400).collect()
+}
+
 /// Why a Restore request was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RestoreError {
@@ -60,50 +80,68 @@ pub enum RestoreError {
 }
 
 impl Session {
-    /// SAFE-2: the next safety net for the running change `change`, after `n_done` of its
-    /// nets ran, created `running`; `None` when the change needs no more. A change that is
-    /// not `running`, only reads, or names no file it writes gets none.
+    /// SAFE-1, SAFE-2: the next safety net for the running change `change`, after `n_done`
+    /// of its nets ran, created `running`; `None` when the change needs no more. In order: a
+    /// snapshot of its Proxmox guest when [`crate::snapshot::snapshot_due`] says so (`host`
+    /// is what the shell knows of the change's host), the prune of older Nomos snapshots the
+    /// snapshot's listing shows, then the backup of the files it writes. A change that is
+    /// not `running` or only reads gets none. Each net is decided from the change and the
+    /// nets already recorded for it, so asking again after a reload gives the same answer.
     pub fn handle_safety_next(
         &mut self,
         now: Timestamp,
         change: ExecutionId,
         n_done: usize,
-        config: &BackupConfig,
+        config: &NetsConfig,
+        host: &HostSafety,
     ) -> Option<SafetyRun> {
         let execution = self.execution(change)?;
         if execution.kind != ExecutionKind::Command
             || execution.status != ExecutionStatus::Running
             || execution.class == CommandClass::ReadOnly
-            || n_done > 0
-            || config.mode == BackupMode::Off
+            || n_done >= MAX_NETS
         {
             return None;
         }
-        let paths = backup_candidates(&write_targets(&execution.command));
+        let approved_by = if self
+            .approvals
+            .iter()
+            .any(|a| a.execution_id == change && a.status == ApprovalStatus::Approved)
+        {
+            ApprovedBy::OwnRequest
+        } else {
+            ApprovedBy::PlanAssent
+        };
+        let due = snapshot_due(host, execution, approved_by, &self.executions);
+        let command = execution.command.clone();
+        let has = |session: &Session, prefix: &str| {
+            session
+                .nets_of(change)
+                .iter()
+                .any(|e| e.reason.starts_with(prefix))
+        };
+        if due && !has(self, SNAPSHOT_REASON) {
+            return self.start_snapshot(now, change, host);
+        }
+        if !has(self, PRUNE_REASON)
+            && let Some(run) = self.start_prune(now, change, config.snapshot)
+        {
+            return Some(run);
+        }
+        if has(self, BACKUP_REASON) || config.backup.mode == BackupMode::Off {
+            return None;
+        }
+        let paths = backup_candidates(&write_targets(&command));
         if paths.is_empty() {
             return None;
         }
-        let (host, generation, step_seq, call) = (
-            execution.host.clone(),
-            execution.generation,
-            execution.step_seq,
-            execution.tool_call_id.clone(),
-        );
-        let command = backup_script(config, change, &paths);
+        let script = backup_script(&config.backup, change, &paths);
         let reason = format!(
-            "SAFE-2: backup of {} before execution {change}",
+            "{BACKUP_REASON} of {} before execution {change}",
             paths.join(", ")
         );
-        let id = self.safety_execution(
-            now,
-            call,
-            host.clone(),
-            command.clone(),
-            Classification::new(CommandClass::ConfigMutation, reason),
-            generation,
-            step_seq,
-            ExecutionStatus::Running,
-        );
+        let host = self.execution(change)?.host.clone();
+        let id = self.net_execution(now, change, host.clone(), script.clone(), reason);
         self.emit(
             now,
             DomainEvent::SafetyNet {
@@ -115,12 +153,48 @@ impl Session {
         Some(SafetyRun {
             execution_id: id,
             host,
-            command,
+            command: script,
         })
     }
 
-    /// SAFE-2: records how the net `safety` of `change` ended, with an event for each file
-    /// it copied and each old backup it pruned. A net that failed ends the change `failed`.
+    /// The nets recorded for `change` (executions of kind `safety` whose reason names it).
+    pub(crate) fn nets_of(&self, change: ExecutionId) -> Vec<&Execution> {
+        let suffix = format!("before execution {change}");
+        self.executions
+            .iter()
+            .filter(|e| e.kind == ExecutionKind::Safety && e.reason.ends_with(&suffix))
+            .collect()
+    }
+
+    /// A net of `change` on `host`, created `running` in the change's generation and step.
+    pub(crate) fn net_execution(
+        &mut self,
+        now: Timestamp,
+        change: ExecutionId,
+        host: String,
+        command: String,
+        reason: String,
+    ) -> ExecutionId {
+        let (generation, step_seq, call) = match self.execution(change) {
+            Some(e) => (e.generation, e.step_seq, e.tool_call_id.clone()),
+            None => (0, None, None),
+        };
+        self.safety_execution(
+            now,
+            call,
+            host,
+            command,
+            Classification::new(CommandClass::ConfigMutation, reason),
+            generation,
+            step_seq,
+            ExecutionStatus::Running,
+        )
+    }
+
+    /// SAFE-1, SAFE-2: records how the net `safety` of `change` ended, with its events (the
+    /// snapshot taken, each snapshot pruned, each file copied, each old backup pruned). A
+    /// snapshot or backup that failed ends the change `failed`; a prune that failed does
+    /// not (the change keeps its snapshot).
     pub fn handle_safety_finished(
         &mut self,
         now: Timestamp,
@@ -128,48 +202,97 @@ impl Session {
         safety: ExecutionId,
         result: Result<ExecOutput, String>,
     ) -> Result<SafetyVerdict, ExecutionError> {
+        let Some(net) = self.execution(safety) else {
+            return Err(ExecutionError::NotFound(safety));
+        };
+        let (command, reason) = (net.command.clone(), net.reason.clone());
+        let what = if reason.starts_with(SNAPSHOT_REASON) {
+            "the snapshot"
+        } else if reason.starts_with(PRUNE_REASON) {
+            "the prune of old snapshots"
+        } else {
+            "the backup"
+        };
         let failure = match &result {
             Ok(output) if output.exit_code == Some(0) => None,
             Ok(output) => Some(format!(
-                "the backup exited {}: {}",
+                "{what} exited {}: {}",
                 output
                     .exit_code
                     .map_or_else(|| "without a status".to_owned(), |c| c.to_string()),
-                output.stderr.trim()
+                first_words(&output.stderr, &output.stdout)
             )),
-            Err(error) => Some(format!("the backup did not run: {error}")),
+            Err(error) => Some(format!("{what} did not run: {error}")),
         };
-        let manifest = match &result {
-            Ok(output) => BackupManifest::parse(&output.stdout),
-            Err(_) => BackupManifest::default(),
+        let stdout = match &result {
+            Ok(output) => output.stdout.clone(),
+            Err(_) => String::new(),
         };
         self.handle_execution_finished(now, safety, result)?;
+        let net_event = |action| DomainEvent::SafetyNet {
+            execution_id: change,
+            safety_execution_id: safety,
+            action,
+        };
+        if reason.starts_with(SNAPSHOT_REASON) {
+            let rule = "SAFE-1: a change whose guest cannot be snapshotted is not made";
+            if failure.is_none()
+                && let Some(taken) = parse_snapshot_command(&command)
+            {
+                let host = self.execution(change).map(|e| e.host.clone());
+                let node = self.execution(safety).map(|e| e.host.clone());
+                self.emit(
+                    now,
+                    net_event(SafetyAction::SnapshotTaken {
+                        guest: host.unwrap_or_default(),
+                        node: node.unwrap_or_default(),
+                        vmid: taken.vmid,
+                        name: taken.name,
+                    }),
+                );
+            }
+            return Ok(self.stop_on(now, change, safety, failure, rule));
+        }
+        if reason.starts_with(PRUNE_REASON) {
+            if failure.is_none() {
+                for name in command
+                    .split(" && ")
+                    .filter_map(|c| c.split_whitespace().nth(3))
+                {
+                    self.emit(
+                        now,
+                        net_event(SafetyAction::SnapshotPruned {
+                            name: name.to_owned(),
+                        }),
+                    );
+                }
+            }
+            return Ok(SafetyVerdict::Proceed);
+        }
+        let manifest = BackupManifest::parse(&stdout);
         for file in manifest.files {
-            self.emit(
-                now,
-                DomainEvent::SafetyNet {
-                    execution_id: change,
-                    safety_execution_id: safety,
-                    action: SafetyAction::BackedUp { file },
-                },
-            );
+            self.emit(now, net_event(SafetyAction::BackedUp { file }));
         }
         for name in manifest.pruned {
-            self.emit(
-                now,
-                DomainEvent::SafetyNet {
-                    execution_id: change,
-                    safety_execution_id: safety,
-                    action: SafetyAction::Pruned { backup: name },
-                },
-            );
+            self.emit(now, net_event(SafetyAction::Pruned { backup: name }));
         }
+        let rule = "SAFE-2: a change whose files cannot be backed up is not made";
+        Ok(self.stop_on(now, change, safety, failure, rule))
+    }
+
+    /// A net's verdict: go on, or (it failed) end the change `failed` saying why.
+    fn stop_on(
+        &mut self,
+        now: Timestamp,
+        change: ExecutionId,
+        safety: ExecutionId,
+        failure: Option<String>,
+        rule: &str,
+    ) -> SafetyVerdict {
         let Some(failure) = failure else {
-            return Ok(SafetyVerdict::Proceed);
+            return SafetyVerdict::Proceed;
         };
-        let reason = format!(
-            "stopped before it ran: {failure}; the change did not run (SAFE-2: a change whose files cannot be backed up is not made)"
-        );
+        let reason = format!("stopped before it ran: {failure}; the change did not run ({rule})");
         self.emit(
             now,
             DomainEvent::SafetyNet {
@@ -181,7 +304,7 @@ impl Session {
             },
         );
         self.move_execution(now, change, ExecutionStatus::Failed, Some(reason.clone()));
-        Ok(SafetyVerdict::Stop { reason })
+        SafetyVerdict::Stop { reason }
     }
 
     /// SAFE-2: what a completed backup holds, or `None` for another execution.
@@ -189,7 +312,7 @@ impl Session {
         let execution = self.execution(backup)?;
         if execution.kind != ExecutionKind::Safety
             || execution.status != ExecutionStatus::Completed
-            || !execution.reason.starts_with("SAFE-2: backup")
+            || !execution.reason.starts_with(BACKUP_REASON)
         {
             return None;
         }
@@ -251,7 +374,7 @@ impl Session {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn safety_execution(
+    pub(crate) fn safety_execution(
         &mut self,
         now: Timestamp,
         call: Option<String>,
