@@ -25,7 +25,8 @@ unset RUST_BACKTRACE
 pg_url=${NOMOS_TEST_PG_URL:-${DATABASE_URL:-}}
 for name in $(env | grep -o '^NOMOS_[A-Z0-9_]*' || true); do unset "$name"; done
 
-cargo build -q --locked -p nomos-server -p nomos-backfill
+# The README's blocks use PostgreSQL and MCP too: the server with every part.
+cargo build -q --locked -p nomos-server --all-features -p nomos-backfill
 export PATH="$CARGO_TARGET_DIR/debug:$PATH"
 
 work=$(mktemp -d /tmp/nomos-docs-check.XXXXXX)

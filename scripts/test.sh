@@ -44,20 +44,26 @@ source scripts/sshd-up.sh
 step "cargo fmt"
 cargo fmt --all -- --check
 
-step "cargo clippy"
-cargo clippy --workspace --all-targets --locked -- -D warnings
+step "cargo clippy (every feature)"
+cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
+
+step "the first build's feature set (nomos-server's defaults; nomos-http without its parts)"
+# One package per command: selected together, nomos-http's defaults would join the server's.
+cargo clippy -p nomos-server --all-targets --locked -- -D warnings
+cargo clippy -p nomos-http --no-default-features --all-targets --locked -- -D warnings
+cargo test -p nomos-server --locked --test features
 
 step "nomos-core stays pure"
 bash scripts/check-core-deps.sh
 
 step "cargo doc (warnings are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --all-features --no-deps --locked
 
 step "cargo test"
-cargo test --workspace --all-targets --locked
+cargo test --workspace --all-targets --all-features --locked
 
 step "doctests"
-cargo test --workspace --doc --locked
+cargo test --workspace --doc --all-features --locked
 
 step "nomos examples (each runs to its end by itself)"
 for example in crates/nomos/examples/*.rs; do

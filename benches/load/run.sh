@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the load check against SQLite, then against a throwaway PostgreSQL on loopback.
-# Build first: cargo build --release -p nomos-server -p nomos-benches --bin nomos-server --bin nomos-load
+# Build first: cargo build --release -p nomos-server -p nomos-benches --features nomos-server/postgres --bin nomos-server --bin nomos-load
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 target=${CARGO_TARGET_DIR:-$here/../../target}

@@ -62,10 +62,14 @@ fn database(config: &Config) -> Verdict {
             config.data_dir.join(nomos_sqlite::DATABASE_FILE).display()
         ),
         Database::Sqlite(url) => format!("SQLite {url} (not opened by this check)"),
+        #[cfg(feature = "postgres")]
         Database::Postgres(url) => format!(
             "PostgreSQL {} (not connected by this check)",
             nomos_postgres::redact_url(url)
         ),
+        // Validation refuses a PostgreSQL URL without the feature.
+        #[cfg(not(feature = "postgres"))]
+        Database::Postgres(_) => "PostgreSQL (not built in: the `postgres` feature)".to_owned(),
     })
 }
 

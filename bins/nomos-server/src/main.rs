@@ -7,6 +7,7 @@
 
 mod check;
 mod config;
+mod features;
 mod hosts;
 mod runtime;
 mod telemetry;
@@ -113,6 +114,13 @@ enum HostsCommand {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(Command::Mcp) = &args.command
+        && let Err(error) =
+            features::Built::THIS.require(features::Feature::Mcp, "nomos-server mcp")
+    {
+        eprintln!("nomos-server: {error}");
+        return ExitCode::from(EXIT_CONFIG);
+    }
     let (config, source) = match load(&args) {
         Ok(loaded) => loaded,
         Err(error) => {
@@ -166,12 +174,7 @@ fn main() -> ExitCode {
         Some(Command::Mcp) => runtime.block_on(serve_mcp(config)),
         _ => runtime.block_on(serve(config)),
     };
-    // AUTHZ-4: the decision records still queued go out before the process ends.
-    if let Some(provider) = telemetry
-        && let Err(error) = provider.shutdown()
-    {
-        eprintln!("nomos-server: flushing the OTLP log records: {error}");
-    }
+    telemetry.flush();
     match run {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -210,13 +213,29 @@ fn load(args: &Args) -> anyhow::Result<(Config, Option<PathBuf>)> {
     Ok((Config::validate(raw)?, source))
 }
 
+/// What the logs need at the end: the OTLP provider to flush, when there is one.
+struct Logs {
+    #[cfg(feature = "otlp")]
+    provider: Option<opentelemetry_sdk::logs::SdkLoggerProvider>,
+}
+
+impl Logs {
+    /// AUTHZ-4: the decision records still queued go out before the process ends.
+    fn flush(self) {
+        #[cfg(feature = "otlp")]
+        if let Some(provider) = self.provider
+            && let Err(error) = provider.shutdown()
+        {
+            eprintln!("nomos-server: flushing the OTLP log records: {error}");
+        }
+    }
+}
+
 /// Logs go to stderr, with colour only when it is a terminal.
 /// AUTHZ-4: with an OTLP endpoint, the decisions' lines are also OTLP log records; the
-/// provider returned is shut down (flushed) when the server ends.
-fn init_logs(
-    format: LogFormat,
-    otlp_logs_url: Option<&str>,
-) -> anyhow::Result<Option<opentelemetry_sdk::logs::SdkLoggerProvider>> {
+/// provider is shut down (flushed) when the server ends. Without the `otlp` feature the
+/// configuration never has an endpoint (validation refuses it).
+fn init_logs(format: LogFormat, otlp_logs_url: Option<&str>) -> anyhow::Result<Logs> {
     use tracing_subscriber::Layer;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
@@ -229,14 +248,23 @@ fn init_logs(
         LogFormat::Json => fmt.json().boxed(),
         LogFormat::Text => fmt.boxed(),
     };
-    let provider = otlp_logs_url.map(telemetry::provider).transpose()?;
-    let otlp = provider.as_ref().map(telemetry::audit_layer);
-    tracing_subscriber::registry()
-        .with(filter)
-        .with(fmt)
-        .with(otlp)
-        .init();
-    Ok(provider)
+    let registry = tracing_subscriber::registry().with(filter).with(fmt);
+    #[cfg(feature = "otlp")]
+    {
+        let provider = otlp_logs_url.map(telemetry::provider).transpose()?;
+        let otlp = provider.as_ref().map(telemetry::audit_layer);
+        registry.with(otlp).init();
+        Ok(Logs { provider })
+    }
+    #[cfg(not(feature = "otlp"))]
+    {
+        if otlp_logs_url.is_some() {
+            let setting = "telemetry.otlp_endpoint";
+            return Err(features::NotBuilt::new(features::Feature::Otlp, setting).into());
+        }
+        registry.init();
+        Ok(Logs {})
+    }
 }
 
 async fn serve(config: Config) -> anyhow::Result<()> {
@@ -249,24 +277,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
         .context("registering this instance")?;
     // REPLICA-3: other processes' events join this process's bus.
     let (feed_stop, feed_stopped) = watch::channel(false);
-    let feed = rt.feed.clone().map(|feed| {
-        let bus = rt.agent.bus().clone();
-        let agent = rt.agent.clone();
-        let mut stopped = feed_stopped.clone();
-        tokio::spawn(async move {
-            let deliver = move |record: nomos_core::event::EventRecord| {
-                // CONTROL-1: a stop another process recorded for a turn running here.
-                agent.hear(&record);
-                bus.publish(nomos_agent::LiveEvent::Committed(record));
-            };
-            let stop = async move {
-                let _ = stopped.wait_for(|stop| *stop).await;
-            };
-            if let Err(error) = feed.run(deliver, stop).await {
-                tracing::error!(%error, "other processes' events will not reach this one");
-            }
-        })
-    });
+    let feed = runtime::start_feed(&rt, feed_stopped);
     let report = nomos_http::workers::reconcile_startup(&rt.agent, &rt.metrics)
         .await
         .context("reconciling executions left by a previous run")?;
@@ -352,6 +363,7 @@ async fn serve(config: Config) -> anyhow::Result<()> {
 
 /// One MCP session on stdio. No start-up reconcile and no sweeps: the server process that
 /// shares the store runs those, and a reconcile here would fail its running commands.
+#[cfg(feature = "mcp")]
 async fn serve_mcp(config: Config) -> anyhow::Result<()> {
     let (agent, _metrics, _demo) = runtime::build_agent(&config).await?;
     // REPLICA-2: on a shared PostgreSQL the servers leave this process's commands alone.
@@ -368,6 +380,13 @@ async fn serve_mcp(config: Config) -> anyhow::Result<()> {
         heartbeat.shutdown().await;
     }
     served
+}
+
+/// Not reached: `main` refuses the command first when MCP is not built in.
+#[cfg(not(feature = "mcp"))]
+async fn serve_mcp(_config: Config) -> anyhow::Result<()> {
+    let missing = features::NotBuilt::new(features::Feature::Mcp, "nomos-server mcp");
+    Err(missing.into())
 }
 
 async fn shutdown_signal() {

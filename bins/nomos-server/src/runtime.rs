@@ -1,5 +1,5 @@
 //! Builds the runtime from a validated [`Config`]: the store (SQLite in the data directory
-//! or Postgres; migrations run at open), the model (a scripted model from `model.script`, an
+//! or, with the `postgres` feature, PostgreSQL; migrations run at open), the model (a scripted model from `model.script`, an
 //! OpenAI-compatible endpoint, or the scripted demo), the executor over the inventory, the policy, the auth.
 
 use std::os::unix::fs::DirBuilderExt;
@@ -7,24 +7,34 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, bail};
-use std::time::Duration;
 
-use nomos_agent::{Agent, AgentConfig, Clock, Replication, SystemClock};
+use nomos_agent::{Agent, AgentBuilder, AgentConfig, Clock, SystemClock};
 use nomos_core::Span;
 use nomos_core::classify::Policy;
 use nomos_core::ports::chat::ChatModel;
-use nomos_core::ports::replica::InstanceId;
 use nomos_core::ports::store::Store;
 use nomos_http::tokens::TokenStore;
-use nomos_http::{Auth, MeteredModel, Metrics, Oidc, Role, StaticToken};
+use nomos_http::{Auth, MeteredModel, Metrics, Role, StaticToken};
 use nomos_llm::{DemoModel, DemoSandbox, OpenAiConfig, OpenAiModel, ScriptedModel};
-use nomos_postgres::{PgEventFeed, PgInstances, PgStore, PgStoreOptions};
 use nomos_sqlite::SqliteStore;
 use nomos_ssh::{FleetExecutor, Inventory, SshConfig};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
 
 use crate::config::env::{llm_configured, llm_lookup};
 use crate::config::{AuthSetting, Config, Database};
+#[cfg(not(all(feature = "postgres", feature = "oidc")))]
+use crate::features::{Feature, NotBuilt};
 use crate::token;
+
+/// Other processes' events on a shared PostgreSQL (REPLICA-3); without the `postgres`
+/// feature there is none (the type has no values).
+#[cfg(feature = "postgres")]
+pub type Feed = nomos_postgres::PgEventFeed;
+/// Other processes' events on a shared PostgreSQL (REPLICA-3); without the `postgres`
+/// feature there is none (the type has no values).
+#[cfg(not(feature = "postgres"))]
+pub type Feed = std::convert::Infallible;
 
 /// What `main` serves.
 pub struct Runtime {
@@ -39,7 +49,7 @@ pub struct Runtime {
     /// A token generated on this start, to print once.
     pub new_token: Option<String>,
     /// Other processes' events, when the store is shared (REPLICA-3).
-    pub feed: Option<PgEventFeed>,
+    pub feed: Option<Feed>,
 }
 
 /// Builds everything; any failure stops start-up with what failed.
@@ -56,6 +66,7 @@ pub async fn build(config: &Config) -> anyhow::Result<Runtime> {
     })
 }
 
+#[cfg(feature = "mcp")]
 /// The agent alone (for `nomos-server mcp`): store, model, executor, policy; no auth.
 pub async fn build_agent(config: &Config) -> anyhow::Result<(Agent, Arc<Metrics>, bool)> {
     let (agent, metrics, demo, _feed) = build_shared_agent(config).await?;
@@ -65,7 +76,7 @@ pub async fn build_agent(config: &Config) -> anyhow::Result<(Agent, Arc<Metrics>
 /// The agent and, on PostgreSQL, the feed of other processes' events.
 async fn build_shared_agent(
     config: &Config,
-) -> anyhow::Result<(Agent, Arc<Metrics>, bool, Option<PgEventFeed>)> {
+) -> anyhow::Result<(Agent, Arc<Metrics>, bool, Option<Feed>)> {
     create_data_dir(&config.data_dir)?;
     let (store, shared) = open_store(config).await?;
     let metrics = Arc::new(Metrics::default());
@@ -85,32 +96,88 @@ async fn build_shared_agent(
     let mut agent_config = agent_config(config, policy.clone());
     agent_config.approvers = Arc::new(approver_policy(config, &inventory, policy)?);
     let executor = Arc::new(FleetExecutor::new(inventory, ssh));
-    let mut builder = Agent::builder(store, executor, model).config(agent_config);
-    let mut feed = None;
-    if let Some(shared) = shared {
-        let heartbeat_timeout = config
-            .sweep
-            .heartbeat_timeout
-            .map_or(Duration::from_secs(30), |span| span.to_std());
-        builder = builder.replication(Replication {
-            leases: Arc::new(shared.store.leases(MAX_LEASES)),
-            instances: Arc::new(shared.instances),
-            heartbeat_timeout,
-        });
-        feed = shared.store.event_feed();
-    }
+    let builder = Agent::builder(store, executor, model).config(agent_config);
+    let (builder, feed) = match shared {
+        Some(shared) => replicate(builder, shared, config),
+        None => (builder, None),
+    };
     Ok((builder.build(), metrics, demo, feed))
+}
+
+/// REPLICA-1..3: the leases, the instance registry and the feed of a shared store.
+#[cfg(feature = "postgres")]
+fn replicate(
+    builder: AgentBuilder,
+    shared: Shared,
+    config: &Config,
+) -> (AgentBuilder, Option<Feed>) {
+    let heartbeat_timeout = config
+        .sweep
+        .heartbeat_timeout
+        .map_or(std::time::Duration::from_secs(30), |span| span.to_std());
+    let builder = builder.replication(nomos_agent::Replication {
+        leases: Arc::new(shared.store.leases(MAX_LEASES)),
+        instances: Arc::new(shared.instances),
+        heartbeat_timeout,
+    });
+    (builder, shared.store.event_feed())
+}
+
+/// No store is shared without the `postgres` feature.
+#[cfg(not(feature = "postgres"))]
+fn replicate(
+    _builder: AgentBuilder,
+    shared: Shared,
+    _config: &Config,
+) -> (AgentBuilder, Option<Feed>) {
+    match shared {}
+}
+
+/// REPLICA-3: other processes' events join this process's bus until `stopped` turns true;
+/// `None` when the store is not shared.
+pub fn start_feed(rt: &Runtime, mut stopped: watch::Receiver<bool>) -> Option<JoinHandle<()>> {
+    let feed = rt.feed.as_ref()?;
+    #[cfg(not(feature = "postgres"))]
+    {
+        let _ = &mut stopped;
+        match *feed {}
+    }
+    #[cfg(feature = "postgres")]
+    {
+        let feed = feed.clone();
+        let bus = rt.agent.bus().clone();
+        let agent = rt.agent.clone();
+        Some(tokio::spawn(async move {
+            let deliver = move |record: nomos_core::event::EventRecord| {
+                // CONTROL-1: a stop another process recorded for a turn running here.
+                agent.hear(&record);
+                bus.publish(nomos_agent::LiveEvent::Committed(record));
+            };
+            let stop = async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            };
+            if let Err(error) = feed.run(deliver, stop).await {
+                tracing::error!(%error, "other processes' events will not reach this one");
+            }
+        }))
+    }
 }
 
 /// How many turns may hold their session's lease at once in one process (each keeps a
 /// connection of the lease pool).
+#[cfg(feature = "postgres")]
 const MAX_LEASES: u32 = 64;
 
 /// A PostgreSQL store shared with other processes (REPLICA-1..3).
+#[cfg(feature = "postgres")]
 struct Shared {
-    store: PgStore,
-    instances: PgInstances,
+    store: nomos_postgres::PgStore,
+    instances: nomos_postgres::PgInstances,
 }
+
+/// No store is shared without the `postgres` feature.
+#[cfg(not(feature = "postgres"))]
+type Shared = std::convert::Infallible;
 
 /// Creates the data directory private to the user (0700); an existing one keeps its mode.
 pub fn create_data_dir(dir: &Path) -> anyhow::Result<()> {
@@ -142,9 +209,15 @@ async fn open_store(config: &Config) -> anyhow::Result<(Arc<dyn Store>, Option<S
                 .await
                 .context("opening the SQLite database")?,
         ),
+        #[cfg(not(feature = "postgres"))]
+        Database::Postgres(_) => {
+            return Err(NotBuilt::new(Feature::Postgres, "database_url").into());
+        }
+        #[cfg(feature = "postgres")]
         Database::Postgres(url) => {
+            use nomos_postgres::{PgStore, PgStoreOptions};
             // REPLICA-2: this process's connections name it, so what it writes records it.
-            let instance = InstanceId(uuid::Uuid::new_v4());
+            let instance = nomos_core::ports::replica::InstanceId(uuid::Uuid::new_v4());
             let store = PgStore::connect_instance(url, PgStoreOptions::standard(), instance)
                 .await
                 .context("connecting to PostgreSQL")?;
@@ -325,13 +398,18 @@ fn configured_auth(config: &Config) -> anyhow::Result<(Auth, Option<String>)> {
             },
             None,
         ),
+        #[cfg(feature = "oidc")]
         AuthSetting::Oidc(oidc, tokens) => (
             Auth::Required {
                 tokens: tokens.clone(),
-                oidc: Some(Arc::new(Oidc::new((**oidc).clone()))),
+                oidc: Some(Arc::new(nomos_http::Oidc::new((**oidc).clone()))),
                 store: None,
             },
             None,
         ),
+        #[cfg(not(feature = "oidc"))]
+        AuthSetting::Oidc(..) => {
+            return Err(NotBuilt::new(Feature::Oidc, "auth.mode = \"oidc\"").into());
+        }
     })
 }

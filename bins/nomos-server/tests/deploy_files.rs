@@ -195,7 +195,13 @@ fn the_dockerfile_builds_in_one_stage_and_runs_unprivileged_in_a_slim_one() {
     assert_eq!(from.len(), 2, "{from:?}");
     assert!(from[0].starts_with("FROM rust:") && from[0].ends_with(" AS build"));
     assert_eq!(*from[1], "FROM debian:bookworm-slim");
-    assert!(text.contains("cargo build --release --locked -p nomos-server"));
+    // The image is a deployment (the compose file runs it on PostgreSQL): every part.
+    assert!(
+        text.contains(
+            "cargo build --release --locked -p nomos-server --features postgres,mcp,oidc,otlp"
+        ),
+        "the image builds the server with every feature"
+    );
     assert!(text.contains("COPY --from=build "));
     let user = instructions
         .iter()

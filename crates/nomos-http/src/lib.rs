@@ -8,7 +8,7 @@
 //!   every failure is an [`ApiError`].
 //! * [`auth`] and [`oidc`] authenticate bearer tokens; [`metrics`] keeps the Prometheus
 //!   counters; [`static_ui`] serves the embedded web UI.
-//! * [`mcp`] mounts the MCP server of `nomos-mcp` at `/mcp` (MCP-1).
+//! * [`mcp`] mounts the MCP server of `nomos-mcp` at `/mcp` (MCP-1; feature `mcp`).
 //! * [`openapi::document`] is the OpenAPI description, generated from the handlers.
 //!
 //! Public without a token: `/healthz`, `/readyz`, `/api/info` (what the login page needs,

@@ -19,10 +19,11 @@
 //! | The embedded store on SQLite | [`sqlite`] | `sqlite` (default) |
 //! | The deployment store on PostgreSQL | `nomos::postgres` | `postgres` |
 //! | The local and SSH executors, the host inventory | `nomos::ssh` | `ssh` |
-//! | The HTTP API as an axum router (REST, SSE, auth, metrics, the web UI) | `nomos::http` | `http` |
+//! | The HTTP API as an axum router (REST, SSE, static and stored tokens, metrics, the web UI) | `nomos::http` | `http` |
+//! | The MCP server at `/mcp` of that router (MCP-1) | `nomos::http::mcp` | `mcp` |
+//! | OIDC bearer tokens for that router (`nomos::http::Oidc`) | `nomos::http::oidc` | `oidc` |
 //!
-//! An `mcp` feature will carry the MCP server when it lands; it goes through the same
-//! [`Agent`], so it adds no second gate.
+//! The MCP server goes through the same [`Agent`], so it adds no second gate.
 //!
 //! # The order to build them in
 //!

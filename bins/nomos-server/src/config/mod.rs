@@ -45,6 +45,9 @@ pub enum ConfigError {
         /// Why it is refused.
         reason: String,
     },
+    /// A setting needs an optional part this binary was built without.
+    #[error(transparent)]
+    NotBuilt(#[from] crate::features::NotBuilt),
 }
 
 /// A value refused, naming the key and why.
@@ -67,9 +70,75 @@ mod tests {
     use nomos_core::Span;
 
     use super::*;
+    use crate::features::{Built, Feature, NotBuilt};
 
+    /// Validated as for a binary with every optional part, whatever this one has.
     fn check(toml: &str) -> Result<Config, ConfigError> {
-        Config::validate(RawConfig::parse(toml, Path::new("nomos.toml"))?)
+        check_for(toml, Built::ALL)
+    }
+
+    fn check_for(toml: &str, built: Built) -> Result<Config, ConfigError> {
+        Config::validate_for(RawConfig::parse(toml, Path::new("nomos.toml"))?, built)
+    }
+
+    #[test]
+    fn a_setting_for_a_part_not_built_in_stops_start_up_naming_the_setting_and_the_feature() {
+        let cases = [
+            (
+                "database_url = \"postgres://u:pw@localhost/db\"",
+                "database_url",
+                Feature::Postgres,
+            ),
+            (
+                "[telemetry]\notlp_endpoint = \"http://127.0.0.1:4318\"",
+                "telemetry.otlp_endpoint",
+                Feature::Otlp,
+            ),
+            (OIDC, "auth.mode = \"oidc\"", Feature::Oidc),
+        ];
+        for (toml, setting, feature) in cases {
+            let err = check_for(toml, Built::NONE).unwrap_err();
+            let ConfigError::NotBuilt(NotBuilt {
+                setting: named,
+                feature: needed,
+            }) = &err
+            else {
+                panic!("{toml}: expected NotBuilt, got {err:?}");
+            };
+            assert_eq!((named.as_str(), *needed), (setting, feature));
+            let text = err.to_string();
+            assert!(
+                text.ends_with(&format!(
+                    "rebuild it with the `{feature}` feature (cargo run --release -p nomos-server --features {feature})"
+                )),
+                "{text}"
+            );
+            assert!(!text.contains("pw"), "{text}");
+            assert!(check_for(toml, Built::ALL).is_ok(), "{toml}");
+        }
+        // What the first build has needs no feature: SQLite, static tokens, no export.
+        let config = check_for("database_url = \"sqlite:x.db\"", Built::NONE).unwrap();
+        assert_eq!(config.database, Database::Sqlite("sqlite:x.db".to_owned()));
+        // A bad value is still named as such, not as a missing feature.
+        let err = check_for("[telemetry]\notlp_endpoint = \"otel\"", Built::NONE).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("invalid telemetry.otlp_endpoint"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn this_binary_refuses_exactly_the_settings_of_the_parts_it_lacks() {
+        let raw = RawConfig::parse(
+            "database_url = \"postgres://u@localhost/db\"",
+            Path::new("f"),
+        )
+        .unwrap();
+        assert_eq!(
+            Config::validate(raw).is_ok(),
+            Built::THIS.has(Feature::Postgres)
+        );
     }
 
     #[test]
@@ -378,7 +447,7 @@ mod tests {
             };
             Some(value.to_owned())
         });
-        let AuthSetting::Oidc(oidc, _) = Config::validate(raw).unwrap().auth else {
+        let AuthSetting::Oidc(oidc, _) = Config::validate_for(raw, Built::ALL).unwrap().auth else {
             panic!("expected oidc");
         };
         assert_eq!(oidc.issuer, "https://id.example");

@@ -11,6 +11,7 @@ use nomos_ssh::HostKeyPolicy;
 
 use super::raw::{RawAuth, RawConfig, RawOidc, RawSweep};
 use super::{ConfigError, invalid};
+use crate::features::{Built, Feature};
 
 /// Log output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,7 +40,9 @@ pub enum AuthSetting {
     None,
     /// Static tokens; none configured means one is generated in the data directory.
     Tokens(Vec<StaticToken>),
-    /// OIDC, plus any static tokens.
+    /// OIDC, plus any static tokens (only read with the `oidc` feature; validation refuses
+    /// it without).
+    #[cfg_attr(not(feature = "oidc"), allow(dead_code))]
     Oidc(Box<OidcConfig>, Vec<StaticToken>),
 }
 
@@ -129,8 +132,14 @@ pub struct Config {
 }
 
 impl Config {
-    /// Checks and types every value.
+    /// Checks and types every value, for this binary's optional parts.
     pub fn validate(raw: RawConfig) -> Result<Config, ConfigError> {
+        Config::validate_for(raw, Built::THIS)
+    }
+
+    /// Checks and types every value; a setting that needs a part `built` lacks is refused,
+    /// naming the setting and the feature.
+    pub fn validate_for(raw: RawConfig, built: Built) -> Result<Config, ConfigError> {
         let listen_text = raw.listen.unwrap_or_else(|| "127.0.0.1:8092".to_owned());
         let listen: SocketAddr = listen_text.parse().map_err(|_| {
             invalid(
@@ -143,6 +152,7 @@ impl Config {
         let database = match raw.database_url.filter(|u| !u.trim().is_empty()) {
             None => Database::SqliteInDataDir,
             Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                built.require(Feature::Postgres, "database_url")?;
                 Database::Postgres(url)
             }
             Some(url) if url.starts_with("sqlite:") => Database::Sqlite(url),
@@ -205,13 +215,17 @@ impl Config {
         }
         let otlp_logs_url = match raw.telemetry.otlp_endpoint.as_deref() {
             None => None,
-            Some(endpoint) => Some(crate::telemetry::logs_url(endpoint).map_err(|_| {
-                invalid(
-                    "telemetry.otlp_endpoint",
-                    endpoint,
-                    "expected http://HOST[:PORT][/PATH] (an OTLP/HTTP collector; https is not built in, put a local collector in front)",
-                )
-            })?),
+            Some(endpoint) => {
+                let url = crate::telemetry::logs_url(endpoint).map_err(|_| {
+                    invalid(
+                        "telemetry.otlp_endpoint",
+                        endpoint,
+                        "expected http://HOST[:PORT][/PATH] (an OTLP/HTTP collector; https is not built in, put a local collector in front)",
+                    )
+                })?;
+                built.require(Feature::Otlp, "telemetry.otlp_endpoint")?;
+                Some(url)
+            }
         };
         let mut channels = Vec::new();
         for (idx, channel) in raw.notify.channels.iter().enumerate() {
@@ -248,7 +262,7 @@ impl Config {
             Some(path) => PathBuf::from(path),
             None => data_dir.join("known_hosts"),
         };
-        let auth = auth_setting(raw.auth, listen)?;
+        let auth = auth_setting(raw.auth, listen, built)?;
         let system_prompt = match raw.agent.system_prompt_file {
             Some(path) => Some(system_prompt(&path)?),
             None => None,
@@ -351,7 +365,11 @@ fn at_least(key: &str, value: Option<u64>, min: u64) -> Result<Option<usize>, Co
     }
 }
 
-fn auth_setting(raw: RawAuth, listen: SocketAddr) -> Result<AuthSetting, ConfigError> {
+fn auth_setting(
+    raw: RawAuth,
+    listen: SocketAddr,
+    built: Built,
+) -> Result<AuthSetting, ConfigError> {
     let mut tokens = Vec::new();
     for (idx, token) in raw.tokens.iter().enumerate() {
         // AUTHZ-1: operator, viewer or agent.
@@ -391,6 +409,7 @@ fn auth_setting(raw: RawAuth, listen: SocketAddr) -> Result<AuthSetting, ConfigE
         }
         "token" => Ok(AuthSetting::Tokens(tokens)),
         "oidc" => {
+            built.require(Feature::Oidc, "auth.mode = \"oidc\"")?;
             let Some(oidc) = raw.oidc else {
                 return Err(invalid("auth.mode", "oidc", "needs an [auth.oidc] table"));
             };

@@ -16,6 +16,7 @@ mod export;
 mod flow;
 mod guests;
 mod nested;
+#[cfg(feature = "oidc")]
 mod oidc;
 mod openapi;
 mod plan_decision;

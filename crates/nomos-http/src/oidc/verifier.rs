@@ -1,6 +1,6 @@
-//! OIDC bearer tokens: JWTs signed by the issuer, checked against its JWKS (fetched with
-//! reqwest and cached), with issuer, audience, expiry and clock skew, and a role claim
-//! mapped to [`Role::Operator`], [`Role::Viewer`] or [`Role::Agent`] (AUTHZ-1).
+//! The OIDC verifier (feature `oidc`): JWTs signed by the issuer, checked against its JWKS
+//! (fetched with reqwest and cached), with issuer, audience, expiry and clock skew, and a
+//! role claim mapped to [`Role::Operator`], [`Role::Viewer`] or [`Role::Agent`] (AUTHZ-1).
 
 use std::time::{Duration, Instant};
 
@@ -11,6 +11,8 @@ use tokio::sync::RwLock;
 
 use crate::auth::{Principal, Role};
 use crate::error::ApiError;
+
+use super::OidcConfig;
 
 /// Asymmetric algorithms only: a JWKS never holds a shared secret, and `none` is refused.
 const ALLOWED: [Algorithm; 9] = [
@@ -27,46 +29,6 @@ const ALLOWED: [Algorithm; 9] = [
 
 /// A JWKS fetched for a key id we do not know is refetched at most this often.
 const REFETCH_AFTER: Duration = Duration::from_secs(30);
-
-/// How OIDC tokens are checked.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OidcConfig {
-    /// The expected `iss`.
-    pub issuer: String,
-    /// The expected `aud`.
-    pub audience: String,
-    /// Where the issuer publishes its keys.
-    pub jwks_url: String,
-    /// The claim that holds the role (a string or an array of strings).
-    pub role_claim: String,
-    /// The claim value that makes an operator.
-    pub operator_value: String,
-    /// The claim value that makes a viewer.
-    pub viewer_value: String,
-    /// AUTHZ-1: the claim value that makes an agent; it wins over the others, so a token
-    /// issued to automation never decides.
-    pub agent_value: String,
-    /// Allowed clock skew for `exp` and `nbf`.
-    pub leeway: Duration,
-    /// How long a fetched JWKS is trusted before it is fetched again.
-    pub jwks_ttl: Duration,
-    /// What the web UI needs to sign in at the issuer, published by `/api/info`.
-    pub client: Option<OidcClient>,
-}
-
-/// The public settings of the UI's OIDC client (authorization code with PKCE). None of them
-/// is a secret: a browser client has no client secret.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct OidcClient {
-    /// Where the browser starts a sign-in.
-    pub authorization_endpoint: String,
-    /// Where the code (and later the refresh token) is exchanged for tokens.
-    pub token_endpoint: String,
-    /// The client id registered at the issuer.
-    pub client_id: String,
-    /// The scopes asked for (`openid profile offline_access` when not set).
-    pub scope: Option<String>,
-}
 
 /// The OIDC verifier with its JWKS cache.
 #[derive(Debug)]

@@ -1,6 +1,7 @@
-//! `/mcp`: Nomos's tools over MCP's streamable HTTP transport (MCP-1), behind the bearer
-//! auth of the API. Unlike the REST routes, a viewer may POST here (every MCP message is a
-//! POST): its role travels with the request and the agent refuses what it may not do.
+//! `/mcp` served (feature `mcp`): Nomos's tools over MCP's streamable HTTP transport
+//! (MCP-1), behind the bearer auth of the API. Unlike the REST routes, a viewer may POST
+//! here (every MCP message is a POST): its role travels with the request and the agent
+//! refuses what it may not do.
 
 use std::sync::Arc;
 
@@ -15,8 +16,7 @@ use crate::auth::{Auth, AuthMode, Role, bearer};
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// The route of the MCP transport.
-pub const MCP_PATH: &str = "/mcp";
+use super::MCP_PATH;
 
 /// The MCP route, authenticated (no request timeout: streams and waits last longer).
 pub fn router(state: &AppState) -> Router<AppState> {
