@@ -335,6 +335,28 @@ impl Command {
 }
 
 impl Compound {
+    /// The command lists it runs, in order: each condition and body (a `case`'s arms, a
+    /// loop's condition and body, ...); none for `[[ ]]` and `(( ))`.
+    pub fn lists(&self) -> Vec<&List> {
+        match self {
+            Compound::Group(body) | Compound::Subshell(body) => vec![body],
+            Compound::If {
+                branches,
+                otherwise,
+            } => branches
+                .iter()
+                .flat_map(|(condition, body)| [condition, body])
+                .chain(otherwise)
+                .collect(),
+            Compound::Loop {
+                condition, body, ..
+            } => vec![condition, body],
+            Compound::For { body, .. } | Compound::ArithFor { body, .. } => vec![body],
+            Compound::Case { arms, .. } => arms.iter().map(|(_, body)| body).collect(),
+            Compound::Test(_) | Compound::Arith(_) => Vec::new(),
+        }
+    }
+
     fn holds_case(&self) -> bool {
         match self {
             Compound::Case { .. } => true,

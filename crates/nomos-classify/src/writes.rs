@@ -116,33 +116,8 @@ fn pipeline(pipeline: &Pipeline, out: &mut WriteTargets) {
 }
 
 fn compound(compound_: &Compound, out: &mut WriteTargets) {
-    match compound_ {
-        Compound::Group(body) | Compound::Subshell(body) => list(body, out),
-        Compound::If {
-            branches,
-            otherwise,
-        } => {
-            for (condition, body) in branches {
-                list(condition, out);
-                list(body, out);
-            }
-            if let Some(body) = otherwise {
-                list(body, out);
-            }
-        }
-        Compound::Loop {
-            condition, body, ..
-        } => {
-            list(condition, out);
-            list(body, out);
-        }
-        Compound::For { body, .. } | Compound::ArithFor { body, .. } => list(body, out),
-        Compound::Case { arms, .. } => {
-            for (_, body) in arms {
-                list(body, out);
-            }
-        }
-        Compound::Test(_) | Compound::Arith(_) => {}
+    for body in compound_.lists() {
+        list(body, out);
     }
 }
 
