@@ -334,25 +334,50 @@ impl Session {
         if manifest.files.is_empty() {
             return Err(RestoreError::Empty(backup));
         }
-        let Some(source) = self.execution(backup) else {
+        if self.execution(backup).is_none() {
             return Err(RestoreError::NotABackup(backup));
-        };
-        let (host, generation, step_seq) =
-            (source.host.clone(), source.generation, source.step_seq);
-        if let Some(result) = &preview {
-            self.finish_previews(now, result);
         }
-        let preview = preview.map(|result| self.record_preview(now, &host, &result));
         let paths: Vec<&str> = manifest.files.iter().map(|f| f.path.as_str()).collect();
         let reason = format!(
             "SAFE-2: restore of {} from backup {backup} (puts back the bytes, owner and mode of each file)",
             paths.join(", ")
         );
+        Ok(self.request_undo(
+            now,
+            backup,
+            preview,
+            restore_script(&manifest),
+            reason,
+            |approval_id| SafetyAction::RestoreRequested { approval_id },
+        ))
+    }
+
+    /// SAFE-1, SAFE-2: the operator's undo of what the net `net` kept: an execution of
+    /// kind `safety` (`destructive`, on the net's host, in the net's generation and step)
+    /// waiting for its own approval, with its preview (run by the shell) on the request,
+    /// and a `safety.net` event naming the request.
+    pub(super) fn request_undo(
+        &mut self,
+        now: Timestamp,
+        net: ExecutionId,
+        preview: Option<PreviewResult>,
+        command: String,
+        reason: String,
+        action: impl FnOnce(ApprovalId) -> SafetyAction,
+    ) -> ApprovalId {
+        let (host, generation, step_seq) = self
+            .execution(net)
+            .map(|e| (e.host.clone(), e.generation, e.step_seq))
+            .unwrap_or_default();
+        if let Some(result) = &preview {
+            self.finish_previews(now, result);
+        }
+        let preview = preview.map(|result| self.record_preview(now, &host, &result));
         let id = self.safety_execution(
             now,
             None,
             host,
-            restore_script(&manifest),
+            command,
             Classification::new(CommandClass::Destructive, reason),
             generation,
             step_seq,
@@ -364,13 +389,11 @@ impl Session {
             now,
             DomainEvent::SafetyNet {
                 execution_id: id,
-                safety_execution_id: backup,
-                action: SafetyAction::RestoreRequested {
-                    approval_id: approval.id,
-                },
+                safety_execution_id: net,
+                action: action(approval.id),
             },
         );
-        Ok(approval.id)
+        approval.id
     }
 
     #[allow(clippy::too_many_arguments)]

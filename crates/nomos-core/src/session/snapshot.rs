@@ -2,8 +2,7 @@
 //! of older Nomos snapshots its listing shows, and the operator's Rollback, a `destructive`
 //! request previewed by the guest's snapshot listing.
 
-use crate::classification::Classification;
-use crate::event::{DomainEvent, SafetyAction};
+use crate::event::SafetyAction;
 use crate::id::{ApprovalId, ExecutionId};
 use crate::preview::PreviewResult;
 use crate::record::ExecutionKind;
@@ -12,7 +11,6 @@ use crate::snapshot::{
     prune_command, rollback_command, snapshot_command, snapshot_name, snapshot_reason,
     snapshots_to_prune, succeeded,
 };
-use crate::status::{CommandClass, ExecutionStatus};
 use crate::time::Timestamp;
 
 use super::Session;
@@ -109,38 +107,17 @@ impl Session {
         let Some(source) = self.execution(net) else {
             return Err(RollbackError::NotASnapshot(net));
         };
-        let (node, generation, step_seq) =
-            (source.host.clone(), source.generation, source.step_seq);
-        if let Some(result) = &preview {
-            self.finish_previews(now, result);
-        }
-        let preview = preview.map(|result| self.record_preview(now, &node, &result));
         let reason = format!(
-            "SAFE-1: rollback of guest {} on {node} to snapshot {} (everything after it on the guest is lost)",
-            taken.vmid, taken.name
+            "SAFE-1: rollback of guest {} on {} to snapshot {} (everything after it on the guest is lost)",
+            taken.vmid, source.host, taken.name
         );
-        let id = self.safety_execution(
+        Ok(self.request_undo(
             now,
-            None,
-            node,
+            net,
+            preview,
             rollback_command(&taken),
-            Classification::new(CommandClass::Destructive, reason),
-            generation,
-            step_seq,
-            ExecutionStatus::PendingApproval,
-        );
-        let approval =
-            self.request_approval(now, id, crate::declared::RequestOrigin::OwnClass, preview);
-        self.emit(
-            now,
-            DomainEvent::SafetyNet {
-                execution_id: id,
-                safety_execution_id: net,
-                action: SafetyAction::RollbackRequested {
-                    approval_id: approval.id,
-                },
-            },
-        );
-        Ok(approval.id)
+            reason,
+            |approval_id| SafetyAction::RollbackRequested { approval_id },
+        ))
     }
 }
