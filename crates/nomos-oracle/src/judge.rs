@@ -65,6 +65,21 @@ use std::fmt;
 
 use crate::trace::{Call, Event, string_arg};
 
+/// What apt runs as part of itself: dpkg, its configuration reader, and its acquire methods.
+const APT_HELPERS: &[&str] = &[
+    "dpkg",
+    "apt-config",
+    "http",
+    "https",
+    "file",
+    "copy",
+    "store",
+    "gpgv",
+    "rred",
+    "cdrom",
+    "mirror",
+];
+
 /// Programs a named program runs as part of itself: `(program, helpers)`. A helper ending in
 /// `*` is a prefix.
 pub const HELPERS: &[(&str, &[&str])] = &[
@@ -91,9 +106,12 @@ pub const HELPERS: &[(&str, &[&str])] = &[
             "apropos", "locale",
         ],
     ),
-    ("apt", &["dpkg", "apt-config"]),
-    ("apt-get", &["dpkg", "apt-config"]),
-    ("apt-cache", &["dpkg", "apt-config"]),
+    // apt starts its acquire methods (`/usr/lib/apt/methods/http`, ...) to read their
+    // capabilities even for a simulation; a method that reached the network would still
+    // be refuted by its own sockets.
+    ("apt", APT_HELPERS),
+    ("apt-get", APT_HELPERS),
+    ("apt-cache", APT_HELPERS),
     ("dpkg", &["dpkg-query", "dpkg-deb"]),
     ("lsb_release", &["python3*"]),
     // `service` finds its name and cleans the environment; the init script it then runs is
@@ -884,6 +902,24 @@ mod tests {
              6 clone() = 7\n7 execve(\"/usr/bin/gzip\", [\"gzip\", \"-cd\"], 0x1) = 0\n{END}"
         );
         assert_eq!(breaches("zcat a.gz", &trace), vec![]);
+    }
+
+    // rule: CLASSIFY-9
+    #[test]
+    fn apts_acquire_method_is_apts_own_but_its_socket_is_not() {
+        let method =
+            "6 execve(\"/usr/lib/apt/methods/http\", [\"/usr/lib/apt/methods/http\"], 0x1) = 0";
+        let trace = format!("{START}5 vfork() = 6\n{method}\n{END}");
+        assert_eq!(breaches("apt-get -s upgrade", &trace), vec![]);
+        let connected = format!(
+            "{START}5 vfork() = 6\n{method}\n6 socket(AF_INET, SOCK_STREAM, IPPROTO_TCP) = 3\n\
+             6 connect(3, {{sa_family=AF_INET, sin_port=htons(80), sin_addr=inet_addr(\"151.101.2.132\")}}, 16) = -1 ENETUNREACH (Network is unreachable)\n{END}"
+        );
+        assert!(!breaches("apt-get -s upgrade", &connected).is_empty());
+        assert!(
+            !breaches("cat notes.txt", &trace).is_empty(),
+            "only apt's own"
+        );
     }
 
     /// The breaches of one call, inside a trace that starts and ends the shell.
