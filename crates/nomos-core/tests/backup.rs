@@ -4,21 +4,16 @@
 
 #![allow(clippy::unwrap_used)]
 
-use nomos_core::classify::classify;
-use nomos_core::event::{DomainEvent, SafetyAction};
+mod support;
+
+use support::{Chat, ok};
+
+use nomos_core::event::SafetyAction;
 use nomos_core::record::{ExecOutput, ExecutionKind};
 use nomos_core::safety::{BackupConfig, NetsConfig};
-use nomos_core::session::{
-    Action, Revision, SafetyVerdict, Session, SessionConfig, StepDraft, ToolInput,
-};
+use nomos_core::session::SafetyVerdict;
 use nomos_core::snapshot::HostSafety;
-use nomos_core::{CommandClass, ExecutionId, ExecutionStatus, SessionId, Span, Timestamp};
-
-struct Chat {
-    session: Session,
-    now: Timestamp,
-    calls: u32,
-}
+use nomos_core::{CommandClass, ExecutionStatus};
 
 fn config() -> NetsConfig {
     NetsConfig {
@@ -36,89 +31,10 @@ fn not_a_guest() -> HostSafety {
     HostSafety::default()
 }
 
-fn ok(stdout: &str) -> Result<ExecOutput, String> {
-    Ok(ExecOutput {
-        exit_code: Some(0),
-        stdout: stdout.to_owned(),
-        ..ExecOutput::default()
-    })
-}
-
-impl Chat {
-    /// A session with an assented plan, so a config mutation is dispatched at once.
-    fn assented() -> Chat {
-        let now = Timestamp::from_millis(1_800_000_000_000);
-        let mut chat = Chat {
-            session: Session::create(
-                SessionId::from(uuid::Uuid::from_u128(9)),
-                now,
-                SessionConfig {
-                    assent_scope: nomos_core::declared::AssentScope::Window,
-                    ..SessionConfig::spec_defaults()
-                },
-            ),
-            now,
-            calls: 0,
-        };
-        chat.tool(ToolInput::SetGoal {
-            goal: "switch the mode".to_owned(),
-        });
-        let steps = ["edit", "write back"]
-            .iter()
-            .map(|title| StepDraft {
-                title: (*title).to_owned(),
-                detail: None,
-                commands: Vec::new(),
-                check: None,
-            })
-            .collect();
-        chat.tool(ToolInput::ProposePlan {
-            steps,
-            revision: Revision::No,
-        });
-        chat.now = chat.now + Span::from_millis(10);
-        chat.session
-            .handle_operator_message(chat.now, "yes, go ahead");
-        chat
-    }
-
-    fn tool(&mut self, input: ToolInput) -> nomos_core::session::ToolReply {
-        self.calls += 1;
-        self.now = self.now + Span::from_millis(10);
-        let call_id = format!("call_{}", self.calls);
-        self.session.handle_tool(self.now, &call_id, input)
-    }
-
-    /// Runs `command` on `web`; returns the dispatched execution.
-    fn run(&mut self, command: &str) -> ExecutionId {
-        let reply = self.tool(ToolInput::Run {
-            host: "web".to_owned(),
-            command: command.to_owned(),
-            classification: classify(command),
-            preview: None,
-        });
-        let Some(Action::Dispatch { execution_id }) = reply.action else {
-            panic!("{command} was not dispatched: {reply:?}");
-        };
-        execution_id
-    }
-
-    fn safety_events(&self) -> Vec<SafetyAction> {
-        self.session
-            .pending_events()
-            .iter()
-            .filter_map(|e| match &e.event {
-                DomainEvent::SafetyNet { action, .. } => Some(action.clone()),
-                _ => None,
-            })
-            .collect()
-    }
-}
-
 // rule: SAFE-2
 #[test]
 fn a_change_that_names_its_files_gets_one_backup_and_a_read_gets_none() {
-    let mut chat = Chat::assented();
+    let mut chat = Chat::assented(9, "switch the mode", "web");
     let read = chat.run("cat /etc/app.conf");
     assert_eq!(
         chat.session
@@ -171,7 +87,7 @@ fn a_change_that_names_its_files_gets_one_backup_and_a_read_gets_none() {
 // rule: SAFE-2
 #[test]
 fn a_failed_backup_stops_the_change_and_says_why() {
-    let mut chat = Chat::assented();
+    let mut chat = Chat::assented(9, "switch the mode", "web");
     let change = chat.run("echo mode=new > /etc/app.conf");
     let net = chat
         .session
@@ -201,7 +117,7 @@ fn a_failed_backup_stops_the_change_and_says_why() {
 // rule: SAFE-2
 #[test]
 fn restore_is_a_destructive_request_that_waits_for_its_own_approval() {
-    let mut chat = Chat::assented();
+    let mut chat = Chat::assented(9, "switch the mode", "web");
     let change = chat.run("sed -i s/a/b/ /etc/app.conf");
     let net = chat
         .session

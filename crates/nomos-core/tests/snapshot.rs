@@ -5,22 +5,17 @@
 
 #![allow(clippy::unwrap_used)]
 
-use nomos_core::classify::classify;
-use nomos_core::event::{DomainEvent, SafetyAction};
+mod support;
+
+use support::{Chat, ok};
+
+use nomos_core::event::SafetyAction;
 use nomos_core::proxmox::GuestKind;
 use nomos_core::record::{ExecOutput, ExecutionKind};
 use nomos_core::safety::{BackupMode, NetsConfig};
-use nomos_core::session::{
-    Action, Revision, SafetyVerdict, Session, SessionConfig, StepDraft, ToolInput,
-};
+use nomos_core::session::SafetyVerdict;
 use nomos_core::snapshot::{GuestRef, HostSafety, SnapshotPolicy, snapshot_name};
-use nomos_core::{CommandClass, ExecutionId, ExecutionStatus, SessionId, Span, Timestamp};
-
-struct Chat {
-    session: Session,
-    now: Timestamp,
-    calls: u32,
-}
+use nomos_core::{CommandClass, ExecutionStatus};
 
 fn config() -> NetsConfig {
     let mut config = NetsConfig::spec_defaults();
@@ -40,88 +35,10 @@ fn guest() -> HostSafety {
     }
 }
 
-fn ok(stdout: &str) -> Result<ExecOutput, String> {
-    Ok(ExecOutput {
-        exit_code: Some(0),
-        stdout: stdout.to_owned(),
-        ..ExecOutput::default()
-    })
-}
-
-impl Chat {
-    /// A session with an assented plan, so a config mutation is dispatched at once.
-    fn assented() -> Chat {
-        let now = Timestamp::from_millis(1_800_000_000_000);
-        let mut chat = Chat {
-            session: Session::create(
-                SessionId::from(uuid::Uuid::from_u128(11)),
-                now,
-                SessionConfig {
-                    assent_scope: nomos_core::declared::AssentScope::Window,
-                    ..SessionConfig::spec_defaults()
-                },
-            ),
-            now,
-            calls: 0,
-        };
-        chat.tool(ToolInput::SetGoal {
-            goal: "restart the proxy".to_owned(),
-        });
-        let steps = ["restart", "write back"]
-            .iter()
-            .map(|title| StepDraft {
-                title: (*title).to_owned(),
-                detail: None,
-                commands: Vec::new(),
-                check: None,
-            })
-            .collect();
-        chat.tool(ToolInput::ProposePlan {
-            steps,
-            revision: Revision::No,
-        });
-        chat.now = chat.now + Span::from_millis(10);
-        chat.session
-            .handle_operator_message(chat.now, "yes, go ahead");
-        chat
-    }
-
-    fn tool(&mut self, input: ToolInput) -> nomos_core::session::ToolReply {
-        self.calls += 1;
-        self.now = self.now + Span::from_millis(10);
-        let call_id = format!("call_{}", self.calls);
-        self.session.handle_tool(self.now, &call_id, input)
-    }
-
-    fn run(&mut self, command: &str) -> ExecutionId {
-        let reply = self.tool(ToolInput::Run {
-            host: "lxc:nextcloud".to_owned(),
-            command: command.to_owned(),
-            classification: classify(command),
-            preview: None,
-        });
-        let Some(Action::Dispatch { execution_id }) = reply.action else {
-            panic!("{command} was not dispatched: {reply:?}");
-        };
-        execution_id
-    }
-
-    fn safety_events(&self) -> Vec<SafetyAction> {
-        self.session
-            .pending_events()
-            .iter()
-            .filter_map(|e| match &e.event {
-                DomainEvent::SafetyNet { action, .. } => Some(action.clone()),
-                _ => None,
-            })
-            .collect()
-    }
-}
-
 // rule: SAFE-1
 #[test]
 fn the_first_change_of_the_generation_is_snapshotted_on_its_node_and_the_second_is_not() {
-    let mut chat = Chat::assented();
+    let mut chat = Chat::assented(11, "restart the proxy", "lxc:nextcloud");
     let change = chat.run("systemctl restart nginx");
     let net = chat
         .session
@@ -186,7 +103,7 @@ fn the_first_change_of_the_generation_is_snapshotted_on_its_node_and_the_second_
 // rule: SAFE-1
 #[test]
 fn a_failed_snapshot_stops_the_change_and_says_why() {
-    let mut chat = Chat::assented();
+    let mut chat = Chat::assented(11, "restart the proxy", "lxc:nextcloud");
     let change = chat.run("systemctl restart nginx");
     let net = chat
         .session
@@ -223,7 +140,7 @@ fn a_failed_snapshot_stops_the_change_and_says_why() {
 // rule: SAFE-1
 #[test]
 fn rollback_is_a_destructive_request_on_the_node_that_waits_for_its_own_approval() {
-    let mut chat = Chat::assented();
+    let mut chat = Chat::assented(11, "restart the proxy", "lxc:nextcloud");
     let change = chat.run("systemctl restart nginx");
     let net = chat
         .session
