@@ -5,7 +5,7 @@
 //!
 //! | command                                                   | preview                                   | read as            |
 //! |-----------------------------------------------------------|-------------------------------------------|--------------------|
-//! | `apt-get`/`apt` `install`, `upgrade`, `dist-upgrade`, `full-upgrade`, `remove`, `purge`, `autoremove`, `reinstall` | `apt-get -s` with the same words | [`PreviewParser::AptSimulation`] |
+//! | `apt-get`/`apt` `install`, `upgrade`, `dist-upgrade`, `full-upgrade`, `remove`, `purge`, `autoremove`, `reinstall` | `apt-get -s -o Dir::Log::Planner=` with the same words | [`PreviewParser::AptSimulation`] |
 //! | `docker compose` (`-f F`, `-p P` kept) `up`, `pull`, `down`, `restart` | `docker compose ... config`, `docker compose ... ps` | [`PreviewParser::Raw`] |
 //! | `systemctl` `restart`, `stop` or `disable` with units | `systemctl status U...`                   | [`PreviewParser::UnitStatus`] |
 //! | `sed -i` (with or without a suffix) on a file | the same without `-i`, and `cat FILE`      | [`PreviewParser::SedDiff`] |
@@ -155,8 +155,14 @@ fn apt(words: &[String]) -> Option<PreviewForm> {
     if !APT_VERBS.contains(&verb.as_str()) {
         return None;
     }
-    // `apt` and `apt-get` take the same verbs; `apt-get -s` is the documented simulation.
-    let mut preview = vec!["apt-get".to_owned(), "-s".to_owned()];
+    // `apt` and `apt-get` take the same verbs; `apt-get -s` is the documented simulation,
+    // and with the planner log off it writes nothing.
+    let mut preview = vec![
+        "apt-get".to_owned(),
+        "-s".to_owned(),
+        "-o".to_owned(),
+        crate::rules::packages::PLANNER_LOG_OFF.to_owned(),
+    ];
     // A simulation never asks, so the answers to its questions are left out.
     preview.extend(
         words[1..]

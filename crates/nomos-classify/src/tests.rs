@@ -1552,8 +1552,9 @@ fn classify_8_a_variable_assigned_by_a_builtin_that_changes_what_runs_is_a_mutat
 // rule: CLASSIFY-8
 #[test]
 fn classify_8_simulation_counts_only_where_the_subcommand_honours_it() {
-    check("apt-get -s install nginx", ReadOnly);
-    check("apt-get -s upgrade", ReadOnly);
+    check("apt-get -s -o Dir::Log::Planner= install nginx", ReadOnly);
+    check("apt-get -s -o Dir::Log::Planner= upgrade", ReadOnly);
+    check("apt-get -s -o Dir::Log::Planner= update", ConfigMutation);
     check("apt-get -s update", ConfigMutation);
     check("apt-get --simulate download nginx", ConfigMutation);
     check("apt-get --dry-run source nginx", ConfigMutation);
@@ -1798,5 +1799,43 @@ fn classify_8_bash_reads_arithmetic_holding_a_case_as_a_subshell_whose_words_run
         Shell::Busybox,
         "echo $(( 1 + $(case x in x) echo 2;; esac) ))",
         ReadOnly,
+    );
+}
+
+// rule: CLASSIFY-9
+#[test]
+fn classify_9_apts_simulation_is_read_only_only_with_its_planner_log_off() {
+    // Found by running it: with the planner log on, every simulation rewrites
+    // `/var/log/apt/eipp.log.xz`.
+    for command in [
+        "apt-get -s install nginx",
+        "apt-get --simulate reinstall nginx",
+        "apt-get -s upgrade",
+        "apt -s remove nano",
+        "apt-get -s -o Dir::Log::Planner=/tmp/plan.log install nginx",
+        "apt-get -s -o Dir::Log::Planner=x install nginx",
+        "apt-get -s -o Dir::Log=/tmp install nginx",
+        "apt-get -s -o Dir::Log::Planner= -o Debug::pkgDPkgPM=1 install nginx",
+        "apt-get -s -o Dir::Log::Planner= -c /tmp/apt.conf install nginx",
+        "apt-get -s -o Dir::Log::Planner= -o Dir::Log::Planner=/tmp/p install nginx",
+    ] {
+        check(command, ConfigMutation);
+    }
+    for command in [
+        "apt-get -s -o Dir::Log::Planner= install nginx",
+        "apt-get -o Dir::Log::Planner= -s install nginx",
+        "apt-get -s -oDir::Log::Planner= install nginx",
+        "apt-get -s --option Dir::Log::Planner= install nginx",
+        "apt-get -s --option=Dir::Log::Planner= upgrade",
+        "apt-get -s -o 'dir::log::planner=' remove nano",
+        "apt-get -s -o Dir::Log::Planner='' purge nano",
+    ] {
+        check(command, ReadOnly);
+    }
+    let verdict = classify("apt-get -s install nginx");
+    assert!(
+        verdict.reason.contains("-o Dir::Log::Planner="),
+        "the refusal says how to simulate without writing: {}",
+        verdict.reason
     );
 }

@@ -155,7 +155,7 @@ mod tests {
         assert!(
             commands
                 .iter()
-                .any(|command| command.starts_with("apt-get -s"))
+                .any(|command| command.starts_with("apt-get -s -o Dir::Log::Planner="))
         );
         assert!(
             commands

@@ -6,7 +6,7 @@ import type { PreviewDto } from './types';
 const apt: PreviewDto = {
   parser: 'apt_simulation',
   outcome: 'shown',
-  runs: [{ command: 'apt-get -s install curl', status: 'ran', execution_id: null, exit_code: 0, stdout: 'Inst curl', stderr: '', cut: 0, error: null }],
+  runs: [{ command: 'apt-get -s -o Dir::Log::Planner= install curl', status: 'ran', execution_id: null, exit_code: 0, stdout: 'Inst curl', stderr: '', cut: 0, error: null }],
   packages: [
     { action: 'install', name: 'libcurl4', from: null, to: '7.88.1' },
     { action: 'install', name: 'curl', from: null, to: '7.88.1' },
@@ -45,7 +45,7 @@ describe('preview', () => {
       packages: [],
       runs: [{ ...apt.runs[0], status: 'failed', exit_code: 100, error: 'exit 100' }],
     };
-    expect(previewHeadline(failed)).toBe('Preview failed (`apt-get -s install curl`: exit 100); you can still decide');
+    expect(previewHeadline(failed)).toBe('Preview failed (`apt-get -s -o Dir::Log::Planner= install curl`: exit 100); you can still decide');
   });
 
   it('names the file of a sed preview', () => {

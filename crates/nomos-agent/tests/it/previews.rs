@@ -160,7 +160,10 @@ async fn an_apt_install_request_shows_the_packages_its_simulation_would_change()
         .as_ref()
         .expect("the request carries its preview");
     assert_eq!(preview.outcome, PreviewOutcome::Shown, "{preview:?}");
-    assert_eq!(preview.runs[0].command, "apt-get -s install curl");
+    assert_eq!(
+        preview.runs[0].command,
+        "apt-get -s -o Dir::Log::Planner= install curl"
+    );
     assert!(
         preview.runs[0]
             .stdout

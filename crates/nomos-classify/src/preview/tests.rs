@@ -21,12 +21,30 @@ fn all_read_only(form: &PreviewForm) -> bool {
 #[test]
 fn apt_changes_preview_as_a_simulation() {
     for (command, preview) in [
-        ("apt-get install -y nginx", "apt-get -s install nginx"),
-        ("apt-get upgrade", "apt-get -s upgrade"),
-        ("apt dist-upgrade -y", "apt-get -s dist-upgrade"),
-        ("apt-get remove nano", "apt-get -s remove nano"),
-        ("apt-get purge nano", "apt-get -s purge nano"),
-        ("sudo apt-get install curl", "sudo apt-get -s install curl"),
+        (
+            "apt-get install -y nginx",
+            "apt-get -s -o Dir::Log::Planner= install nginx",
+        ),
+        (
+            "apt-get upgrade",
+            "apt-get -s -o Dir::Log::Planner= upgrade",
+        ),
+        (
+            "apt dist-upgrade -y",
+            "apt-get -s -o Dir::Log::Planner= dist-upgrade",
+        ),
+        (
+            "apt-get remove nano",
+            "apt-get -s -o Dir::Log::Planner= remove nano",
+        ),
+        (
+            "apt-get purge nano",
+            "apt-get -s -o Dir::Log::Planner= purge nano",
+        ),
+        (
+            "sudo apt-get install curl",
+            "sudo apt-get -s -o Dir::Log::Planner= install curl",
+        ),
     ] {
         let form = preview_form(command).expect(command);
         assert_eq!(form.commands, vec![preview.to_owned()], "{command}");

@@ -2790,10 +2790,11 @@ const SAFE: &[Safe] = &[
         inert: false,
     },
     Safe {
-        // only the simulating forms (`-s`) reach this list; `-o` and `-c` set any configuration.
+        // only the simulating forms (`-s`) reach this list; `-c` and any other `-o` set any
+        // configuration, `-o Dir::Log::Planner=` only keeps the simulation from writing.
         program: "apt-get",
         flags: "sqy",
-        values: "",
+        values: "o",
         long_flags: &[
             "simulate",
             "just-print",
@@ -2806,7 +2807,7 @@ const SAFE: &[Safe] = &[
             "version",
             "no-install-recommends",
         ],
-        long_values: &[],
+        long_values: &["option"],
         inert: false,
     },
     Safe {
@@ -3557,6 +3558,7 @@ fn value_is_unsafe(program: &str, option: &str, value: &str) -> bool {
         }),
         // `nmap -sC` runs the default scripts.
         ("nmap", "s") => value.contains('C'),
+        ("apt-get", "o" | "option") => !super::packages::turns_planner_log_off(value),
         ("tar", "f" | "file") => value
             .split_once(':')
             .is_some_and(|(host, _)| !host.is_empty() && !host.contains('/')),

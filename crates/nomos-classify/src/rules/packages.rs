@@ -4,7 +4,7 @@
 //! host, so it is destructive. A simulated run (`-s`, `--dry-run`) only reads, for the
 //! subcommands that honour it (`install`, `remove`, `upgrade`..., not `update` or `download`).
 
-use super::super::opts::{Opts, Spec};
+use super::super::opts::{Opt, Opts, Spec};
 use super::super::walk::{Arg, Cx, Subject};
 use super::Verbs;
 use crate::class::CommandClass;
@@ -47,6 +47,17 @@ const APT_SIMULATES: &[&str] = &[
     "satisfy",
     "dselect-upgrade",
 ];
+
+/// The apt option that keeps a simulation from writing its planner log: with the log on,
+/// `apt-get -s install` rotates and rewrites `/var/log/apt/eipp.log.xz` on every run once
+/// that file exists (CLASSIFY-9 found it by running the simulation).
+pub(crate) const PLANNER_LOG_OFF: &str = "Dir::Log::Planner=";
+
+/// Whether an apt `-o`/`--option` value turns the planner log off. apt reads
+/// configuration names without regard to case, and only the empty value writes nothing.
+pub(crate) fn turns_planner_log_off(value: &str) -> bool {
+    value.eq_ignore_ascii_case(PLANNER_LOG_OFF)
+}
 
 const APT_SPEC: Spec = Spec {
     short_values: "oct",
@@ -122,12 +133,24 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
                 || opts.long("no-act")
                 || opts.long("recon")
                 || opts.long("print-uris");
+            let planner_log_off = opts.items.iter().any(|item| {
+                matches!(item, Opt::Short('o', Some(value)) | Opt::Long("option", Some(value))
+                    if turns_planner_log_off(value))
+            });
             match opts.first_positional() {
-                Some(verb) if simulated && APT_SIMULATES.contains(&verb) => {
+                Some(verb) if simulated && APT_SIMULATES.contains(&verb) && planner_log_off => {
                     cx.report(
                         CommandClass::ReadOnly,
                         Subject::Command(program, verb),
-                        "only simulates (-s)",
+                        "only simulates (-s) with its planner log off",
+                    );
+                }
+                Some(verb) if simulated && APT_SIMULATES.contains(&verb) => {
+                    cx.report(
+                        CommandClass::ConfigMutation,
+                        Subject::Command(program, verb),
+                        "simulates (-s) but rewrites apt's planner log /var/log/apt/eipp.log.xz; \
+                         add `-o Dir::Log::Planner=` to simulate without writing",
                     );
                 }
                 Some(verb) => APT.report(cx, program, verb),

@@ -723,7 +723,7 @@ mod tests {
             "git remote -v",
             "git remote show -n origin",
             "apt list --installed",
-            "apt-get -s install nginx",
+            "apt-get -s -o Dir::Log::Planner= install nginx",
             "yum -C list installed",
             "snap list",
             "docker ps",
