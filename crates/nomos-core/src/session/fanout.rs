@@ -60,7 +60,7 @@ impl Session {
         for (_, result) in &run.previews {
             self.finish_previews(now, result);
         }
-        if let Some(refused) = self.gate_refusal(now, class) {
+        if let Some(refused) = self.gate_refusal(now, &run.classification) {
             return refused;
         }
         let members: Vec<&str> = run.hosts.iter().map(String::as_str).collect();

@@ -28,7 +28,7 @@ impl Session {
         if let Some(result) = &preview {
             self.finish_previews(now, result);
         }
-        if let Some(refused) = self.gate_refusal(now, class) {
+        if let Some(refused) = self.gate_refusal(now, &classification) {
             return refused;
         }
         if let Some(held) = self.held_for_canary(&[host.as_str()], &command) {
@@ -246,20 +246,22 @@ impl Session {
     pub(crate) fn gate_refusal(
         &mut self,
         now: Timestamp,
-        class: CommandClass,
+        classification: &Classification,
     ) -> Option<ToolReply> {
+        let class = classification.class;
+        let reason = classification.reason.as_str();
         // GATE-4: a window whose time ran out closes here, recorded, before it is asked.
         self.expire_assent(now);
         if class != CommandClass::ReadOnly {
             // GATE-2: nothing that changes state before a plan exists.
             if self.record.plan_generation == 0 {
-                return Some(ToolReply::refused(text::PROPOSE_PLAN_FIRST));
+                return Some(ToolReply::refused(text::propose_plan_first(class, reason)));
             }
             // GATE-3: nothing that changes state before the operator assented. GATE-9: a
             // window whose declared commands changed since assent is void.
             self.void_window_if_declared_changed(now);
             if !self.assent_open(now) {
-                return Some(ToolReply::refused(text::wait_for_assent(class)));
+                return Some(ToolReply::refused(text::wait_for_assent(class, reason)));
             }
         }
         None

@@ -12,8 +12,13 @@ pub const WRITEBACK_STEP_TITLE: &str = "Write back what was learned";
 /// PLAN-6: the detail of the appended write-back step.
 pub const WRITEBACK_STEP_DETAIL: &str = "Call update_entity_attributes for every entity you inspected (versions, states, addresses) and create_relationship for every edge you discovered, then upsert_knowledge about the affected entities.";
 
-/// GATE-2.
-pub const PROPOSE_PLAN_FIRST: &str = "Refused: this command changes state and no plan exists. Propose a plan first with propose_plan, then STOP and wait for the operator's approval. Read-only commands may run at any time.";
+/// GATE-2: the refusal names the classifier's reason, so a model that can make the
+/// command read-only (a simulation option, a narrower form) knows how.
+pub fn propose_plan_first(class: CommandClass, reason: &str) -> String {
+    format!(
+        "Refused: this command is {class} ({reason}) and no plan exists. Propose a plan first with propose_plan, then STOP and wait for the operator's approval. Read-only commands may run at any time."
+    )
+}
 
 /// PLAN-8: the note on a step closed by `complete_task`.
 pub const STEP_CLOSED_AT_COMPLETION: &str = "closed at task completion";
@@ -173,9 +178,9 @@ pub fn task_completed(status: SessionStatus, n_closed_steps: usize, n_cancelled:
 pub const QUESTION_ASKED: &str = "Question sent to the operator. STOP now and wait for the answer; do not call more tools this turn.";
 
 /// GATE-3: a state-changing command without the operator's assent.
-pub fn wait_for_assent(class: CommandClass) -> String {
+pub fn wait_for_assent(class: CommandClass, reason: &str) -> String {
     format!(
-        "Refused: this command is {class} and the operator has not approved the plan yet. STOP and wait for approval; do not call run for it again until the operator approves the plan. Read-only commands may still run."
+        "Refused: this command is {class} ({reason}) and the operator has not approved the plan yet. STOP and wait for approval; do not call run for it again until the operator approves the plan. Read-only commands may still run."
     )
 }
 

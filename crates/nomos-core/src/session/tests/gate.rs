@@ -2,7 +2,9 @@
 
 use uuid::Uuid;
 
+use crate::classification::Classification;
 use crate::record::ExecOutput;
+use crate::session::ToolInput;
 use crate::status::{ApprovalStatus, CommandClass, Decision, ExecutionStatus, StepStatus};
 use crate::sweep::ExecutionVerdict;
 use crate::time::Span;
@@ -62,6 +64,24 @@ fn state_changing_command_before_a_plan_is_refused() {
         );
     }
     assert!(h.session.executions().is_empty());
+}
+
+// rule: GATE-2
+#[test]
+fn the_refusal_before_a_plan_names_the_classifiers_reason() {
+    let mut h = Harness::new();
+    h.goal();
+    let reply = h.tool(ToolInput::Run {
+        host: "local".to_owned(),
+        command: "apt-get -s install nginx".to_owned(),
+        classification: Classification::new(
+            CommandClass::ConfigMutation,
+            "add `-o Dir::Log::Planner=` to simulate without writing",
+        ),
+        preview: None,
+    });
+    assert_refused(&reply, "Propose a plan first");
+    assert_refused(&reply, "add `-o Dir::Log::Planner=`");
 }
 
 // rule: GATE-3
