@@ -169,6 +169,7 @@ fn facts(n_events: usize) -> Facts {
                             generation,
                             origin: Default::default(),
                             preview: None,
+                            edited_from: None,
                         },
                         binding_hash: "00".to_owned(),
                         status: ApprovalStatus::Approved,

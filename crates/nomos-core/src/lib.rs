@@ -40,6 +40,7 @@ pub mod authz;
 pub mod chain;
 pub mod check;
 pub mod declared;
+pub mod edit;
 pub mod event;
 pub mod fanout;
 pub mod id;

@@ -223,6 +223,33 @@ pub struct ApprovalBinding {
     /// GATE-10: the preview shown with the request, if its command has a preview form.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preview: Option<crate::preview::Preview>,
+    /// GATE-11: the request this one replaced when the operator edited it (what the model
+    /// asked), so the card shows the difference; `None` for a request the model made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edited_from: Option<EditedFrom>,
+}
+
+/// GATE-11: what the model asked before the operator's edit.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct EditedFrom {
+    /// The request the edit closed.
+    pub approval_id: crate::id::ApprovalId,
+    /// The command the model asked for.
+    pub command: String,
+    /// The host (or host set, FLEET-1) it covered.
+    pub host: String,
+    /// Its class.
+    pub class: CommandClass,
+}
+
+impl EditedFrom {
+    /// The text the binding hash covers.
+    pub fn binding_text(&self) -> String {
+        format!(
+            "edited_from:{}\n{}\n{}\n{}",
+            self.approval_id, self.command, self.host, self.class
+        )
+    }
 }
 
 /// What an execution is (GATE-10).

@@ -220,6 +220,7 @@ pub fn terminal_note(last_error: &str, attempts: u32) -> String {
 /// [`ResumeKind::Continuation`]. Reads the execution and approval rows only.
 pub fn continuation_outcome(execution: &Execution, approval: Option<&Approval>) -> String {
     let what = format!("`{}` on {}", execution.command, execution.host);
+    let edited: String;
     let decision = match approval.map(|approval| approval.status) {
         Some(ApprovalStatus::Denied) => {
             // CONTROL-4: the denial's text (with the operator's reason) is the error the
@@ -242,7 +243,19 @@ pub fn continuation_outcome(execution: &Execution, approval: Option<&Approval>) 
         Some(ApprovalStatus::Pending) => {
             return format!("{what} still waits for the operator's approval");
         }
-        Some(ApprovalStatus::Approved) => "approved; ",
+        Some(ApprovalStatus::Approved) => {
+            match approval.and_then(|a| a.binding.edited_from.as_ref()) {
+                // GATE-11: the model is told what ran instead of what it asked.
+                Some(from) => {
+                    edited = format!(
+                        "the operator changed `{}` to `{}`; `{}` ran instead of what you asked, and running `{}` again needs its own approval; ",
+                        from.command, execution.command, execution.command, from.command
+                    );
+                    &edited
+                }
+                None => "approved; ",
+            }
+        }
         None => "",
     };
     match (execution.status, &execution.output) {

@@ -127,6 +127,7 @@ fn approval(execution: &Execution, status: ApprovalStatus, requested: i64) -> Ap
             generation: execution.generation,
             origin: Default::default(),
             preview: None,
+            edited_from: None,
         },
         binding_hash: "00".into(),
         status,

@@ -94,6 +94,12 @@ pub fn binding_hash(binding: &ApprovalBinding) -> String {
             hasher.update(part);
         }
     }
+    // GATE-11: an edited request binds to what it replaced too.
+    if let Some(from) = &binding.edited_from {
+        let part = from.binding_text();
+        hasher.update((part.len() as u64).to_be_bytes());
+        hasher.update(part.as_bytes());
+    }
     hasher
         .finalize()
         .iter()
@@ -167,11 +173,12 @@ impl Session {
             generation: self.record.plan_generation,
             origin: RequestOrigin::OwnClass,
             preview: None,
+            edited_from: None,
         }
     }
 
     /// The hosts an execution's request covers: a fan-out's host set, or its one host.
-    fn hosts_of(&self, execution_id: ExecutionId) -> Vec<String> {
+    pub(super) fn hosts_of(&self, execution_id: ExecutionId) -> Vec<String> {
         match self.fanout_of(execution_id) {
             Some(fanout) => fanout
                 .phase_of(execution_id)
@@ -216,6 +223,7 @@ impl Session {
         let mut binding = self.binding_of(approval.execution_id);
         binding.origin = approval.binding.origin;
         binding.preview = approval.binding.preview.clone();
+        binding.edited_from = approval.binding.edited_from.clone();
         binding
     }
 

@@ -52,6 +52,7 @@
 mod approval;
 mod bound;
 mod close;
+mod edit;
 mod execution;
 mod fanout;
 mod lifecycle;
@@ -92,6 +93,7 @@ use rows::{Rows, Steps};
 
 pub use approval::{DENY_REASON_MAX_CHARS, DecisionError, binding_hash, denial_text};
 pub use close::{CLOSE_NOTE_MAX_CHARS, CLOSED_BY_OPERATOR, CloseEffect, CloseError};
+pub use edit::{ApprovalEdit, EditError, EditFiled};
 pub use execution::ExecutionError;
 pub use fanout::GroupRun;
 pub use lifecycle::{OperatorMessageEffect, SweepOutcome};

@@ -29,6 +29,8 @@ pub enum PreviewFor<'a> {
     Run(&'a Classification),
     /// A declared command of the current plan on the host (a group's first member).
     Declared,
+    /// GATE-11: the operator's edit of this pending request, which the judge accepted.
+    Edit(crate::id::ApprovalId),
 }
 
 impl Session {
@@ -63,6 +65,11 @@ impl Session {
                         .iter()
                         .any(|(_, _, h, c)| h == host && *c == plan.command)
             }
+            PreviewFor::Edit(approval_id) => self.approvals().iter().any(|a| {
+                a.id == approval_id
+                    && a.status == crate::status::ApprovalStatus::Pending
+                    && !crate::sweep::approval_expired(a, now)
+            }),
         };
         if !shown {
             return None;

@@ -581,6 +581,7 @@ fn approval(status: ApprovalStatus) -> Approval {
             generation: 1,
             origin: Default::default(),
             preview: None,
+            edited_from: None,
         },
         binding_hash: "00".into(),
         status,

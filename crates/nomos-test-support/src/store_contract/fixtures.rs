@@ -123,6 +123,7 @@ pub fn approval(execution: &Execution, requested_at: Timestamp) -> Approval {
             generation: execution.generation,
             origin: Default::default(),
             preview: None,
+            edited_from: None,
         },
         binding_hash: "ab".repeat(32),
         status: ApprovalStatus::Pending,

@@ -343,6 +343,7 @@ fn binding_hash_changes_with_every_bound_field() {
         generation: 1,
         origin: Default::default(),
         preview: None,
+        edited_from: None,
     };
     let variants = [
         ApprovalBinding {
@@ -397,6 +398,7 @@ fn binding_hash_covers_why_it_was_asked_and_the_preview_and_a_plain_request_hash
         generation: 1,
         origin: RequestOrigin::OwnClass,
         preview: None,
+        edited_from: None,
     };
     let base = ["rm -rf /x", "local", "destructive", "1"];
     // An approval stored before origins and previews existed still verifies.
@@ -428,6 +430,17 @@ fn binding_hash_covers_why_it_was_asked_and_the_preview_and_a_plain_request_hash
         binding_hash(&previewed),
         reference_hash(&[base[0], base[1], base[2], base[3], "", &preview_text])
     );
+    // rule: GATE-11: what the edit replaced is part of what the operator decides on.
+    let edited = ApprovalBinding {
+        edited_from: Some(crate::record::EditedFrom {
+            approval_id: crate::id::ApprovalId::from(uuid::Uuid::from_u128(7)),
+            command: "rm -rf /".into(),
+            host: "local".into(),
+            class: CommandClass::Destructive,
+        }),
+        ..plain.clone()
+    };
+    assert_ne!(binding_hash(&edited), binding_hash(&plain));
     let hashes = [&plain, &not_in_plan, &previewed].map(binding_hash);
     assert_ne!(hashes[0], hashes[1]);
     assert_ne!(hashes[0], hashes[2]);
