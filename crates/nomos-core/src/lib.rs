@@ -50,6 +50,7 @@ pub mod proxmox;
 pub mod record;
 pub mod redaction;
 pub mod resume;
+pub mod revert;
 pub mod safety;
 pub mod session;
 pub mod snapshot;
