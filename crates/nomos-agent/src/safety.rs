@@ -52,6 +52,12 @@ impl Agent {
         let config = NetsConfig {
             backup: self.inner.config.backup.clone(),
             snapshot: self.inner.config.snapshot,
+            // SAFE-3: the runtime does not yet carry out the check, Confirm and settle
+            // steps, so it arms nothing.
+            revert: nomos_core::revert::RevertConfig {
+                mode: nomos_core::revert::RevertMode::Off,
+                ..nomos_core::revert::RevertConfig::spec_defaults()
+            },
         };
         // SAFE-1: what the executor knows of the host; the core decides from it.
         let facts = self.inner.executor.host_safety(host);

@@ -739,6 +739,37 @@ fn event_entry(record: &EventRecord) -> Option<ActivityEntry> {
                 SafetyAction::RollbackRequested { .. } => {
                     (EntryState::Pending, "Rollback requested".to_owned(), None)
                 }
+                SafetyAction::Armed { armed, until } => (
+                    EntryState::Pending,
+                    format!(
+                        "Revert armed until {} (waits for Confirm)",
+                        until.as_datetime().format("%H:%M:%S")
+                    ),
+                    Some(format!("{} {}", armed.mechanism.as_str(), armed.handle)),
+                ),
+                SafetyAction::Checked { ok, detail } => (
+                    if *ok {
+                        EntryState::Done
+                    } else {
+                        EntryState::Failed
+                    },
+                    if *ok {
+                        "The host answers a new SSH connection".to_owned()
+                    } else {
+                        "The host's check over a new SSH connection failed".to_owned()
+                    },
+                    Some(excerpt(detail, TEXT_CHARS)),
+                ),
+                SafetyAction::Disarmed { by } => (
+                    EntryState::Done,
+                    "Change confirmed; its revert disarmed".to_owned(),
+                    by.clone(),
+                ),
+                SafetyAction::Reverted { log } => (
+                    EntryState::Failed,
+                    "Change reverted by its dead man's switch".to_owned(),
+                    Some(excerpt(&log.summary(), TEXT_CHARS)),
+                ),
             };
             ActivityEntry {
                 detail,
@@ -829,6 +860,9 @@ fn execution_entry(execution: &Execution, approval: Option<&Approval>) -> Activi
         ExecutionStatus::PendingApproval => EntryState::WaitingApproval,
         ExecutionStatus::Approved => EntryState::Pending,
         ExecutionStatus::Running => EntryState::Running,
+        // SAFE-3: ran, waiting for the operator's Confirm.
+        ExecutionStatus::Armed => EntryState::WaitingApproval,
+        ExecutionStatus::Reverted => EntryState::Failed,
         ExecutionStatus::Completed if exit_code == Some(0) => EntryState::Done,
         ExecutionStatus::Completed | ExecutionStatus::Failed => EntryState::Failed,
         ExecutionStatus::Cancelled => EntryState::Cancelled,

@@ -476,6 +476,31 @@ pub enum SafetyAction {
         /// The approval the rollback waits for.
         approval_id: ApprovalId,
     },
+    /// SAFE-3: the revert of a change that can cut the operator off was armed on its host.
+    Armed {
+        /// How it was scheduled and the handle to disarm it.
+        armed: crate::revert::Armed,
+        /// When it fires unless the operator confirms.
+        until: Timestamp,
+    },
+    /// SAFE-3: the check over a new SSH connection after the change.
+    Checked {
+        /// Whether the host answered and the check passed.
+        ok: bool,
+        /// What it said (or why it could not run).
+        detail: String,
+    },
+    /// SAFE-3: the operator confirmed the change and its revert was disarmed.
+    Disarmed {
+        /// Who confirmed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
+    },
+    /// SAFE-3: the revert fired on the host; its log says what it did.
+    Reverted {
+        /// What it restored and reloaded.
+        log: crate::revert::RevertLog,
+    },
 }
 
 /// SECRET-2: one kind of secret redacted from a tool result, and how many.

@@ -361,7 +361,8 @@ pub fn host_state(execution: &Execution) -> HostState {
     match execution.status {
         ExecutionStatus::PendingApproval => HostState::PendingApproval,
         ExecutionStatus::Approved => HostState::Queued,
-        ExecutionStatus::Running => HostState::Running,
+        // SAFE-3: an armed change has run; it waits for Confirm.
+        ExecutionStatus::Running | ExecutionStatus::Armed => HostState::Running,
         ExecutionStatus::Completed => {
             let exit = execution.output.as_ref().and_then(|o| o.exit_code);
             if exit == Some(0) {
@@ -370,7 +371,7 @@ pub fn host_state(execution: &Execution) -> HostState {
                 HostState::Failed
             }
         }
-        ExecutionStatus::Failed => HostState::Failed,
+        ExecutionStatus::Failed | ExecutionStatus::Reverted => HostState::Failed,
         ExecutionStatus::Cancelled => {
             let skipped = execution
                 .error

@@ -51,6 +51,7 @@ pub mod proxmox;
 pub mod record;
 pub mod redaction;
 pub mod resume;
+pub mod revert;
 pub mod safety;
 pub mod session;
 pub mod snapshot;

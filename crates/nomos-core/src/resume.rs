@@ -280,7 +280,7 @@ pub fn continuation_outcome(execution: &Execution, approval: Option<&Approval>) 
             format!("{decision}{what} {exit}: {body}")
         }
         (ExecutionStatus::Completed, None) => format!("{decision}{what} completed (no output)"),
-        (ExecutionStatus::Failed | ExecutionStatus::Cancelled, _) => {
+        (ExecutionStatus::Failed | ExecutionStatus::Cancelled | ExecutionStatus::Reverted, _) => {
             let error = execution.error.as_deref().unwrap_or("no error text");
             format!("{decision}{what} {}: {error}", execution.status)
         }

@@ -20,13 +20,15 @@ use crate::id::ExecutionId;
 /// The reason prefix of a backup net's execution.
 pub const BACKUP_REASON: &str = "SAFE-2: backup";
 
-/// What the safety nets around a change are configured with (SAFE-1, SAFE-2).
+/// What the safety nets around a change are configured with (SAFE-1, SAFE-2, SAFE-3).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NetsConfig {
     /// SAFE-2's backups.
     pub backup: BackupConfig,
     /// SAFE-1's snapshots.
     pub snapshot: crate::snapshot::SnapshotConfig,
+    /// SAFE-3's dead man's switch.
+    pub revert: crate::revert::RevertConfig,
 }
 
 impl NetsConfig {
@@ -35,6 +37,7 @@ impl NetsConfig {
         NetsConfig {
             backup: BackupConfig::spec_defaults(),
             snapshot: crate::snapshot::SnapshotConfig::spec_defaults(),
+            revert: crate::revert::RevertConfig::spec_defaults(),
         }
     }
 }

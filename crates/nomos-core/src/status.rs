@@ -149,15 +149,22 @@ spelled_enum!(
         Failed => "failed",
         /// Denied, expired or cleaned up; never ran.
         Cancelled => "cancelled",
+        /// SAFE-3: ran with a revert armed on its host, waiting for the operator's Confirm.
+        Armed => "armed",
+        /// SAFE-3: its revert fired (a failed check, or no Confirm in the window).
+        Reverted => "reverted",
     }
 );
 
 impl ExecutionStatus {
-    /// `completed`, `failed` and `cancelled` are terminal.
+    /// `completed`, `failed`, `cancelled` and `reverted` are terminal.
     pub fn is_terminal(&self) -> bool {
         matches!(
             self,
-            ExecutionStatus::Completed | ExecutionStatus::Failed | ExecutionStatus::Cancelled
+            ExecutionStatus::Completed
+                | ExecutionStatus::Failed
+                | ExecutionStatus::Cancelled
+                | ExecutionStatus::Reverted
         )
     }
 
@@ -173,7 +180,10 @@ impl ExecutionStatus {
             S::Approved => *self == S::PendingApproval,
             // EXEC-1, EXEC-6: only an approved execution starts, and only once.
             S::Running => *self == S::Approved,
-            S::Completed => *self == S::Running,
+            S::Completed => matches!(self, S::Running | S::Armed),
+            // SAFE-3: a change that ran with its revert armed waits for Confirm.
+            S::Armed => *self == S::Running,
+            S::Reverted => *self == S::Armed,
         }
     }
 }
@@ -268,6 +278,19 @@ mod tests {
         // rule: EXEC-6 — nothing starts without its approval, and nothing starts twice.
         assert!(!S::PendingApproval.can_move_to(S::Running));
         assert!(!S::Running.can_move_to(S::Running));
+    }
+
+    // rule: SAFE-3
+    #[test]
+    fn an_armed_change_ends_completed_or_reverted() {
+        use ExecutionStatus as S;
+        assert!(S::Running.can_move_to(S::Armed));
+        assert!(S::Armed.can_move_to(S::Completed));
+        assert!(S::Armed.can_move_to(S::Reverted));
+        assert!(S::Armed.can_move_to(S::Failed));
+        assert!(!S::Running.can_move_to(S::Reverted));
+        assert!(!S::Approved.can_move_to(S::Armed));
+        assert!(S::Reverted.is_terminal() && !S::Armed.is_terminal());
     }
 
     #[test]

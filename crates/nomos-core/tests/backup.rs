@@ -24,6 +24,7 @@ fn config() -> NetsConfig {
             max_age_days: 7,
         },
         snapshot: nomos_core::snapshot::SnapshotConfig::spec_defaults(),
+        revert: nomos_core::revert::RevertConfig::spec_defaults(),
     }
 }
 

@@ -68,12 +68,15 @@ impl Session {
         id: ExecutionId,
         result: Result<ExecOutput, String>,
     ) -> Result<(), ExecutionError> {
-        let execution = self.execution(id).ok_or(ExecutionError::NotFound(id))?;
-        let to = if result.is_ok() {
+        // SAFE-3: a change that ran with its revert armed waits for Confirm, whatever its end.
+        let to = if self.ends_armed(id) {
+            ExecutionStatus::Armed
+        } else if result.is_ok() {
             ExecutionStatus::Completed
         } else {
             ExecutionStatus::Failed
         };
+        let execution = self.execution(id).ok_or(ExecutionError::NotFound(id))?;
         if !execution.status.can_move_to(to) {
             return Err(ExecutionError::Transition {
                 id,

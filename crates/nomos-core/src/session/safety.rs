@@ -1,4 +1,4 @@
-//! SAFE-1, SAFE-2 in the session: the safety nets the core decides around a change,
+//! SAFE-1, SAFE-2, SAFE-3 in the session: the safety nets the core decides around a change,
 //! recorded as executions of kind `safety`, and the Restore request (the Rollback is in
 //! `session/snapshot.rs`).
 //!
@@ -17,6 +17,7 @@ use crate::event::{DomainEvent, SafetyAction};
 use crate::id::{ApprovalId, ExecutionId};
 use crate::preview::PreviewResult;
 use crate::record::{ExecOutput, Execution, ExecutionKind};
+use crate::revert::ARM_REASON;
 use crate::safety::{
     BACKUP_REASON, BackupManifest, BackupMode, NetsConfig, backup_candidates, backup_script,
     restore_script,
@@ -59,7 +60,7 @@ pub enum SafetyVerdict {
 pub const MAX_NETS: usize = 8;
 
 /// The first line of a failed net's error output (else of its output), for the reason.
-fn first_words(stderr: &str, stdout: &str) -> String {
+pub(super) fn first_words(stderr: &str, stdout: &str) -> String {
     let text = if stderr.trim().is_empty() {
         stdout
     } else {
@@ -128,12 +129,13 @@ impl Session {
         {
             return Some(run);
         }
-        if has(self, BACKUP_REASON) || config.backup.mode == BackupMode::Off {
-            return None;
-        }
         let paths = backup_candidates(&write_targets(&command));
-        if paths.is_empty() {
-            return None;
+        if has(self, BACKUP_REASON) || config.backup.mode == BackupMode::Off || paths.is_empty() {
+            // SAFE-3: after the backup (when there is one), the revert is armed.
+            if has(self, ARM_REASON) {
+                return None;
+            }
+            return self.start_arm(now, change, &config.revert);
         }
         let script = backup_script(&config.backup, change, &paths);
         let reason = format!(
@@ -206,6 +208,9 @@ impl Session {
             return Err(ExecutionError::NotFound(safety));
         };
         let (command, reason) = (net.command.clone(), net.reason.clone());
+        if reason.starts_with(ARM_REASON) {
+            return self.arm_finished(now, change, safety, result);
+        }
         let what = if reason.starts_with(SNAPSHOT_REASON) {
             "the snapshot"
         } else if reason.starts_with(PRUNE_REASON) {
@@ -281,7 +286,7 @@ impl Session {
     }
 
     /// A net's verdict: go on, or (it failed) end the change `failed` saying why.
-    fn stop_on(
+    pub(super) fn stop_on(
         &mut self,
         now: Timestamp,
         change: ExecutionId,

@@ -77,7 +77,8 @@ impl Session {
                 );
                 Ok(())
             }
-            status if status.is_terminal() => Ok(()),
+            // SAFE-3: an armed change has ended; its revert decides the rest.
+            status if status.is_terminal() || status == ExecutionStatus::Armed => Ok(()),
             from => Err(ExecutionError::Transition {
                 id,
                 from,
