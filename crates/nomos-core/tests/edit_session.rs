@@ -138,7 +138,10 @@ fn gate_11_a_narrowing_edit_files_a_new_request_and_the_original_rerun_gets_a_ca
     let Some(Action::Dispatch { execution_id }) = action else {
         panic!("{action:?}");
     };
-    let ran = chat.session.execution(execution_id).map(|e| e.command.clone());
+    let ran = chat
+        .session
+        .execution(execution_id)
+        .map(|e| e.command.clone());
     assert_eq!(ran.as_deref(), Some("rm -rf /var/cache/app/tmp"));
     // The model asks for the original again: a card of its own, not the edit's run.
     let again = chat.run(original).expect("a card again");

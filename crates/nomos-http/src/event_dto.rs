@@ -61,7 +61,7 @@ wire_enum!(
 wire_enum!(
     /// EXEC-1: an execution's status.
     ExecutionStatusDto from ExecutionStatus {
-        PendingApproval, Approved, Running, Completed, Failed, Cancelled,
+        PendingApproval, Approved, Running, Completed, Failed, Cancelled, Armed, Reverted,
     }
 );
 wire_enum!(
@@ -551,6 +551,41 @@ pub enum SafetyActionDto {
         /// The approval it waits for.
         approval_id: Uuid,
     },
+    /// SAFE-3: the revert of a change that can cut the operator off was armed on its host.
+    Armed {
+        /// How it was scheduled: `systemd`, `at` or `nohup`.
+        mechanism: String,
+        /// The timer unit, the `at` job number or the pid.
+        handle: String,
+        /// Seconds from arming to the revert.
+        window_secs: i64,
+        /// When it fires unless the operator confirms.
+        until: String,
+    },
+    /// SAFE-3: the check over a new SSH connection after the change.
+    Checked {
+        /// Whether the host answered and the check passed.
+        ok: bool,
+        /// What it said (or why it could not run).
+        detail: String,
+    },
+    /// SAFE-3: the operator confirmed the change and its revert was disarmed.
+    Disarmed {
+        /// Who confirmed (absent when the check disarmed it).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
+    },
+    /// SAFE-3: the revert fired on the host.
+    Reverted {
+        /// The files it put back.
+        restored: Vec<String>,
+        /// What it reloaded (`sshd`, `firewall`, `routes`, `interfaces`, `dns`).
+        reloaded: Vec<String>,
+        /// Steps that failed.
+        failed: Vec<String>,
+        /// Whether it ran to its end.
+        done: bool,
+    },
 }
 
 /// SAFE-2: one file a backup copied.
@@ -681,6 +716,22 @@ impl From<&DomainEvent> for EventDto {
                                 approval_id: approval_id.0,
                             }
                         }
+                        SafetyAction::Armed { armed, until } => SafetyActionDto::Armed {
+                            mechanism: armed.mechanism.as_str().to_owned(),
+                            handle: armed.handle,
+                            window_secs: armed.window_secs,
+                            until: time(until),
+                        },
+                        SafetyAction::Checked { ok, detail } => {
+                            SafetyActionDto::Checked { ok, detail }
+                        }
+                        SafetyAction::Disarmed { by } => SafetyActionDto::Disarmed { by },
+                        SafetyAction::Reverted { log } => SafetyActionDto::Reverted {
+                            restored: log.restored,
+                            reloaded: log.reloaded,
+                            failed: log.failed,
+                            done: log.done,
+                        },
                     },
                 }
             }

@@ -365,7 +365,7 @@ export interface EventRecordDto {
 }
 
 /** EXEC-1: an execution's status. */
-export type ExecutionStatusDto = 'pending_approval' | 'approved' | 'running' | 'completed' | 'failed' | 'cancelled';
+export type ExecutionStatusDto = 'pending_approval' | 'approved' | 'running' | 'completed' | 'failed' | 'cancelled' | 'armed' | 'reverted';
 
 /** The outcome a session ended with, or the board shows. */
 export type OutcomeDto = 'success' | 'failure' | 'partial';
@@ -436,6 +436,44 @@ export type SafetyActionDto =
     action: 'rollback_requested';
     /** The approval it waits for. */
     approval_id: string;
+  }
+  /** SAFE-3: the revert of a change that can cut the operator off was armed on its host. */
+  | {
+    action: 'armed';
+    /** The timer unit, the `at` job number or the pid. */
+    handle: string;
+    /** How it was scheduled: `systemd`, `at` or `nohup`. */
+    mechanism: string;
+    /** When it fires unless the operator confirms. */
+    until: string;
+    /** Seconds from arming to the revert. */
+    window_secs: number;
+  }
+  /** SAFE-3: the check over a new SSH connection after the change. */
+  | {
+    action: 'checked';
+    /** What it said (or why it could not run). */
+    detail: string;
+    /** Whether the host answered and the check passed. */
+    ok: boolean;
+  }
+  /** SAFE-3: the operator confirmed the change and its revert was disarmed. */
+  | {
+    action: 'disarmed';
+    /** Who confirmed (absent when the check disarmed it). */
+    by?: string | null;
+  }
+  /** SAFE-3: the revert fired on the host. */
+  | {
+    action: 'reverted';
+    /** Whether it ran to its end. */
+    done: boolean;
+    /** Steps that failed. */
+    failed: string[];
+    /** What it reloaded (`sshd`, `firewall`, `routes`, `interfaces`, `dns`). */
+    reloaded: string[];
+    /** The files it put back. */
+    restored: string[];
   };
 
 /** SESSION-1: a session's status. */
