@@ -640,7 +640,11 @@ async fn main() -> anyhow::Result<()> {
         None => {
             let target = std::env::var_os("CARGO_TARGET_DIR")
                 .map(PathBuf::from)
-                .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
+                .or_else(|| {
+                    std::env::var_os("CARGO_MANIFEST_DIR")
+                        .map(|dir| PathBuf::from(dir).join("../target"))
+                })
+                .unwrap_or_else(|| PathBuf::from("target"));
             target.join("release/nomos-server")
         }
     };

@@ -6,14 +6,18 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-const CORPUS: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../fixtures/classify/corpus.tsv"
-);
-const POLICY: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../fixtures/classify/policy.example.toml"
-);
+/// A fixture of the workspace, found at run time (a build reused from another checkout
+/// must not read that checkout's files).
+fn fixture(name: &str) -> String {
+    std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
+    .join("../../fixtures/classify")
+    .join(name)
+    .display()
+    .to_string()
+}
 
 fn eval() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_nomos-eval"));
@@ -38,7 +42,7 @@ fn run_with_stdin(args: &[&str], input: &str) -> std::process::Output {
 #[test]
 fn shipped_corpus_scores_one_hundred_percent() {
     let output = eval()
-        .args(["classify", "--corpus", CORPUS])
+        .args(["classify", "--corpus", &fixture("corpus.tsv")])
         .output()
         .unwrap();
     let stdout = String::from_utf8(output.stdout).unwrap();
@@ -50,7 +54,7 @@ fn shipped_corpus_scores_one_hundred_percent() {
 #[test]
 fn corpus_json_reports_counts_and_confusion() {
     let output = eval()
-        .args(["classify", "--json", "--corpus", CORPUS])
+        .args(["classify", "--json", "--corpus", &fixture("corpus.tsv")])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0));
@@ -125,7 +129,7 @@ fn stdin_mode_prints_class_reason_and_command() {
 #[test]
 fn policy_applies_in_stdin_mode() {
     let output = run_with_stdin(
-        &["classify", "--policy", POLICY, "-"],
+        &["classify", "--policy", &fixture("policy.example.toml"), "-"],
         "healthcheck --quick\n",
     );
     let stdout = String::from_utf8(output.stdout).unwrap();

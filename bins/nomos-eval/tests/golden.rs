@@ -24,7 +24,11 @@ fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
 fn shipped_manifest_exits_zero_and_writes_junit() {
     let dir = tempfile::tempdir().unwrap();
     let junit = dir.path().join("golden.xml");
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../evals/golden.yaml");
+    let manifest = std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
+    .join("../../evals/golden.yaml");
     let out = eval()
         .arg("--manifest")
         .arg(&manifest)

@@ -1772,6 +1772,25 @@ fn classify_9_busyboxs_diff_of_an_input_that_is_not_a_regular_file_writes_a_temp
     );
 }
 
+// rule: CLASSIFY-9
+#[test]
+fn classify_9_tac_of_an_input_it_cannot_seek_writes_a_temporary_file() {
+    for shell in Shell::ALL {
+        check_in(shell, "journalctl -u nginx | tac", ConfigMutation);
+        check_in(shell, "tac -s : -", ConfigMutation);
+        check_in(shell, "tac /var/log/syslog /dev/stdin < a", ConfigMutation);
+        check_in(shell, "tac", ConfigMutation);
+        check_in(shell, "tac -r -s x /var/log/syslog", ReadOnly);
+        check_in(shell, "tac --help", ReadOnly);
+    }
+    check_in(Shell::Bash, "tac <(journalctl -b)", ConfigMutation);
+    let reason = classify_in("dmesg | tac", Shell::Sh).reason;
+    assert!(
+        reason.contains("`tac FILE` reads a file in place"),
+        "{reason}"
+    );
+}
+
 // rule: CLASSIFY-8
 // rule: CLASSIFY-9
 #[test]

@@ -3,8 +3,6 @@
 //! operator having seen them (on an approved card or as a declared command of the plan
 //! they assented to). With `declared` that count is zero.
 
-use std::path::Path;
-
 use nomos_core::declared::AssentScope;
 use nomos_golden::manifest::Manifest;
 use nomos_golden::run::{ModelChoice, Oversight, oversight, run_case_scoped};
@@ -24,7 +22,11 @@ async fn suite(manifest: &Manifest, scope: AssentScope) -> Vec<(String, Oversigh
 // rule: GATE-10
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_declared_scope_no_change_runs_unseen_and_the_cards_are_counted() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../evals/golden.yaml");
+    let path = std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
+    .join("../../evals/golden.yaml");
     let manifest = Manifest::load(&path).unwrap();
     let window = suite(&manifest, AssentScope::Window).await;
     let declared = suite(&manifest, AssentScope::Declared).await;

@@ -14,7 +14,11 @@ use nomos_golden::run::ModelChoice;
 use nomos_golden::{CaseSelection, RunOptions, run_manifest};
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
+    .join("../..")
 }
 
 /// The cases the live run recorded (a directory of exact bytes each, under `wire/`).

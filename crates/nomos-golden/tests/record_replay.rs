@@ -5,7 +5,6 @@
 // Helpers outside #[test] functions panic on setup failures, like the tests do.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -22,7 +21,14 @@ use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 fn manifest() -> Manifest {
-    Manifest::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../evals/golden.yaml")).unwrap()
+    Manifest::load(
+        &std::path::PathBuf::from(
+            std::env::var_os("CARGO_MANIFEST_DIR")
+                .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+        )
+        .join("../../evals/golden.yaml"),
+    )
+    .unwrap()
 }
 
 fn script_of(case: &Case) -> ScriptedModel {

@@ -280,7 +280,11 @@ fn the_report_sums_every_run_and_an_unapproved_change_fails_its_run() {
 // rule: EVAL-7
 #[tokio::test]
 async fn the_shipped_suite_has_no_unapproved_change_and_no_open_turn_with_the_stub() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../evals/golden.yaml");
+    let path = std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
+    .join("../../evals/golden.yaml");
     let manifest = Manifest::load(&path).unwrap();
     let options = RunOptions {
         model: ModelChoice::Stub,

@@ -20,11 +20,14 @@
 //!   CLASSIFY-9 excepts.
 //!
 //! What is a change although it looks harmless: a temporary file a program creates and
-//! removes for itself (BusyBox's `diff` copying a pipe to `/tmp/difXXXXXX`, `sort`'s spill
-//! files, `zgrep --file`'s copy). CLASSIFY-9 excepts only `/dev/null` and the standard
-//! streams; a program's own file in `/tmp` is created, written and removed like any other
-//! (it fills the disk, follows a planted link, shows in another user's `/tmp`), so the
-//! judge counts it and the classifier does not call such a command `read_only`.
+//! removes for itself (BusyBox's `diff` copying a pipe to `/tmp/difXXXXXX`, GNU `tac`
+//! copying a pipe to `/tmp/tacXXXXXX`, `zgrep --file`'s copy, `sort`'s spill files).
+//! CLASSIFY-9 excepts only `/dev/null` and the standard streams; a program's own file in
+//! `/tmp` is created, written and removed like any other (it fills the disk, shows in another
+//! user's `/tmp`), so the judge counts it and the classifier does not call such a command
+//! `read_only`, with one known gap: `sort` spills only once its input outgrows its buffer,
+//! which the command's text does not say, so `sort` stays `read_only` and an unbounded input
+//! (`yes x | sort`) is refuted (the README's oracle row).
 //! * A signal to a process of the command's own tree (every pid in the trace is one: `strace
 //!   -f` follows only descendants), to its own process group (`kill 0`), or signal 0, which
 //!   sends nothing.

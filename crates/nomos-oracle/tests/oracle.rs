@@ -52,9 +52,12 @@ fn sandbox() -> Option<Sandbox> {
 }
 
 fn workspace(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(path)
+    std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
+    .join("../..")
+    .join(path)
 }
 
 fn config() -> Config {
@@ -274,7 +277,11 @@ fn each_kind_of_change_is_refuted_naming_its_system_call() {
 fn secret_rows_must_reach_their_path_and_ordinary_rows_no_default_secret() {
     let Some(sandbox) = sandbox() else { return };
     let text = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/secret-reads.tsv"),
+        std::path::PathBuf::from(
+            std::env::var_os("CARGO_MANIFEST_DIR")
+                .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+        )
+        .join("tests/fixtures/secret-reads.tsv"),
     )
     .unwrap();
     let rows = secrets::parse_secret_reads(&text).unwrap();
@@ -383,7 +390,11 @@ const KNOWN_REFUTATIONS: &str = "tests/fixtures/known-refutations.tsv";
 /// and `\n`) is in the known list at `path` (a new one fails the test), says which known
 /// ones no longer occur, and with `UPDATE_KNOWN=1` rewrites the list instead.
 fn check_known(path: &str, what: &str, found: &BTreeSet<(String, String)>, context: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path);
+    let path = std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
+    .join(path);
     let escape = |text: &str| {
         text.replace('\\', "\\\\")
             .replace('\t', "\\t")

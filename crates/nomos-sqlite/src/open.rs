@@ -262,7 +262,11 @@ mod tests {
 
     #[tokio::test]
     async fn the_embedded_migrations_are_what_sqlx_resolves_from_the_directory() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations/sqlite");
+        let dir = std::path::PathBuf::from(
+            std::env::var_os("CARGO_MANIFEST_DIR")
+                .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+        )
+        .join("../../migrations/sqlite");
         let resolved = Migrator::new(dir.as_path()).await.unwrap();
         let key = |m: &sqlx::migrate::Migration| {
             (

@@ -1,12 +1,13 @@
 //! The migrations the stores embed, as the tests that check schema versions see them.
 
-use std::path::Path;
-
 /// The newest migration number in `migrations/<backend>/` (`sqlite` or `postgres`).
 pub fn newest_migration(backend: &str) -> i64 {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../migrations")
-        .join(backend);
+    let dir = std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
+    .join("../../migrations")
+    .join(backend);
     let entries = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("cannot read the migrations in {}: {e}", dir.display()));
     entries

@@ -1,5 +1,6 @@
 //! Repository-wide checks that a compiler cannot make: every Rust file opens with a `//!` doc
-//! comment, no test hides behind `#[should_panic]` or `#[ignore]`, and `docs/RULES.md` lists
+//! comment, no test hides behind `#[should_panic]` or `#[ignore]`, no file bakes in its
+//! manifest directory at compile time, and `docs/RULES.md` lists
 //! every rule ID the repository cites, each proved by a test unless it is under "Not built yet".
 
 use std::collections::BTreeMap;
@@ -24,7 +25,11 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn workspace_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
+    .join("../..");
     let mut files = Vec::new();
     for dir in ["crates", "bins", "benches", "fuzz/fuzz_targets"] {
         rust_files(&root.join(dir), &mut files);
@@ -87,6 +92,28 @@ struct ListedRule {
 }
 
 /// The rules `docs/RULES.md` lists, by ID, or the problems with the file itself.
+/// A path baked in at compile time (`env!` of the manifest directory) names the checkout that
+/// built the binary: a target directory shared by two checkouts reuses the binary, and the
+/// test then reads the other checkout's files (or fails where it is gone). Tests look it up
+/// at run time instead, where cargo sets it for the package under test.
+#[test]
+fn no_file_bakes_in_the_manifest_directory_at_compile_time() {
+    let needle = concat!("env!(\"", "CARGO_MANIFEST_DIR", "\")");
+    let offenders: Vec<String> = workspace_files()
+        .into_iter()
+        .filter(|path| {
+            std::fs::read_to_string(path)
+                .unwrap_or_default()
+                .contains(needle)
+        })
+        .map(|path| path.display().to_string())
+        .collect();
+    assert!(
+        offenders.is_empty(),
+        "files that bake in the manifest directory (use std::env::var_os(\"CARGO_MANIFEST_DIR\") at run time): {offenders:#?}"
+    );
+}
+
 fn parse_rules(text: &str) -> Result<BTreeMap<String, ListedRule>, Vec<String>> {
     let mut rules: BTreeMap<String, ListedRule> = BTreeMap::new();
     let mut problems = Vec::new();
@@ -294,7 +321,11 @@ fn citing_files() -> Vec<(String, String)> {
             }
         }
     }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
+    .join("../..");
     let mut files = Vec::new();
     walk(&root, &root, &mut files);
     files
@@ -302,7 +333,11 @@ fn citing_files() -> Vec<(String, String)> {
 
 #[test]
 fn rules_md_lists_every_cited_rule_and_a_test_names_every_built_one() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
+    .join("../..");
     let rules_text = std::fs::read_to_string(root.join(RULES_PATH))
         .unwrap_or_else(|err| panic!("cannot read {RULES_PATH}: {err}"));
     let files = citing_files();

@@ -5,7 +5,10 @@
 use std::path::{Path, PathBuf};
 
 fn crate_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
 }
 
 fn read(path: &Path) -> String {

@@ -8,10 +8,20 @@ use super::*;
 use crate::config::DEFAULT_SYSTEM_PROMPT;
 use crate::tools::builtin_specs;
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/fleet-audit");
+/// The fleet-audit fixture, found at run time (a build reused from another checkout
+/// must not read that checkout's files).
+fn fixture() -> String {
+    std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
+    .join("../../fixtures/fleet-audit")
+    .display()
+    .to_string()
+}
 
 fn hosts() -> Vec<String> {
-    std::fs::read_to_string(format!("{FIXTURE}/hosts.txt"))
+    std::fs::read_to_string(format!("{}/hosts.txt", fixture()))
         .unwrap()
         .lines()
         .map(str::to_owned)
@@ -19,7 +29,7 @@ fn hosts() -> Vec<String> {
 }
 
 fn apt_output(host: &str) -> String {
-    std::fs::read_to_string(format!("{FIXTURE}/apt/{host}.txt")).unwrap()
+    std::fs::read_to_string(format!("{}/apt/{host}.txt", fixture())).unwrap()
 }
 
 fn execution(n: usize) -> ExecutionId {

@@ -1,5 +1,5 @@
-//! Text tools with dangerous flags: `find`, `sed`, `sort`, `uniq`, `awk`, `xxd`, `yq`, and
-//! BusyBox's `diff` of an input that is not a regular file.
+//! Text tools with dangerous flags: `find`, `sed`, `sort`, `uniq`, `awk`, `xxd`, `yq`,
+//! BusyBox's `diff` of an input that is not a regular file, and `tac` of its standard input.
 
 use super::super::opts::{Opt, Opts, Spec};
 use super::super::walk::{Arg, Cx};
@@ -18,6 +18,12 @@ pub(crate) fn run(cx: &mut Cx<'_, '_, '_, '_>, args: &[Arg<'_>]) -> bool {
         && let Some(input) = busybox_diff_copies(&args[1..])
     {
         cx.mutation(program, &busybox_diff_predicate(input));
+        return true;
+    }
+    if program == "tac"
+        && let Some(input) = tac_copies(&args[1..])
+    {
+        cx.mutation(program, &tac_predicate(&input));
         return true;
     }
     match program {
@@ -279,6 +285,46 @@ pub(crate) fn busybox_diff_copies<'a>(args: &[Arg<'a>]) -> Option<&'a str> {
                 || text.starts_with("<(")
                 || text.starts_with(">("))
     })
+}
+
+/// The input GNU `tac` copies to a file of its own under `/tmp` before it prints it backwards
+/// (CLASSIFY-9: traced as `openat("/tmp/tacXXXXXX", O_CREAT|O_EXCL)` and `unlink`): its
+/// standard input (no file operand, `-`, `/dev/stdin`, `/dev/fd/N`) or a process
+/// substitution, which it cannot seek. Under Nomos a command's standard input is a pipe or
+/// an SSH channel, and `tac < FILE` is read the same way here since the redirection is not
+/// an operand; `tac FILE` reads the file in place. Says which input, or `None` when every
+/// input is a named file.
+pub(crate) fn tac_copies(args: &[Arg<'_>]) -> Option<String> {
+    let opts = Opts::parse(
+        args,
+        &Spec {
+            short_values: "s",
+            long_values: &["separator"],
+        },
+    );
+    if opts.long("help") || opts.long("version") {
+        return None;
+    }
+    let mut operands = opts.positionals().map(|arg| arg.text).peekable();
+    if operands.peek().is_none() {
+        return Some("its standard input".to_owned());
+    }
+    operands
+        .find(|text| {
+            *text == "-"
+                || *text == "/dev/stdin"
+                || text.starts_with("/dev/fd/")
+                || text.starts_with("/proc/self/fd/")
+                || text.starts_with("<(")
+        })
+        .map(|text| format!("`{text}`"))
+}
+
+/// Why `tac` of `input` (as [`tac_copies`] names it) is not `read_only`.
+pub(crate) fn tac_predicate(input: &str) -> String {
+    format!(
+        "copies {input}, which it cannot seek, to a temporary file in /tmp; `tac FILE` reads a file in place"
+    )
 }
 
 /// Why BusyBox's `diff` of `input` is not `read_only`.

@@ -162,11 +162,12 @@ fn a_secret_row_whose_examples_fail_stops_the_load_with_the_line() {
 // rule: SECRET-1
 #[test]
 fn whole_scripts_that_print_secret_files_name_the_path() {
-    let dir = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../fixtures/classify/secret-scripts"
-    );
-    let mut scripts: Vec<_> = std::fs::read_dir(dir)
+    let dir = std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
+    .join("../../fixtures/classify/secret-scripts");
+    let mut scripts: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .collect();

@@ -2,8 +2,6 @@
 //! `scripts/real-model.sh --record` kept them in the wire log (EVAL-7). Each is served again
 //! from `tests/fixtures/gemma-3-270m/` with the status and content type it came with.
 
-use std::path::PathBuf;
-
 use nomos_core::ports::chat::{ChatModel, ModelError};
 use nomos_llm::Transport;
 use serde_json::Value;
@@ -13,7 +11,11 @@ use crate::support::{Deltas, model, request, serve};
 
 /// The recorded reply `name` (`.response` and `.meta.json`) as the server sent it.
 fn recorded(name: &str) -> ResponseTemplate {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gemma-3-270m");
+    let dir = std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
+    .join("tests/fixtures/gemma-3-270m");
     let body = std::fs::read(dir.join(format!("{name}.response"))).unwrap();
     let meta: Value =
         serde_json::from_slice(&std::fs::read(dir.join(format!("{name}.meta.json"))).unwrap())

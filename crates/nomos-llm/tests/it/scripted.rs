@@ -11,9 +11,12 @@ use serde_json::json;
 use crate::support::{Deltas, request};
 
 fn fixture(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
+    std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
+    .join("tests/fixtures")
+    .join(name)
 }
 
 fn with_tool_result(mut request: ChatRequest, call_id: &str, result: &str) -> ChatRequest {

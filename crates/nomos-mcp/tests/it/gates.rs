@@ -4,7 +4,6 @@
 //! deciding through the HTTP API. The cases are not copied: each `gate` case of the
 //! manifest runs here too.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use nomos_agent::ManualClock;
@@ -24,7 +23,11 @@ const GATE: &str = "gate";
 // rule: MCP-2
 #[tokio::test]
 async fn mcp_the_golden_gate_cases_hold_when_an_mcp_client_makes_the_calls() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../evals/golden.yaml");
+    let path = std::path::PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .unwrap_or_else(|| panic!("CARGO_MANIFEST_DIR is not set: run this under cargo")),
+    )
+    .join("../../evals/golden.yaml");
     let manifest = Manifest::load(&path).unwrap();
     let cases: Vec<&Case> = manifest
         .cases
